@@ -1,0 +1,57 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Release builds bind every library symbol at load time, so the first audio callback
+// never runs the dynamic linker (see docs/architecture.md, "Real-time rules").
+let bindNow: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "now"])]
+
+let package = Package(
+    name: "ribbit",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "ribbitd", targets: ["ribbitd"]),
+        .library(name: "RibbitDSP", targets: ["RibbitDSP"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // Thin C system-library targets: nothing else imports C.
+        .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
+        .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+
+        // Pure math: windows, FIR design, overlap-save engine, limiter, analysis. No I/O.
+        .target(name: "RibbitDSP", dependencies: ["CFFTW"]),
+        // The prescription text format and the fitting rules. No I/O.
+        .target(name: "RibbitPrescription"),
+        // Prescription -> per-ear combination curves -> filters for the engine.
+        .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription"]),
+        // WAV/FLAC through libsndfile.
+        .target(name: "RibbitAudioFile", dependencies: ["CSndfile"]),
+
+        .executableTarget(
+            name: "ribbitd",
+            dependencies: [
+                "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            linkerSettings: bindNow
+        ),
+        .executableTarget(
+            name: "ribbit-bench",
+            dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "CFFTW"],
+            path: "bench/ribbit-bench",
+            linkerSettings: bindNow
+        ),
+
+        .target(name: "RibbitTestSupport", dependencies: ["RibbitDSP"], path: "Tests/RibbitTestSupport"),
+        .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitTestSupport", "CFFTW"]),
+        .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"]),
+        .testTarget(
+            name: "RibbitFittingTests",
+            dependencies: ["RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitTestSupport"]
+        ),
+        .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitTestSupport"]),
+        .testTarget(name: "RibbitCLITests", dependencies: ["RibbitAudioFile", "RibbitDSP", "RibbitTestSupport"]),
+    ]
+)

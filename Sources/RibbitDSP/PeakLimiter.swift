@@ -1,0 +1,50 @@
+import Foundation
+
+/// The safety ceiling: a smooth peak limiter followed by a soft saturator.
+///
+/// The limiter pulls the gain down (attack 0.5 ms) when the signal passes the knee, 3 dB below
+/// the ceiling, and lets it recover (release 50 ms). It has no look-ahead, which would add
+/// latency, so fast peaks can overshoot the knee for a moment; the saturator takes those
+/// smoothly towards the ceiling with knee + (ceiling - knee) * tanh(excess / (ceiling - knee)),
+/// which is continuous with slope 1 at the knee and never reaches above the ceiling. So the
+/// ceiling holds for every input, while moderate levels pass untouched (no hard clipping).
+public struct PeakLimiter: Sendable {
+    public static let kneeBelowCeilingDB = 3.0
+    public private(set) var gain: Float = 1
+    let attack: Float
+    let release: Float
+
+    public init(sampleRate: Double, attackSeconds: Double = 0.0005, releaseSeconds: Double = 0.05) {
+        attack = Float(1 - exp(-1 / (attackSeconds * sampleRate)))
+        release = Float(1 - exp(-1 / (releaseSeconds * sampleRate)))
+    }
+
+    public static func knee(ceiling: Float) -> Float {
+        ceiling * Float(pow(10, -kneeBelowCeilingDB / 20))
+    }
+
+    /// Limits `count` samples in place. Returns how many were changed (gain below 1 or
+    /// saturated). RT-safe: no allocation, no locks. Non-finite samples become 0.
+    @inline(__always)
+    public mutating func process(_ samples: UnsafeMutablePointer<Float>, count: Int, ceiling: Float, knee: Float) -> Int {
+        var changed = 0
+        var g = gain
+        let headroom = ceiling - knee
+        for i in 0..<count {
+            var x = samples[i]
+            if !x.isFinite { x = 0 }
+            let magnitude = abs(x)
+            let target: Float = magnitude > knee ? knee / magnitude : 1
+            g += (target < g ? attack : release) * (target - g)
+            var y = x * g
+            let m = abs(y)
+            if m > knee {
+                y = Float(signOf: y, magnitudeOf: min(ceiling, knee + headroom * tanhf((m - knee) / headroom)))
+            }
+            if g < 0.9999 || m > knee { changed &+= 1 }
+            samples[i] = y
+        }
+        gain = g
+        return changed
+    }
+}

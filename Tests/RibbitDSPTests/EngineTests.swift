@@ -1,0 +1,203 @@
+import Foundation
+import RibbitTestSupport
+import Testing
+@testable import RibbitDSP
+
+/// Every configuration the engine is documented to run: the default at each rate and the
+/// option sets the README's trade-off table lists.
+let supportedConfigurations: [(geometry: EngineGeometry, sampleRate: Double)] =
+    [44100.0, 48000, 96000].map { (EngineGeometry.standard(sampleRate: $0), $0) } + [
+        (EngineGeometry(fftLength: 128, hopSize: 32), 48000),
+        (EngineGeometry(fftLength: 512, hopSize: 64), 48000),
+        (EngineGeometry(fftLength: 512, hopSize: 128), 48000),
+        (EngineGeometry(fftLength: 1024, hopSize: 256), 96000),
+    ]
+
+/// A sloping curve like a high-frequency loss: 0 dB up to 500 Hz, 40 dB from 4 kHz.
+let slopingCurve = CombinationCurve(
+    gain: GainCurve(points: [.init(frequencyHz: 500, gainDB: 0), .init(frequencyHz: 4000, gainDB: 40)]),
+    lowpass: LowpassCurve(passHz: 8000))
+
+func designedFilters(_ curve: CombinationCurve, _ geometry: EngineGeometry, sampleRate: Double, channels: Int = 1,
+                     ceilingDBFS: Double = -1) -> FilterSet {
+    let taps = LinearPhaseFIR.design(taps: geometry.filterLength, sampleRate: sampleRate, amplitude: curve.amplitude)
+    return FilterSet(taps: Array(repeating: taps, count: channels), fftLength: geometry.fftLength, ceilingDBFS: ceilingDBFS)
+}
+
+@Suite struct EngineTests {
+    let geometry = EngineGeometry.standard(sampleRate: 48000)
+
+    @Test(arguments: supportedConfigurations.indices)
+    func weightsArePartitionsOfUnity(_ index: Int) throws {
+        let (geometry, sampleRate) = supportedConfigurations[index]
+        try geometry.validate()
+        #expect(EngineGeometry.supportedSampleRates.contains(sampleRate))
+        // Overlap-save frames start every hop; at each output sample their weights sum to 1.
+        let frameWeights = OverlapSaveEngine.frameWeights(geometry)
+        let n = geometry.fftLength, hop = geometry.hopSize
+        var worst = 0.0
+        for t in n..<(n + 4 * hop) {
+            var sum = 0.0
+            for start in stride(from: 0, through: t, by: hop) where t - start < n { sum += Double(frameWeights[t - start]) }
+            worst = max(worst, abs(sum - 1))
+        }
+        // A filter switch blends the old and new frames with 1 - s and s.
+        for w in OverlapSaveEngine.crossfadeWeights(hopSize: hop) {
+            worst = max(worst, abs(Double((1 - w) + w) - 1))
+            #expect(w >= 0 && w <= 1)
+        }
+        #expect(worst < 1e-6)
+    }
+
+    @Test func nullFilterIsAnExactDelay() throws {
+        let filters = FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
+        let left = Signals.whiteNoise(count: 48000, rms: 0.1, seed: 1)
+        let right = Signals.whiteNoise(count: 48000, rms: 0.1, seed: 2)
+        let out = engine.process([left, right])
+        #expect(engine.latencyFrames == 96)
+        #expect(Reference.residualDB(out[0], Reference.delayed(left, by: engine.latencyFrames)) < -90)
+        #expect(Reference.residualDB(out[1], Reference.delayed(right, by: engine.latencyFrames)) < -90)
+    }
+
+    @Test(arguments: [nil, 1, 64, 100, 256, 4096] as [Int?])
+    func impulsePeakIsAtTheReportedLatency(blockSize: Int?) throws {
+        let filters = designedFilters(slopingCurve, geometry, sampleRate: 48000, ceilingDBFS: 0)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: blockSize)
+        let out = engine.process([Signals.impulse(count: 12288, at: 1234, amplitude: 0.001)])[0]
+        let peak = out.indices.max { abs(out[$0]) < abs(out[$1]) }!
+        #expect(peak - 1234 == engine.latencyFrames)
+        #expect(engine.latencyFrames == geometry.latencyFrames(blockSize: blockSize))
+        #expect(engine.counters.underrunFrames == 0)
+    }
+
+    @Test func equalsDirectConvolutionForAnyBlockSizes() throws {
+        let filters = designedFilters(slopingCurve, geometry, sampleRate: 48000, ceilingDBFS: 20)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: nil)
+        let x = Signals.whiteNoise(count: 60000, rms: 0.001, seed: 3)
+        // Block sizes from 1 to 8192, seeded.
+        var random = SeededRandom(seed: 4)
+        var out = [Float]()
+        var done = 0
+        while done < x.count {
+            let n = min(x.count - done, [1, 7, 63, 64, 65, 500, 8192, Int.random(in: 1...8192, using: &random)].randomElement(using: &random)!)
+            out += engine.process([Array(x[done..<done + n])], blockSize: n)[0]
+            done += n
+        }
+        let delay = engine.latencyFrames - geometry.filterDelayFrames
+        let expected = Reference.delayed(x, by: delay)
+        let reference = Reference.convolve(expected.map(Float.init), filters.taps[0])
+        #expect(Reference.residualDB(out, reference) < -100)
+        #expect(engine.counters.underrunFrames == 0)
+        #expect(engine.counters.limitedSamples == 0)
+    }
+
+    @Test func sineThroughASlopeHasNoFrameArtefacts() throws {
+        let filters = designedFilters(slopingCurve, geometry, sampleRate: 48000)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
+        let out = engine.process([Signals.sine(count: 48000, frequencyHz: 1000, sampleRate: 48000, amplitude: 0.01)])[0]
+        #expect(Analysis.thdPlusNoiseDB(out[4800...], frequencyHz: 1000, sampleRate: 48000) <= -60)
+    }
+
+    /// The THD+N criterion must catch time aliasing: raw per-bin gains (no filter fitted into
+    /// the zero padding) fail it.
+    @Test func naivePerBinGainsAliasAndFailTheArtefactTest() throws {
+        let window = slopingCurve.window(fftLength: geometry.fftLength, sampleRate: 48000)
+        let filters = FilterSet(naiveBinGains: [window], fftLength: geometry.fftLength, ceilingDBFS: -1)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
+        let out = engine.process([Signals.sine(count: 48000, frequencyHz: 1000, sampleRate: 48000, amplitude: 0.01)])[0]
+        #expect(Analysis.thdPlusNoiseDB(out[4800...], frequencyHz: 1000, sampleRate: 48000) > -60)
+    }
+
+    @Test func ceilingHoldsOnFullScaleNoiseThroughFiftyDecibels() throws {
+        let loud = CombinationCurve(gain: GainCurve(points: [.init(frequencyHz: 1000, gainDB: 50)]), lowpass: .none)
+        for ceilingDBFS in [-1.0, -6, -20] {
+            let filters = designedFilters(loud, geometry, sampleRate: 48000, channels: 2, ceilingDBFS: ceilingDBFS)
+            let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
+            let noise = Signals.uniformNoise(count: 96000, peak: 1, seed: 5)
+            let out = engine.process([noise, noise.map { -$0 }])
+            let ceiling = Float(pow(10, ceilingDBFS / 20))
+            #expect(out.allSatisfy { $0.allSatisfy { abs($0) <= ceiling } })
+            #expect(engine.counters.limitedSamples > 0)
+        }
+    }
+
+    @Test func quietSignalsPassTheLimiterUntouched() throws {
+        let filters = FilterSet.delay(geometry.filterDelayFrames, channelCount: 1, fftLength: geometry.fftLength, ceilingDBFS: -1)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
+        let x = Signals.sine(count: 48000, frequencyHz: 440, sampleRate: 48000, amplitude: 0.5)  // -6 dBFS
+        let out = engine.process([x])[0]
+        #expect(Reference.residualDB(out, Reference.delayed(x, by: 96)) < -90)
+        #expect(engine.counters.limitedSamples == 0)
+    }
+
+    @Test func nanAndInfinityNeverReachTheOutput() throws {
+        let filters = designedFilters(slopingCurve, geometry, sampleRate: 48000, channels: 2)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
+        var x = Signals.whiteNoise(count: 9600, rms: 0.1, seed: 6)
+        for i in stride(from: 100, to: 9600, by: 997) { x[i] = .nan }
+        x[5000] = .infinity
+        x[6000] = -.infinity
+        x[7000] = 1e30
+        let out = engine.process([x, x])
+        #expect(out.allSatisfy { $0.allSatisfy(\.isFinite) })
+        #expect(engine.counters.sanitizedInputs == 2 * 13)
+    }
+
+    @Test func publishingCrossfadesAtTheNextHopWithoutAClick() throws {
+        let quiet = designedFilters(.unity, geometry, sampleRate: 48000)
+        let loud = designedFilters(CombinationCurve(gain: GainCurve(points: [.init(frequencyHz: 1000, gainDB: 12)]), lowpass: .none),
+                                   geometry, sampleRate: 48000)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: quiet, blockSize: 64)
+        let x = Signals.sine(count: 24000, frequencyHz: 1000, sampleRate: 48000, amplitude: 0.05)
+        var out = engine.process([Array(x[..<12032])])[0]
+        try engine.publish(loud)
+        #expect(engine.hasPendingFilters)
+        out += engine.process([Array(x[12032...])])[0]
+        #expect(!engine.hasPendingFilters)
+        #expect(engine.counters.switches == 1)
+        #expect(engine.collectRetired())
+        // Both filters are flat with the same delay, so the output is a(n) x(n - D) with the
+        // envelope a = A0 + (A1 - A0) s(n / hop). Its second difference is bounded by
+        // |a''| + 2 |a'| w + A1 w^2 (w = 2 pi f / fs); a click (a jump) would exceed that many times.
+        let (a0, a1) = (0.05, 0.05 * pow(10, 12.0 / 20))
+        let omega = 2 * Double.pi * 1000 / 48000
+        let hop = Double(geometry.hopSize)
+        let h = 1e-4
+        let slope = stride(from: h, to: 1, by: h).map { (SmoothStep.value($0 + h) - SmoothStep.value($0 - h)) / (2 * h) }.max()!
+        let curvature = stride(from: h, to: 1, by: h).map {
+            abs(SmoothStep.value($0 + h) - 2 * SmoothStep.value($0) + SmoothStep.value($0 - h)) / (h * h)
+        }.max()!
+        let bound = ((a1 - a0) * curvature / (hop * hop) + 2 * (a1 - a0) * slope / hop * omega + a1 * omega * omega) * 1.01
+        var worst = 0.0
+        for n in 2000..<out.count { worst = max(worst, abs(Double(out[n] - 2 * out[n - 1] + out[n - 2]))) }
+        #expect(worst <= bound)
+        // And the level really changed by 12 dB.
+        let before = Analysis.rms(out[6000..<12000]), after = Analysis.rms(out[18000...])
+        #expect(abs(Analysis.decibels(after / before) - 12) < 0.1)
+    }
+
+    @Test func republishingTheSameFilterChangesNothing() throws {
+        let filters = designedFilters(slopingCurve, geometry, sampleRate: 48000)
+        let plain = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
+        let switching = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
+        let x = Signals.whiteNoise(count: 4800, rms: 0.01, seed: 9)
+        let reference = plain.process([x])[0]
+        // Split on a block boundary: the engine was promised blocks of 64.
+        var out = switching.process([Array(x[..<1024])])[0]
+        try switching.publish(filters)
+        out += switching.process([Array(x[1024...])])[0]
+        #expect(switching.counters.switches == 1)
+        #expect(zip(out, reference).allSatisfy { abs($0 - $1) <= 1e-6 })
+    }
+
+    @Test func rejectsSizesThatCannotWork() {
+        #expect(throws: EngineError.self) { try EngineGeometry(fftLength: 256, hopSize: 64, filterLength: 195).validate() }
+        #expect(throws: EngineError.self) { try EngineGeometry(fftLength: 256, hopSize: 64, filterLength: 100).validate() }
+        #expect(throws: EngineError.self) { try EngineGeometry(fftLength: 255, hopSize: 64, filterLength: 1).validate() }
+        let filters = FilterSet.delay(1, channelCount: 1, fftLength: 256)
+        #expect(throws: EngineError.unsupportedSampleRate(8000)) {
+            try OverlapSaveEngine(geometry: geometry, sampleRate: 8000, filters: filters)
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import RibbitDSP
+
+/// Where the package lives, for tests that read Prescriptions/ or run the built binary.
+public enum TestPaths {
+    public static let packageRoot: URL = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url
+    }()
+
+    public static func prescription(_ name: String) -> URL {
+        packageRoot.appendingPathComponent("Prescriptions").appendingPathComponent(name)
+    }
+
+    /// A fresh private directory for one test.
+    public static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("ribbit-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+/// Reference signal operations in double precision.
+public enum Reference {
+    /// y[n] = sum_k h[k] x[n - k], same length as x.
+    public static func convolve(_ x: [Float], _ h: [Double]) -> [Double] {
+        var y = [Double](repeating: 0, count: x.count)
+        for n in 0..<x.count {
+            var acc = 0.0
+            for k in 0..<min(h.count, n + 1) where h[k] != 0 { acc += h[k] * Double(x[n - k]) }
+            y[n] = acc
+        }
+        return y
+    }
+
+    /// Residual of `output` against `expected`, in dB relative to the RMS of `expected`, over
+    /// the samples from `from`.
+    public static func residualDB(_ output: [Float], _ expected: [Double], from: Int = 0) -> Double {
+        var error = 0.0, power = 0.0
+        for i in from..<min(output.count, expected.count) {
+            error += (Double(output[i]) - expected[i]) * (Double(output[i]) - expected[i])
+            power += expected[i] * expected[i]
+        }
+        return 10 * log10(max(error, 1e-300) / power)
+    }
+
+    public static func delayed(_ x: [Float], by d: Int) -> [Double] {
+        (0..<x.count).map { $0 >= d ? Double(x[$0 - d]) : 0 }
+    }
+}
