@@ -1,0 +1,208 @@
+/// What is wrong with a prescription: the line (1-based, when one is to blame) and the rule
+/// broken, in words a wearer or audiologist can act on.
+public struct PrescriptionError: Error, Equatable, CustomStringConvertible {
+    public let line: Int?
+    public let message: String
+
+    public init(line: Int?, _ message: String) {
+        self.line = line
+        self.message = message
+    }
+
+    public var description: String { line.map { "line \($0): \(message)" } ?? message }
+}
+
+extension Prescription {
+    static let knownKeys = [
+        "name", "env", "audiologist", "patient", "date", "note", "rule", "left", "right", "gain-left", "gain-right",
+        "lowpass", "max-output", "sig",
+    ]
+
+    /// Parses and validates the text of a prescription (UTF-8 bytes). Every error names the line
+    /// and the rule broken; nothing is partially accepted.
+    public static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(PrescriptionError) -> Prescription {
+        guard bytes.count <= maxPayloadBytes else {
+            throw PrescriptionError(line: nil, "the prescription is \(bytes.count) bytes; the limit is \(maxPayloadBytes)")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw PrescriptionError(line: nil, "the prescription is not valid UTF-8 text")
+        }
+        // Split on LF code points: as Characters, "\r\n" is one grapheme and would not split.
+        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { String(String.UnicodeScalarView($0)) }
+        if lines.last == "" { lines.removeLast() }  // the final LF
+        guard let first = lines.first else {
+            throw PrescriptionError(line: nil, "the prescription is empty; it must start with '\(header)'")
+        }
+        if let crLine = lines.firstIndex(where: { $0.hasSuffix("\r") }) {
+            throw PrescriptionError(line: crLine + 1, "ends with a carriage return; save the file with LF (Unix) line ends")
+        }
+        if first != header {
+            if first.hasPrefix("RIBBIT-RX ") {
+                throw PrescriptionError(
+                    line: 1, "unsupported version '\(first)'; this ribbitd reads '\(header)' (a newer ribbitd may read it)")
+            }
+            throw PrescriptionError(line: 1, "must be '\(header)'; this is not a ribbit prescription")
+        }
+
+        var fields: [String: (line: Int, value: String)] = [:]
+        var extensions: [(key: String, value: String)] = []
+        for (index, line) in lines.enumerated().dropFirst() {
+            let number = index + 1
+            if line.isEmpty { throw PrescriptionError(line: number, "is empty; remove blank lines") }
+            guard let colon = line.firstIndex(of: ":") else {
+                throw PrescriptionError(line: number, "expected 'key: value', found '\(line.prefix(40))'")
+            }
+            let key = String(line[..<colon])
+            let value = line[line.index(after: colon)...].trimmingSpaces()
+            guard !key.isEmpty, key.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }) else {
+                throw PrescriptionError(line: number, "'\(key.prefix(40))' is not a key (lowercase letters, digits and '-')")
+            }
+            guard !value.isEmpty else { throw PrescriptionError(line: number, "'\(key)' has no value") }
+            if key.hasPrefix("x-") {
+                extensions.append((key, value))
+                continue
+            }
+            guard knownKeys.contains(key) else {
+                throw PrescriptionError(
+                    line: number,
+                    "unknown key '\(key)' (known: \(knownKeys.dropLast().joined(separator: ", ")); prefix your own keys with 'x-')")
+            }
+            if let earlier = fields[key] {
+                throw PrescriptionError(line: number, "'\(key)' is given twice (first on line \(earlier.line))")
+            }
+            if key == "sig" && number != lines.count {
+                throw PrescriptionError(line: number, "'sig' must be the last line")
+            }
+            fields[key] = (number, value)
+        }
+
+        func required(_ key: String, _ what: String) throws(PrescriptionError) -> String {
+            guard let field = fields[key] else {
+                throw PrescriptionError(line: nil, "'\(key)' is missing; every prescription needs \(what)")
+            }
+            return field.value
+        }
+
+        var rx = Prescription(
+            name: try required("name", "a name"), environment: try required("env", "the environment it is for (e.g. quiet, noisy, music)"))
+        rx.audiologist = fields["audiologist"]?.value
+        rx.patient = fields["patient"]?.value
+        rx.note = fields["note"]?.value
+        rx.extensions = extensions
+        rx.signature = fields["sig"]?.value
+        if let (line, value) = fields["date"] {
+            guard isCalendarDate(value) else { throw PrescriptionError(line: line, "date '\(value)' is not a real date as YYYY-MM-DD") }
+            rx.date = value
+        }
+        if let (line, value) = fields["rule"] {
+            guard let rule = FittingRule(rawValue: value) else {
+                throw PrescriptionError(
+                    line: line, "rule '\(value)' is unknown; use one of \(FittingRule.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            rx.rule = rule
+        }
+        if let (line, value) = fields["lowpass"] {
+            if value == "none" {
+                rx.lowpassHz = nil
+            } else if let hz = Int(value), lowpassRange.contains(hz) {
+                rx.lowpassHz = hz
+            } else {
+                throw PrescriptionError(
+                    line: line, "lowpass '\(value)' must be 'none' or a frequency in Hz from \(lowpassRange.lowerBound) to \(lowpassRange.upperBound)")
+            }
+        }
+        if let (line, value) = fields["max-output"] {
+            guard let dbfs = Double(value), maxOutputRange.contains(dbfs) else {
+                throw PrescriptionError(
+                    line: line, "max-output '\(value)' must be a level in dBFS from \(Int(maxOutputRange.lowerBound)) to \(Int(maxOutputRange.upperBound))")
+            }
+            rx.maxOutputDBFS = dbfs
+        }
+
+        for ear in Ear.allCases {
+            if let (line, value) = fields[ear.rawValue] {
+                let pairs = try parsePairs(value, key: ear.rawValue, line: line) { Int($0) }
+                for (frequency, db) in pairs where !thresholdRange.contains(db) {
+                    throw PrescriptionError(
+                        line: line, "'\(ear.rawValue)': \(db) dB HL at \(frequency) Hz is outside \(thresholdRange.lowerBound) to \(thresholdRange.upperBound)")
+                }
+                rx.thresholds[ear] = pairs
+            }
+            let gainKey = "gain-\(ear.rawValue)"
+            if let (line, value) = fields[gainKey] {
+                guard rx.rule == .explicit else {
+                    throw PrescriptionError(line: line, "'\(gainKey)' is only allowed with 'rule: explicit' (this one is '\(rx.rule.rawValue)')")
+                }
+                let pairs = try parsePairs(value, key: gainKey, line: line) { Double($0).flatMap { $0.isFinite ? $0 : nil } }
+                // Gains above the top of the range are reported below, with the rules' gains.
+                for (frequency, db) in pairs where db < explicitGainRange.lowerBound {
+                    throw PrescriptionError(
+                        line: line, "'\(gainKey)': \(Prescription.number(db)) dB at \(frequency) Hz is below the lowest allowed gain of \(Int(explicitGainRange.lowerBound)) dB")
+                }
+                rx.explicitGains[ear] = pairs
+            }
+        }
+        if rx.rule == .explicit {
+            guard !rx.explicitGains.isEmpty else {
+                throw PrescriptionError(line: fields["rule"]?.line, "'rule: explicit' needs 'gain-left' and/or 'gain-right'")
+            }
+        } else if rx.thresholds.isEmpty {
+            throw PrescriptionError(line: nil, "no ear is given; add 'left' and/or 'right' thresholds (an ear left out gets no processing)")
+        }
+        for ear in Ear.allCases {
+            guard let gains = rx.targetGains(for: ear) else { continue }
+            for frequency in gains.keys.sorted() where gains[frequency]! > maxGainDB {
+                let key = rx.rule == .explicit ? "gain-\(ear.rawValue)" : ear.rawValue
+                let gain = (gains[frequency]! * 10).rounded() / 10
+                throw PrescriptionError(
+                    line: fields[key]?.line,
+                    "the \(frequency) Hz gain for the \(ear.rawValue) ear would be +\(Prescription.number(gain)) dB, above the limit of +\(Int(maxGainDB)) dB; ask the audiologist to refit")
+            }
+        }
+        return rx
+    }
+
+    /// `FREQ=DB` pairs separated by spaces, FREQ audiometric, each once, 500/1000/2000/4000 present.
+    static func parsePairs<Value>(
+        _ text: String, key: String, line: Int, _ convert: (String) -> Value?
+    ) throws(PrescriptionError) -> [Int: Value] {
+        var result: [Int: Value] = [:]
+        for item in text.split(separator: " ", omittingEmptySubsequences: true) {
+            let parts = item.split(separator: "=", omittingEmptySubsequences: false)
+            guard parts.count == 2, let frequency = Int(parts[0]), let value = convert(String(parts[1])) else {
+                throw PrescriptionError(line: line, "'\(key)': '\(item.prefix(24))' is not FREQ=DB (e.g. 1000=35)")
+            }
+            guard audiometricFrequencies.contains(frequency) else {
+                throw PrescriptionError(
+                    line: line, "'\(key)': \(frequency) Hz is not an audiometric frequency (\(audiometricFrequencies.map(String.init).joined(separator: " ")))")
+            }
+            guard result[frequency] == nil else {
+                throw PrescriptionError(line: line, "'\(key)': \(frequency) Hz is given twice")
+            }
+            result[frequency] = value
+        }
+        let missing = requiredFrequencies.filter { result[$0] == nil }
+        guard missing.isEmpty else {
+            throw PrescriptionError(
+                line: line, "'\(key)' lacks \(missing.map { "\($0)" }.joined(separator: ", ")) Hz; 500, 1000, 2000 and 4000 Hz are required")
+        }
+        return result
+    }
+
+    static func isCalendarDate(_ s: String) -> Bool {
+        let parts = s.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            parts.allSatisfy({ $0.allSatisfy(\.isASCII) }),
+            let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]), (1900...2999).contains(y), (1...12).contains(m)
+        else { return false }
+        let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1]
+        return (1...days).contains(d)
+    }
+}
+
+extension Substring {
+    func trimmingSpaces() -> String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
