@@ -46,15 +46,23 @@ public enum Analysis {
         /// bins within +-1/24 octave of `frequencyHz`. For a linear time-invariant system and
         /// a broadband input this needs no alignment of x and y.
         public func gainDB(atHz frequencyHz: Double) -> Double {
+            let band = bins(around: frequencyHz)
+            return 10 * log10(outputPower[band].reduce(0, +) / inputPower[band].reduce(0, +))
+        }
+
+        /// The input's power around `frequencyHz` (same band as gainDB), in dB of arbitrary
+        /// reference: for comparing bands with each other.
+        public func inputPowerDB(atHz frequencyHz: Double) -> Double {
+            let band = bins(around: frequencyHz)
+            return 10 * log10(max(inputPower[band].reduce(0, +), 1e-300) / Double(band.count))
+        }
+
+        /// The bins within +-1/24 octave of a frequency (at least one).
+        func bins(around frequencyHz: Double) -> ClosedRange<Int> {
             let binHz = sampleRate / Double(segmentLength)
-            let lo = max(1, Int((frequencyHz * pow(2, -1.0 / 24) / binHz).rounded(.down)))
+            let lo = min(inputPower.count - 1, max(1, Int((frequencyHz * pow(2, -1.0 / 24) / binHz).rounded(.down))))
             let hi = min(inputPower.count - 1, Int((frequencyHz * pow(2, 1.0 / 24) / binHz).rounded(.up)))
-            var px = 0.0, py = 0.0
-            for k in lo...max(lo, hi) {
-                px += inputPower[k]
-                py += outputPower[k]
-            }
-            return 10 * log10(py / px)
+            return lo...max(lo, hi)
         }
     }
 

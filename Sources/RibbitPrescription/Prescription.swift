@@ -105,7 +105,7 @@ public struct Prescription: Sendable, Equatable {
     }
 
     /// 12 for 12.0, 12.5 for 12.5.
-    static func number(_ value: Double) -> String {
+    public static func number(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
     }
 }

@@ -1,0 +1,138 @@
+import ArgumentParser
+import Foundation
+import RibbitAudioFile
+import RibbitDSP
+import RibbitFitting
+import RibbitPrescription
+
+extension Ear: ExpressibleByArgument {}
+
+struct ProcessCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "process",
+        abstract: "Apply a prescription to a sound file, as the hearing aid would.",
+        discussion: """
+            Reads IN (WAV, FLAC, or anything libsndfile reads), writes OUT in the same format and \
+            channel count. A stereo file gets the left ear's fitting on channel 1 and the right \
+            ear's on channel 2; a mono file needs --ear. OUT is time-aligned with IN (the \
+            engine's latency is removed) unless --keep-latency is given.
+            """
+    )
+
+    @Argument(help: "The sound file to process.") var input: String
+    @Argument(help: "Where to write the result.") var output: String
+    @Option(name: .customLong("rx"), help: ArgumentHelp("The prescription (.rx text).", valueName: "RX")) var prescriptionPath: String
+    @Option(help: "For a mono file: whose fitting to apply (left or right).") var ear: Ear?
+    @Flag(help: "Keep the real-time delay in OUT (it is then longer by the latency).") var keepLatency = false
+    @OptionGroup var engineOptions: EngineOptions
+
+    func run() throws {
+        let rx = try loadPrescription(prescriptionPath)
+        let reader = try openAudio(input)
+        let format = reader.format
+        let ears: [Ear]
+        switch (format.channelCount, ear) {
+        case (1, let ear?): ears = [ear]
+        case (1, nil): throw RibbitError.usage("\(input) is mono; say whose fitting to apply with --ear left or --ear right")
+        case (2, nil): ears = [.left, .right]
+        case (2, .some): throw RibbitError.usage("--ear is for mono files; a stereo file gets the left fitting on channel 1 and the right on channel 2")
+        default: throw RibbitError.data("\(input) has \(format.channelCount) channels; ribbit processes mono or stereo (one channel per ear)")
+        }
+        if FileManager.default.fileExists(atPath: output),
+            URL(fileURLWithPath: output).resolvingSymlinksInPath() == URL(fileURLWithPath: input).resolvingSymlinksInPath()
+        {
+            throw RibbitError.usage("OUT is the same file as IN; choose another name so the original is kept")
+        }
+        let sampleRate = Double(format.sampleRate)
+        guard EngineGeometry.supportedSampleRates.contains(sampleRate) else {
+            throw RibbitError.data("\(input): \(EngineError.unsupportedSampleRate(sampleRate))")
+        }
+        let geometry = try engineOptions.geometry(sampleRate: sampleRate)
+        let fitting: Fitting
+        let engine: OverlapSaveEngine
+        do {
+            fitting = try Fitting(prescription: rx, sampleRate: sampleRate, geometry: geometry)
+            engine = try OverlapSaveEngine(
+                geometry: geometry, sampleRate: sampleRate, filters: fitting.filterSet(ears: ears), blockSize: Self.blockFrames)
+        } catch {
+            throw RibbitError.data(error.description)
+        }
+
+        // Write next to OUT and rename at the end: a failed run leaves no half-written OUT.
+        let partial = output + ".partial"
+        let written: Int
+        do {
+            let writer = try AudioFileWriter(path: partial, format: format)
+            written = try Self.stream(reader, through: engine, to: writer, keepLatency: keepLatency)
+            try writer.close()
+        } catch {
+            try? FileManager.default.removeItem(atPath: partial)
+            throw RibbitError.cannotCreate(error.description)
+        }
+        guard rename(partial, output) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(atPath: partial)
+            throw RibbitError.cannotCreate("\(output): cannot move the result into place (\(reason))")
+        }
+
+        let counters = engine.counters
+        let channelWord = format.channelCount == 1 ? "mono (\(ears[0]) ear)" : "stereo"
+        let latencyMS = Double(engine.latencyFrames) / sampleRate * 1000
+        let limitedPercent = 100 * Double(counters.limitedSamples) / Double(max(1, written * format.channelCount))
+        print("""
+            wrote \(output): \(String(format: "%.2f", Double(written) / sampleRate)) s, \(channelWord), \(format.sampleRate) Hz, \(format.name)
+              prescription  \(rx.name) (\(rx.environment), \(rx.rule.rawValue))
+              engine        \(geometry): latency \(engine.latencyFrames) samples (\(String(format: "%.2f", latencyMS)) ms), \(keepLatency ? "kept in the file" : "removed from the file")
+              ceiling       \(Prescription.number(rx.maxOutputDBFS)) dBFS; the limiter acted on \(String(format: "%.2f", limitedPercent)) % of samples
+            """)
+        if counters.sanitizedInputs > 0 {
+            print("  input         \(counters.sanitizedInputs) samples were NaN, infinite or beyond +-1e6 and were replaced")
+        }
+    }
+
+    static let blockFrames = 4096
+
+    /// Runs the whole file through the engine in blocks. The engine delays by its latency L, so
+    /// output sample i (aligned) is engine output i + L; the input is padded with zeros to flush.
+    /// Returns the frames written.
+    static func stream(_ reader: AudioFileReader, through engine: OverlapSaveEngine, to writer: AudioFileWriter,
+                       keepLatency: Bool) throws(AudioFileError) -> Int
+    {
+        let channels = reader.format.channelCount
+        let skip = keepLatency ? 0 : engine.latencyFrames
+        let total = reader.frameCount + (keepLatency ? engine.latencyFrames : 0)
+        let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * channels)
+        let planar = (0..<channels).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: blockFrames) }
+        let inputs = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
+        let outputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
+        defer {
+            interleaved.deallocate()
+            planar.forEach { $0.deallocate() }
+            inputs.deallocate()
+            outputs.deallocate()
+        }
+        for c in 0..<channels {
+            inputs[c] = UnsafePointer(planar[c])
+            outputs[c] = planar[c]  // the engine may process in place
+        }
+        var produced = 0  // engine output frames so far
+        var written = 0
+        while written < total {
+            let got = reader.read(into: interleaved, frames: blockFrames)
+            for c in 0..<channels {
+                for i in 0..<blockFrames { planar[c][i] = i < got ? interleaved[i * channels + c] : 0 }
+            }
+            engine.process(inputs: inputs, outputs: outputs, frameCount: blockFrames)
+            let first = max(0, skip - produced)
+            let count = min(blockFrames - first, total - written)
+            produced += blockFrames
+            guard count > 0 else { continue }
+            for i in 0..<count {
+                for c in 0..<channels { interleaved[i * channels + c] = planar[c][first + i] }
+            }
+            try writer.write(interleaved, frames: count)
+            written += count
+        }
+        return written
+    }
+}

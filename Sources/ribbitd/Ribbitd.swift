@@ -1,0 +1,36 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct Ribbitd: ParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "ribbitd",
+        abstract: "An open, real-time hearing aid: reshapes sound to an audiogram.",
+        discussion: """
+            ribbit amplifies sound by the gains a prescription asks for, per ear, with about 2 ms \
+            of delay and an output ceiling that is never exceeded. It is not a medical device; \
+            have your hearing tested and fitted by an audiologist.
+
+            Exit codes: 0 ok, 1 a measurement outside its tolerance, 64 bad command line, \
+            65 bad prescription or input data, 66 an input file cannot be read, \
+            73 an output file cannot be written, 70 internal error.
+            """,
+        version: version,
+        subcommands: [ProcessCommand.self, RxCommand.self, MeasureCommand.self]
+    )
+
+    /// Runs the command; a RibbitError becomes one line on stderr and its exit code.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as RibbitError {
+            FileHandle.standardError.write(Data("ribbitd: error: \(error.message)\n".utf8))
+            Foundation.exit(error.exitCode.rawValue)
+        } catch {
+            exit(withError: error)
+        }
+    }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// `ribbitd rx ...`: working with prescriptions (show now; make, keygen, trust later).
+struct RxCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rx",
+        abstract: "Read and check prescriptions.",
+        subcommands: [RxShowCommand.self]
+    )
+}

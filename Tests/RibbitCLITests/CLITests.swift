@@ -1,0 +1,164 @@
+import Foundation
+import RibbitAudioFile
+import RibbitDSP
+import RibbitTestSupport
+import Testing
+
+/// Runs the built `ribbitd` (swift build puts it beside the test bundle's build products).
+struct Ribbitd {
+    static let binary: URL = {
+        if let path = ProcessInfo.processInfo.environment["RIBBITD"] { return URL(fileURLWithPath: path) }
+        for configuration in ["debug", "release"] {
+            let url = TestPaths.packageRoot.appendingPathComponent(".build/\(configuration)/ribbitd")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return TestPaths.packageRoot.appendingPathComponent(".build/debug/ribbitd")
+    }()
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let (out, err) = (Pipe(), Pipe())
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}
+
+func rx(_ name: String) -> String { TestPaths.prescription(name).path }
+
+@Suite struct CLITests {
+    @Test func helpListsTheCommandsAndExitCodes() throws {
+        let help = try Ribbitd.run(["--help"])
+        #expect(help.status == 0)
+        for word in ["process", "rx", "measure", "Exit codes", "65 bad prescription"] { #expect(help.stdout.contains(word)) }
+        let processHelp = try Ribbitd.run(["process", "--help"])
+        for word in ["--rx", "--ear", "--keep-latency", "--fft", "--hop", "--taps"] { #expect(processHelp.stdout.contains(word)) }
+    }
+
+    @Test func rxShowPrintsTheTargetGainTable() throws {
+        let result = try Ribbitd.run(["rx", "show", rx("mild-presbycusis.rx")])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("Mild sloping high-frequency loss"))
+        #expect(result.stdout.contains("NAL-R"))
+        // NAL-R at 1000 Hz for the left ear: 3.5 + 0.31 * 20 + 1 = 10.7 dB.
+        let leftGains = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("left  gain") })
+        #expect(leftGains.contains("10.7"))
+    }
+
+    @Test func rxShowJSONIsMachineReadable() throws {
+        let result = try Ribbitd.run(["rx", "show", "--json", rx("asymmetric.rx")])
+        #expect(result.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["rule"] as? String == "half-gain")
+        let ears = try #require(object["ears"] as? [String: Any])
+        let right = try #require(ears["right"] as? [String: Any])
+        let gains = try #require(right["targetGainDB"] as? [String: Any])
+        #expect(gains["1000"] as? Double == 30)  // 60 dB HL / 2
+    }
+
+    @Test func badPrescriptionIsOneLineAndExit65() throws {
+        let folder = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bad = folder.appendingPathComponent("bad.rx")
+        try Data("RIBBIT-RX 1\nname: x\nenv: quiet\nleft: 500=20 1000=200 2000=40 4000=50\n".utf8).write(to: bad)
+        let result = try Ribbitd.run(["rx", "show", bad.path])
+        #expect(result.status == 65)
+        #expect(result.stderr == "ribbitd: error: \(bad.path): line 4: 'left': 200 dB HL at 1000 Hz is outside -10 to 120; the prescription was not used\n")
+        #expect(result.stdout.isEmpty)
+        let missing = try Ribbitd.run(["rx", "show", folder.appendingPathComponent("nope.rx").path])
+        #expect(missing.status == 66)
+        #expect(missing.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func processWritesTheInputsFormatAndMatchesThePrescription() throws {
+        let folder = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("noise.wav").path
+        let output = folder.appendingPathComponent("out.wav").path
+        let format = AudioFormat.wav(sampleRate: 48000, channelCount: 2, float: false)
+        let noise = [Signals.whiteNoise(count: 96000, rms: 0.01, seed: 41), Signals.whiteNoise(count: 96000, rms: 0.01, seed: 42)]
+        let writer = try AudioFileWriter(path: input, format: format)
+        try writer.write(channels: noise)
+        try writer.close()
+
+        let result = try Ribbitd.run(["process", input, output, "--rx", rx("ski-slope.rx")])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("latency 96 samples (2.00 ms)"))
+        let reader = try AudioFileReader(path: output)
+        #expect(reader.format == format)
+        #expect(reader.frameCount == 96000)
+        #expect(!FileManager.default.fileExists(atPath: output + ".partial"))
+
+        let measured = try Ribbitd.run(["measure", input, output, "--rx", rx("ski-slope.rx"), "--tolerance", "2"])
+        #expect(measured.status == 0, "\(measured.stdout)\(measured.stderr)")
+        // The same output judged against another prescription must fail: the check can fail.
+        let wrong = try Ribbitd.run(["measure", input, output, "--rx", rx("flat.rx"), "--tolerance", "2"])
+        #expect(wrong.status == 1)
+    }
+
+    @Test func processAlignsOutputUnlessAskedToKeepTheLatency() throws {
+        let folder = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("click.wav").path
+        let writer = try AudioFileWriter(path: input, format: .wav(sampleRate: 44100, channelCount: 1))
+        try writer.write(channels: [Signals.impulse(count: 10000, at: 5000, amplitude: 0.25)])
+        try writer.close()
+        for (keep, expectedPeak, expectedLength) in [(false, 5000, 10000), (true, 5096, 10096)] {
+            let output = folder.appendingPathComponent("out-\(keep).wav").path
+            let result = try Ribbitd.run(["process", input, output, "--rx", rx("flat.rx"), "--ear", "right"] + (keep ? ["--keep-latency"] : []))
+            #expect(result.status == 0, "\(result.stderr)")
+            let y = try AudioFileReader(path: output).readAll()[0]
+            #expect(y.count == expectedLength)
+            #expect(y.indices.max { abs(y[$0]) < abs(y[$1]) } == expectedPeak)
+            #expect(abs(y[expectedPeak] - 0.25) < 1e-6)
+        }
+    }
+
+    @Test func commandLineMistakesExit64WithOneLine() throws {
+        let folder = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let mono = folder.appendingPathComponent("mono.wav").path
+        let writer = try AudioFileWriter(path: mono, format: .wav(sampleRate: 48000, channelCount: 1))
+        try writer.write(channels: [[Float](repeating: 0, count: 100)])
+        try writer.close()
+        let out = folder.appendingPathComponent("out.wav").path
+        let cases: [([String], String)] = [
+            (["process", mono, out, "--rx", rx("flat.rx")], "is mono; say whose fitting to apply with --ear left or --ear right"),
+            (["process", mono, mono, "--rx", rx("flat.rx"), "--ear", "left"], "OUT is the same file as IN"),
+            (["process", mono, out, "--rx", rx("flat.rx"), "--ear", "left", "--taps", "400"], "--taps 400 must be an odd number"),
+            (["process", mono, out, "--rx", rx("flat.rx"), "--ear", "left", "--taps", "301"], "--taps 301 does not fit"),
+        ]
+        for (arguments, message) in cases {
+            let result = try Ribbitd.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.contains(message), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1)
+        }
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    @Test func unreadableSoundIsExit66AndLeavesNoOutput() throws {
+        let folder = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let notSound = folder.appendingPathComponent("song.wav")
+        try Data("RIFF but not really".utf8).write(to: notSound)
+        let out = folder.appendingPathComponent("out.wav").path
+        let result = try Ribbitd.run(["process", notSound.path, out, "--rx", rx("flat.rx")])
+        #expect(result.status == 66)
+        #expect(result.stderr.hasPrefix("ribbitd: error: \(notSound.path): cannot read it as sound"))
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+}
