@@ -200,16 +200,19 @@ public final class OverlapSaveEngine: @unchecked Sendable {
             for c in 0..<channelCount {
                 let source = inputs[c] + done
                 let target = historyPointers[c] + inputOffset + s.pointee.fill
-                var sanitized = 0
+                // Copy and scan branch-free (vectorised); fix up only when something is off.
+                var outside: UInt32 = 0
                 for i in 0..<n {
-                    var x = source[i]
-                    if !(abs(x) <= 1e6) {
-                        x = x.isNaN ? 0 : Float(signOf: x, magnitudeOf: 1e6)
-                        sanitized &+= 1
-                    }
+                    let x = source[i]
                     target[i] = x
+                    outside |= abs(x) <= 1e6 ? 0 : 1
                 }
-                s.pointee.counters.sanitizedInputs &+= sanitized
+                if outside != 0 {
+                    for i in 0..<n where !(abs(target[i]) <= 1e6) {
+                        target[i] = target[i].isNaN ? 0 : Float(signOf: target[i], magnitudeOf: 1e6)
+                        s.pointee.counters.sanitizedInputs &+= 1
+                    }
+                }
             }
             s.pointee.fill += n
             if s.pointee.fill == hop {
@@ -228,7 +231,10 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         let hop = geometry.hopSize
         let bins = fft.complexCount
         var fadingFrom: Unmanaged<FilterSet>? = nil
-        if retired.load(ordering: .acquiring) == nil, let p = incoming.exchange(nil, ordering: .acquiring) {
+        // Loads first: the exchange (a locked instruction) only when there is something to take.
+        if incoming.load(ordering: .relaxed) != nil, retired.load(ordering: .acquiring) == nil,
+            let p = incoming.exchange(nil, ordering: .acquiring)
+        {
             fadingFrom = s.pointee.active
             s.pointee.active = Unmanaged<FilterSet>.fromOpaque(p)
             s.pointee.counters.switches &+= 1
@@ -286,30 +292,26 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     @inline(__always)
     private func writeRing(channel: Int, from source: UnsafeMutablePointer<Float>, count: Int) {
         let r = ringPointers[channel]
-        var at = state.pointee.ringWrite
-        for i in 0..<count {
-            r[at] = source[i]
-            at += 1
-            if at == ringCapacity { at = 0 }
-        }
+        let at = state.pointee.ringWrite
+        let first = min(count, ringCapacity - at)
+        (r + at).update(from: source, count: first)
+        r.update(from: source + first, count: count - first)
     }
 
     @inline(__always)
     private func readRing(into outputs: UnsafePointer<UnsafeMutablePointer<Float>>, at offset: Int, count: Int) {
         let s = state
         let available = min(count, s.pointee.ringLevel)
+        let at = s.pointee.ringRead
+        let first = min(available, ringCapacity - at)
         for c in 0..<channelCount {
             let r = ringPointers[c]
             let out = outputs[c] + offset
-            var at = s.pointee.ringRead
-            for i in 0..<available {
-                out[i] = r[at]
-                at += 1
-                if at == ringCapacity { at = 0 }
-            }
-            for i in available..<count { out[i] = 0 }
+            out.update(from: r + at, count: first)
+            (out + first).update(from: r, count: available - first)
+            (out + available).update(repeating: 0, count: count - available)
         }
-        s.pointee.ringRead = (s.pointee.ringRead + available) % ringCapacity
+        s.pointee.ringRead = (at + available) % ringCapacity
         s.pointee.ringLevel -= available
         s.pointee.counters.underrunFrames &+= count - available
     }

@@ -27,8 +27,15 @@ public struct PeakLimiter: Sendable {
     /// saturated). RT-safe: no allocation, no locks. Non-finite samples become 0.
     @inline(__always)
     public mutating func process(_ samples: UnsafeMutablePointer<Float>, count: Int, ceiling: Float, knee: Float) -> Int {
-        var changed = 0
         var g = gain
+        if g == 1 {
+            // Fast path, the usual case: the gain has recovered and no sample reaches the knee
+            // (NaN counts as reaching it). A branch-free scan the compiler vectorises.
+            var outside: UInt32 = 0
+            for i in 0..<count { outside |= abs(samples[i]) <= knee ? 0 : 1 }
+            if outside == 0 { return 0 }
+        }
+        var changed = 0
         let headroom = ceiling - knee
         for i in 0..<count {
             var x = samples[i]
@@ -44,7 +51,8 @@ public struct PeakLimiter: Sendable {
             if g < 0.9999 || m > knee { changed &+= 1 }
             samples[i] = y
         }
-        gain = g
+        // Float rounding would leave g a hair under 1 for ever; snap the last 0.0001 dB.
+        gain = g > 0.99999 ? 1 : g
         return changed
     }
 }

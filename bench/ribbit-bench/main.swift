@@ -1,1 +1,138 @@
-print("bench")
+// ribbit-bench: engine throughput against the bare FFTW cost of the same frames, measured in
+// the same run, plus latency and worst gain error per configuration. Run with `make bench`
+// (a release build). Figures are printed, never asserted: see Tests/ for the promises.
+import CFFTW
+import Foundation
+import RibbitDSP
+import RibbitFitting
+import RibbitPrescription
+
+func threadCPUSeconds() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+}
+
+/// The least CPU time of `repeats` runs of `body` (the least is the least disturbed).
+func bestOf(_ repeats: Int, _ body: () -> Void) -> Double {
+    (0..<repeats).map { _ in
+        let start = threadCPUSeconds()
+        body()
+        return threadCPUSeconds() - start
+    }.min()!
+}
+
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let samples = ["normal-hearing", "mild-presbycusis", "moderate-flat", "moderate-flat-music", "ski-slope", "asymmetric"]
+let prescriptions = samples.map { name in
+    try! Prescription.parse(try! Data(contentsOf: packageRoot.appendingPathComponent("Prescriptions/\(name).rx")))
+}
+
+/// Worst |designed response - target| in dB over the samples, both ears, 250-6000 Hz; and at 250 Hz.
+func gainErrors(_ geometry: EngineGeometry, sampleRate: Double) -> (all: Double, at250: Double) {
+    var all = 0.0, at250 = 0.0
+    for rx in prescriptions {
+        let fitting = try! Fitting(prescription: rx, sampleRate: sampleRate, geometry: geometry)
+        for ear in Ear.allCases {
+            let taps = LinearPhaseFIR.design(taps: geometry.filterLength, sampleRate: sampleRate, amplitude: fitting.curve(for: ear).amplitude)
+            for f in [250.0, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000] {
+                let error = abs(20 * log10(LinearPhaseFIR.magnitude(taps, atHz: f, sampleRate: sampleRate)) - fitting.targetGainDB(for: ear, atHz: f))
+                all = max(all, error)
+                if f == 250 { at250 = max(at250, error) }
+            }
+        }
+    }
+    return (all, at250)
+}
+
+struct Row {
+    var label: String
+    var geometry: EngineGeometry
+    var sampleRate: Double
+}
+
+let rows = [
+    Row(label: "default 48k", geometry: .standard(sampleRate: 48000), sampleRate: 48000),
+    Row(label: "short", geometry: EngineGeometry(fftLength: 128, hopSize: 32), sampleRate: 48000),
+    Row(label: "long", geometry: EngineGeometry(fftLength: 512, hopSize: 64), sampleRate: 48000),
+    Row(label: "long, big hop", geometry: EngineGeometry(fftLength: 512, hopSize: 128), sampleRate: 48000),
+    Row(label: "default 44.1k", geometry: .standard(sampleRate: 44100), sampleRate: 44100),
+    Row(label: "default 96k", geometry: .standard(sampleRate: 96000), sampleRate: 96000),
+]
+
+let seconds = 20.0
+let repeats = 5
+print("ribbit-bench: \(Int(seconds)) s of stereo noise per configuration, best of \(repeats) runs, thread CPU time")
+print("gain error: the designed filters against the targets of \(samples.count) sample prescriptions, both ears, 250-6000 Hz")
+print("")
+let header = ["configuration", "fft/hop/taps", "latency", "gain err", "@250Hz", "audio s/CPU s", "us/stereo hop", "FFTW us/hop", "ratio", "us per 64 st."]
+let widths = [14, 13, 17, 9, 8, 14, 14, 12, 6, 13]
+func line(_ cells: [String]) -> String {
+    zip(cells, widths).map { cell, width in cell.count >= width ? cell + " " : cell + String(repeating: " ", count: width - cell.count) }.joined()
+}
+print(line(header))
+for row in rows {
+    let g = row.geometry
+    let frames = Int(seconds * row.sampleRate) / g.hopSize * g.hopSize
+    let hops = frames / g.hopSize
+
+    // The engine on the default prescription, stereo, blocks of one hop (JACK-like).
+    let fitting = try! Fitting(prescription: prescriptions[1], sampleRate: row.sampleRate, geometry: g)
+    let engine = try! OverlapSaveEngine(geometry: g, sampleRate: row.sampleRate, filters: fitting.filterSet(ears: [.left, .right]), blockSize: g.hopSize)
+    let input = [Signals.whiteNoise(count: frames, rms: 0.01, seed: 1), Signals.whiteNoise(count: frames, rms: 0.01, seed: 2)]
+    let inBuffers = input.map { channel -> UnsafeMutablePointer<Float> in
+        let p = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        p.initialize(from: channel, count: frames)
+        return p
+    }
+    let outBuffers = (0..<2).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: frames) }
+    let inputs = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 2)
+    let outputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)
+    let engineSeconds = bestOf(repeats) {
+        var at = 0
+        while at < frames {
+            for c in 0..<2 {
+                inputs[c] = UnsafePointer(inBuffers[c] + at)
+                outputs[c] = outBuffers[c] + at
+            }
+            engine.process(inputs: inputs, outputs: outputs, frameCount: g.hopSize)
+            at += g.hopSize
+        }
+    }
+
+    // The floor: the same r2c + c2r per hop and channel, nothing else.
+    let fft = RealFFT(length: g.fftLength)
+    let real = RealFFT.allocateReal(g.fftLength)
+    let complex = RealFFT.allocateComplex(fft.complexCount)
+    let back = RealFFT.allocateReal(g.fftLength)
+    for i in 0..<g.fftLength { real[i] = input[0][i] }
+    let fftwSeconds = bestOf(repeats) {
+        for _ in 0..<hops {
+            for _ in 0..<2 {
+                fft.forward(real, complex)
+                fft.inverse(complex, back)
+            }
+        }
+    }
+
+    let perHop = engineSeconds / Double(hops) * 1e6
+    let floorPerHop = fftwSeconds / Double(hops) * 1e6
+    let per64 = engineSeconds / (Double(frames) / 64) * 1e6
+    let latency = g.filterDelayFrames
+    let (all, at250) = gainErrors(g, sampleRate: row.sampleRate)
+    print(line([
+        row.label, "\(g.fftLength)/\(g.hopSize)/\(g.filterLength)",
+        "\(latency) (\(String(format: "%.2f", Double(latency) / row.sampleRate * 1000)) ms)",
+        String(format: "%.2f dB", all), String(format: "%.2f", at250),
+        String(format: "%.0f", Double(frames) / row.sampleRate / engineSeconds),
+        String(format: "%.2f", perHop), String(format: "%.2f", floorPerHop), String(format: "%.2fx", perHop / floorPerHop),
+        String(format: "%.2f", per64),
+    ]))
+    for p in inBuffers + outBuffers { p.deallocate() }
+    inputs.deallocate()
+    outputs.deallocate()
+    for p in [real, complex, back] { RealFFT.free(p) }
+}
+print("")
+print("latency: the engine's own delay when the host's period is a multiple of the hop (JACK adds its own periods on top).")
+print("ratio: engine CPU per hop / bare FFTW r2c+c2r per hop for the same frames, stereo. 'us per 64 st.': per 64 stereo samples.")
