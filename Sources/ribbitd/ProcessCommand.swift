@@ -85,6 +85,9 @@ struct ProcessCommand: ParsableCommand {
               engine        \(geometry): latency \(engine.latencyFrames) samples (\(String(format: "%.2f", latencyMS)) ms), \(keepLatency ? "kept in the file" : "removed from the file")
               ceiling       \(Prescription.number(rx.maxOutputDBFS)) dBFS; the limiter acted on \(String(format: "%.2f", limitedPercent)) % of samples
             """)
+        if limitedPercent >= 1 {
+            print("  note          the output often reached the ceiling: the input is loud for this fitting, so loud parts are less amplified")
+        }
         if counters.sanitizedInputs > 0 {
             print("  input         \(counters.sanitizedInputs) samples were NaN, infinite or beyond +-1e6 and were replaced")
         }

@@ -162,3 +162,35 @@ func rx(_ name: String) -> String { TestPaths.prescription(name).path }
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 }
+
+/// The demo of the README: real espeak-ng speech through a sample prescription, measured.
+@Suite struct SpeechDemoTests {
+    func run(_ tool: String, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [tool] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    @Test(arguments: ["mild-presbycusis.rx", "asymmetric.rx", "moderate-flat.rx"])
+    func processedSpeechMatchesThePrescription(_ name: String) throws {
+        let folder = try TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let raw = folder.appendingPathComponent("raw.wav").path
+        let speech = folder.appendingPathComponent("speech.wav").path
+        let processed = folder.appendingPathComponent("processed.wav").path
+        #expect(try run("espeak-ng", ["-w", raw, "The quick brown fox jumps over the lazy dog. Six thick thistle sticks."]) == 0)
+        // Quiet speech (peaks at -40 dBFS): even +40 dB stays under the ceiling, so this
+        // measures the filter, not the limiter.
+        #expect(try run("sox", ["-q", raw, "-r", "48000", "-c", "2", "-b", "16", speech, "gain", "-n", "-40"]) == 0)
+        let result = try Ribbitd.run(["process", speech, processed, "--rx", rx(name)])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("the limiter acted on 0.00 % of samples"))
+        let measured = try Ribbitd.run(["measure", speech, processed, "--rx", rx(name), "--tolerance", "2"])
+        #expect(measured.status == 0, "\(measured.stdout)\(measured.stderr)")
+    }
+}

@@ -1,0 +1,50 @@
+# ribbit: `make run` and `make test` set up what is missing on Debian 12 and do the job.
+SHELL := /bin/bash
+export PATH := $(PATH):/opt/swift/usr/bin
+
+PREFIX ?= /usr/local
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Build and test dependencies (Debian package names); the demo also needs espeak-ng and sox.
+APT_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev espeak-ng sox
+DEMO := demo
+DEMO_RX := Prescriptions/mild-presbycusis.rx
+
+.PHONY: run test deps build bench demo clean
+
+run: deps build demo
+
+test: deps
+	swift build
+	swift test --disable-xctest
+
+deps:
+	@command -v swift >/dev/null || { echo "error: swift not found; install Swift 6 from swift.org and put it on PATH" >&2; exit 69; }
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+build:
+	swift build -c release --product ribbitd
+
+# The demo: synthetic speech at a microphone-like level through a sample prescription,
+# then the measured response against the prescription (fails beyond 2 dB).
+demo:
+	@mkdir -p $(DEMO)
+	espeak-ng -s 150 -w $(DEMO)/raw.wav "The quick brown fox jumps over the lazy dog. She sells sea shells by the sea shore. Six thick thistle sticks."
+	sox -q $(DEMO)/raw.wav -r 48000 -c 2 -b 16 $(DEMO)/speech.wav gain -n -26
+	.build/release/ribbitd rx show $(DEMO_RX)
+	@echo
+	.build/release/ribbitd process $(DEMO)/speech.wav $(DEMO)/speech-processed.wav --rx $(DEMO_RX)
+	@echo
+	.build/release/ribbitd measure $(DEMO)/speech.wav $(DEMO)/speech-processed.wav --rx $(DEMO_RX) --tolerance 2
+	@echo
+	@echo "Listen: $(DEMO)/speech.wav (as spoken) and $(DEMO)/speech-processed.wav (as the hearing aid plays it)."
+
+bench: deps
+	swift build -c release --product ribbit-bench
+	.build/release/ribbit-bench
+
+clean:
+	rm -rf .build $(DEMO)
