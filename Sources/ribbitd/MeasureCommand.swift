@@ -45,7 +45,7 @@ struct MeasureCommand: ParsableCommand {
             var target = [String](), measured = [String]()
             for f in frequencies.map(Double.init) {
                 let goal = fitting.targetGainDB(for: ear, atHz: f)
-                target.append(goal.isFinite ? String(format: "%.1f", goal) : "off")
+                target.append(goal.isFinite ? String(format: "%.1f", (goal * 10).rounded() / 10) : "off")
                 // Below 60 dB under the strongest band there is too little input to measure.
                 guard spectra.inputPowerDB(atHz: f) > strongest - 60 else {
                     measured.append("quiet")

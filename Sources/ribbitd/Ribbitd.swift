@@ -21,16 +21,28 @@ struct Ribbitd: ParsableCommand {
         subcommands: [ProcessCommand.self, RxCommand.self, MeasureCommand.self]
     )
 
-    /// Runs the command; a RibbitError becomes one line on stderr and its exit code.
+    /// Runs the command. A RibbitError becomes one line on stderr and its exit code; anything
+    /// unexpected is an internal error (70). Command-line errors keep ArgumentParser's 64.
     static func main() {
+        var command: ParsableCommand
         do {
-            var command = try parseAsRoot()
-            try command.run()
-        } catch let error as RibbitError {
-            FileHandle.standardError.write(Data("ribbitd: error: \(error.message)\n".utf8))
-            Foundation.exit(error.exitCode.rawValue)
+            command = try parseAsRoot()
         } catch {
             exit(withError: error)
         }
+        do {
+            try command.run()
+        } catch let error as RibbitError {
+            fail(error.message, code: error.exitCode.rawValue)
+        } catch let error as ExitCode {
+            exit(withError: error)
+        } catch {
+            fail("internal error: \(error); please report it", code: 70)
+        }
+    }
+
+    static func fail(_ message: String, code: Int32) -> Never {
+        FileHandle.standardError.write(Data("ribbitd: error: \(message)\n".utf8))
+        Foundation.exit(code)
     }
 }
