@@ -7,7 +7,7 @@ let bindNow: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "now
 
 let package = Package(
     name: "ribbit",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "ribbitd", targets: ["ribbitd"]),
         .library(name: "RibbitDSP", targets: ["RibbitDSP"]),
