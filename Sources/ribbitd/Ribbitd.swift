@@ -34,8 +34,8 @@ struct Ribbitd: ParsableCommand {
             try command.run()
         } catch let error as RibbitError {
             fail(error.message, code: error.exitCode.rawValue)
-        } catch let error as ExitCode {
-            exit(withError: error)
+        } catch let error where error is ExitCode || exitCode(for: error) != .failure {
+            exit(withError: error)  // --help, --version, validation: ArgumentParser's output and codes
         } catch {
             fail("internal error: \(error); please report it", code: 70)
         }
