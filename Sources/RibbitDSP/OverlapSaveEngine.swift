@@ -8,8 +8,9 @@ public struct EngineCounters: Sendable, Equatable {
     public var sanitizedInputs = 0
     /// Output samples the ceiling changed.
     public var limitedSamples = 0
-    /// Output samples that were not ready because a block was longer than the engine was
-    /// prepared for; they were output as silence.
+    /// Output samples that were not ready because a block broke the block-size promise; they
+    /// were output as silence and the stream then runs late by this many frames (continuous,
+    /// no samples dropped). The host should prepare a new engine for the new block size.
     public var underrunFrames = 0
     /// Filter sets taken from the publish slot (each with a one-hop crossfade).
     public var switches = 0
@@ -268,7 +269,8 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         s.pointee.ringWrite = (s.pointee.ringWrite + hop) % ringCapacity
         s.pointee.ringLevel += hop
         if s.pointee.ringLevel > ringCapacity {
-            // Only after an underrun from over-long blocks: drop the oldest samples.
+            // Only when repeated underruns piled up more lateness than the ring holds: drop the
+            // oldest samples, which bounds the extra delay to about one hop.
             let excess = s.pointee.ringLevel - ringCapacity
             s.pointee.ringRead = (s.pointee.ringRead + excess) % ringCapacity
             s.pointee.ringLevel = ringCapacity

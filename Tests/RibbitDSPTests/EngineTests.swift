@@ -191,6 +191,25 @@ func designedFilters(_ curve: CombinationCurve, _ geometry: EngineGeometry, samp
         #expect(zip(out, reference).allSatisfy { abs($0 - $1) <= 1e-6 })
     }
 
+    /// A host that breaks its promise (blocks of 64, then one of 100) gets silence for what was
+    /// not ready, counted; after that the output is continuous again, late by exactly the
+    /// counted frames (the host must prepare a new engine for the new block size).
+    @Test func anOverlongBlockUnderrunsOnceThenRunsLateByTheCountedFrames() throws {
+        let filters = FilterSet.delay(geometry.filterDelayFrames, channelCount: 1, fftLength: geometry.fftLength)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
+        let x = Signals.whiteNoise(count: 64 * 40 + 100, rms: 0.1, seed: 13)
+        var out = engine.process([Array(x[..<1280])], blockSize: 64)[0]
+        out += engine.process([Array(x[1280..<1380])], blockSize: 100)[0]
+        let late = engine.counters.underrunFrames
+        #expect(late == 36)  // 100 = 64 + 36: the last 36 frames were not ready
+        out += engine.process([Array(x[1380...])], blockSize: 64)[0]
+        #expect(engine.counters.underrunFrames == late)  // once only
+        #expect(out.allSatisfy { $0.isFinite })
+        let tail = 1380 + 128
+        let expected = Reference.delayed(x, by: engine.latencyFrames + late)
+        #expect(Reference.residualDB(Array(out[tail...]), Array(expected[tail...])) < -90)
+    }
+
     @Test func rejectsSizesThatCannotWork() {
         #expect(throws: EngineError.self) { try EngineGeometry(fftLength: 256, hopSize: 64, filterLength: 195).validate() }
         #expect(throws: EngineError.self) { try EngineGeometry(fftLength: 256, hopSize: 64, filterLength: 100).validate() }
