@@ -133,6 +133,12 @@ for row in rows {
     outputs.deallocate()
     for p in [real, complex, back] { RealFFT.free(p) }
 }
+// Preparing a prescription (off the RT thread): fit both ears' filters and their spectra.
+for row in [rows[0], rows[5]] {
+    let fitting = try! Fitting(prescription: prescriptions[4], sampleRate: row.sampleRate, geometry: row.geometry)
+    let seconds = bestOf(repeats) { _ = fitting.filterSet(ears: [.left, .right]) }
+    print(String(format: "prepare a stereo prescription (%@, %@): %.2f ms CPU", row.label, row.geometry.description, seconds * 1000))
+}
 print("")
 print("latency: the engine's own delay when the host's period is a multiple of the hop (JACK adds its own periods on top).")
 print("ratio: engine CPU per hop / bare FFTW r2c+c2r per hop for the same frames, stereo. 'us per 64 st.': per 64 stereo samples.")
