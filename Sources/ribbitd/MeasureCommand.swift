@@ -28,8 +28,7 @@ struct MeasureCommand: ParsableCommand {
         guard inReader.format.sampleRate == outReader.format.sampleRate, inReader.format.channelCount == outReader.format.channelCount else {
             throw RibbitError.data("\(input) and \(output) differ in sample rate or channels; measure a file against its own processed version")
         }
-        let ears: [Ear] = inReader.format.channelCount == 2 ? [.left, .right] : [ear ?? .left]
-        guard inReader.format.channelCount <= 2 else { throw RibbitError.data("\(input) has more than two channels") }
+        let ears = try ears(channelCount: inReader.format.channelCount, ear: ear, path: input)
         let sampleRate = Double(inReader.format.sampleRate)
         let fitting: Fitting
         do { fitting = try Fitting(prescription: rx, sampleRate: sampleRate) } catch { throw RibbitError.data(error.description) }

@@ -30,14 +30,7 @@ struct ProcessCommand: ParsableCommand {
         let rx = try loadPrescription(prescriptionPath)
         let reader = try openAudio(input)
         let format = reader.format
-        let ears: [Ear]
-        switch (format.channelCount, ear) {
-        case (1, let ear?): ears = [ear]
-        case (1, nil): throw RibbitError.usage("\(input) is mono; say whose fitting to apply with --ear left or --ear right")
-        case (2, nil): ears = [.left, .right]
-        case (2, .some): throw RibbitError.usage("--ear is for mono files; a stereo file gets the left fitting on channel 1 and the right on channel 2")
-        default: throw RibbitError.data("\(input) has \(format.channelCount) channels; ribbit processes mono or stereo (one channel per ear)")
-        }
+        let ears = try ears(channelCount: format.channelCount, ear: ear, path: input)
         if FileManager.default.fileExists(atPath: output),
             URL(fileURLWithPath: output).resolvingSymlinksInPath() == URL(fileURLWithPath: input).resolvingSymlinksInPath()
         {

@@ -140,6 +140,7 @@ func rx(_ name: String) -> String { TestPaths.prescription(name).path }
             (["process", mono, mono, "--rx", rx("flat.rx"), "--ear", "left"], "OUT is the same file as IN"),
             (["process", mono, out, "--rx", rx("flat.rx"), "--ear", "left", "--taps", "400"], "--taps 400 must be an odd number"),
             (["process", mono, out, "--rx", rx("flat.rx"), "--ear", "left", "--taps", "301"], "--taps 301 does not fit"),
+            (["measure", mono, mono, "--rx", rx("flat.rx")], "is mono; say whose fitting to apply with --ear left or --ear right"),
         ]
         for (arguments, message) in cases {
             let result = try Ribbitd.run(arguments)
