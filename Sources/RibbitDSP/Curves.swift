@@ -42,7 +42,6 @@ public struct GainCurve: Sendable, Equatable {
         pow(10, gainDB(atHz: frequencyHz) / 20)
     }
 
-    public var maxGainDB: Double { points.map(\.gainDB).max() ?? 0 }
 }
 
 /// The filter window: a low-pass curve that is 1 up to `passHz`, falls along the C-infinity
@@ -54,8 +53,6 @@ public struct LowpassCurve: Sendable, Equatable {
     public init(passHz: Double?) { self.passHz = passHz }
 
     public static let none = LowpassCurve(passHz: nil)
-
-    public var stopHz: Double? { passHz.map { $0 * Self.stopRatio } }
 
     public func amplitude(atHz frequencyHz: Double) -> Double {
         guard let passHz else { return 1 }
