@@ -37,11 +37,10 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     public let geometry: EngineGeometry
     public let sampleRate: Double
     public let channelCount: Int
-    /// The block size the host promised (nil: any size from 1 to maxBlockSize per call).
-    public let blockSize: Int?
-    public let maxBlockSize: Int
-    /// Input-to-output delay in samples: filter delay plus hop buffering.
-    public let latencyFrames: Int
+    /// The block size the host promised (nil: any size per call); see `changeBlockSize`.
+    public var blockSize: Int? { let b = promisedBlock.load(ordering: .relaxed); return b == 0 ? nil : b }
+    /// Input-to-output delay in samples: filter delay plus hop buffering for `blockSize`.
+    public var latencyFrames: Int { geometry.latencyFrames(blockSize: blockSize) }
 
     private let fft: RealFFT
     private let history: [UnsafeMutablePointer<Float>]
@@ -63,6 +62,8 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     private let retired = Atomic<UnsafeMutableRawPointer?>(nil)
     private let countersSnapshot: UnsafeMutablePointer<EngineCounters>
     private let countersSequence = Atomic<Int>(0)
+    /// The promised block size, 0 for any. Written by init and changeBlockSize.
+    private let promisedBlock: Atomic<Int>
 
     private struct State {
         var fill = 0
@@ -75,7 +76,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
 
     public init(
         geometry: EngineGeometry, sampleRate: Double, filters: FilterSet,
-        blockSize: Int? = nil, maxBlockSize: Int = 8192
+        blockSize: Int? = nil
     ) throws(EngineError) {
         try geometry.validate()
         guard EngineGeometry.supportedSampleRates.contains(sampleRate) else { throw .unsupportedSampleRate(sampleRate) }
@@ -84,16 +85,15 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         self.geometry = geometry
         self.sampleRate = sampleRate
         self.channelCount = filters.channelCount
-        self.blockSize = blockSize
-        self.maxBlockSize = maxBlockSize
+        promisedBlock = Atomic(blockSize ?? 0)
         let buffering = geometry.bufferingDelayFrames(blockSize: blockSize)
-        latencyFrames = geometry.filterDelayFrames + buffering
 
         let n = geometry.fftLength
         let hop = geometry.hopSize
         fft = RealFFT(length: n)
         history = (0..<filters.channelCount).map { _ in RealFFT.allocateReal(n) }
-        let capacity = buffering + 2 * hop + 1
+        // Room for the largest buffering delay (hop - 1) whatever block size comes later.
+        let capacity = 3 * hop
         ringCapacity = capacity
         ring = (0..<filters.channelCount).map { _ in RealFFT.allocateReal(capacity) }
         spectrum = RealFFT.allocateComplex(fft.complexCount)
@@ -187,7 +187,45 @@ public final class OverlapSaveEngine: @unchecked Sendable {
 
     // MARK: Real-time side
 
-    /// Processes `frameCount` samples (1...maxBlockSize) of every channel. `inputs` and `outputs`
+    /// Adopts a new promised block size between two process() calls, keeping the stream: the
+    /// buffered output is padded with silence or trimmed (less than one hop either way) so the
+    /// latency becomes the new block size's. RT-safe; call it from the thread that calls
+    /// process() (a JACK client: at the top of the process callback when nframes changed).
+    public func changeBlockSize(to blockSize: Int?) {
+        guard blockSize != self.blockSize else { return }
+        let s = state
+        let buffering = geometry.bufferingDelayFrames(blockSize: blockSize)
+        if s.pointee.fill > buffering {
+            // More input is waiting than the new size may hold back: complete that hop with
+            // silence now (hop - fill zeros), so fill becomes 0.
+            let hop = geometry.hopSize
+            for c in 0..<channelCount {
+                (historyPointers[c] + geometry.fftLength - hop + s.pointee.fill).update(repeating: 0, count: hop - s.pointee.fill)
+            }
+            processHop()
+            s.pointee.fill = 0
+        }
+        // Between calls, ring level + fill == buffering delay (it holds from init on).
+        let target = buffering - s.pointee.fill
+        let level = s.pointee.ringLevel
+        if target > level {
+            let pad = target - level
+            let at = (s.pointee.ringRead - pad + ringCapacity) % ringCapacity
+            for c in 0..<channelCount {
+                let r = ringPointers[c]
+                let first = min(pad, ringCapacity - at)
+                (r + at).update(repeating: 0, count: first)
+                r.update(repeating: 0, count: pad - first)
+            }
+            s.pointee.ringRead = at
+        } else {
+            s.pointee.ringRead = (s.pointee.ringRead + level - target) % ringCapacity
+        }
+        s.pointee.ringLevel = target
+        promisedBlock.store(blockSize ?? 0, ordering: .relaxed)
+    }
+
+    /// Processes `frameCount` samples (any count) of every channel. `inputs` and `outputs`
     /// hold one pointer per channel; an output may alias its input. RT-safe.
     public func process(
         inputs: UnsafePointer<UnsafePointer<Float>>, outputs: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int

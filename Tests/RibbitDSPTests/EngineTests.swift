@@ -71,6 +71,21 @@ func designedFilters(_ curve: CombinationCurve, _ geometry: EngineGeometry, samp
         #expect(engine.counters.underrunFrames == 0)
     }
 
+    /// A JACK buffer-size change: the engine keeps streaming and its latency becomes the new
+    /// block size's (the impulse lands there), with no frames missing.
+    @Test(arguments: [(64, 100), (100, 64), (64, 32), (32, 256), (256, 16), (4096, 64), (100, 37)])
+    func blockSizeChangeKeepsTheStreamAtTheNewLatency(from: Int, to: Int) throws {
+        let filters = designedFilters(slopingCurve, geometry, sampleRate: 48000, ceilingDBFS: 0)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: from)
+        _ = engine.process([[Float](repeating: 0, count: from * 7)])
+        engine.changeBlockSize(to: to)
+        #expect(engine.latencyFrames == geometry.latencyFrames(blockSize: to))
+        let out = engine.process([Signals.impulse(count: to * (12288 / to), at: 1234, amplitude: 0.001)])[0]
+        let peak = out.indices.max { abs(out[$0]) < abs(out[$1]) }!
+        #expect(peak - 1234 == engine.latencyFrames)
+        #expect(engine.counters.underrunFrames == 0)
+    }
+
     @Test func equalsDirectConvolutionForAnyBlockSizes() throws {
         let filters = designedFilters(slopingCurve, geometry, sampleRate: 48000, ceilingDBFS: 20)
         let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: nil)
