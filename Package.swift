@@ -14,11 +14,13 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // Thin C system-library targets: nothing else imports C.
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
 
         // Pure math: windows, FIR design, overlap-save engine, limiter, analysis. No I/O.
         .target(name: "RibbitDSP", dependencies: ["CFFTW"]),
@@ -28,12 +30,26 @@ let package = Package(
         .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription"]),
         // WAV/FLAC through libsndfile.
         .target(name: "RibbitAudioFile", dependencies: ["CSndfile"]),
+        // The JACK client and what runs on its real-time thread.
+        .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP"]),
+        // The control protocol and its Unix socket, for the daemon and its clients.
+        .target(name: "RibbitControl"),
+        // `ribbitd run`: the control loop that owns the JACK session, state and socket.
+        .target(
+            name: "RibbitDaemon",
+            dependencies: [
+                "RibbitJack", "RibbitControl", "RibbitFitting", "RibbitPrescription",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         .executableTarget(
             name: "ribbitd",
             dependencies: [
-                "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile",
+                "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
+                "RibbitControl", "RibbitDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: bindNow
         ),

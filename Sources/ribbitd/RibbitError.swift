@@ -56,3 +56,8 @@ func ears(channelCount: Int, ear: Ear?, path: String) throws(RibbitError) -> [Ea
     default: throw .data("\(path) has \(channelCount) channels; ribbit processes mono or stereo (one channel per ear)")
     }
 }
+
+extension RibbitError {
+    /// The daemon or JACK cannot be reached (EX_UNAVAILABLE).
+    static func unavailable(_ message: String) -> RibbitError { RibbitError(message: message, exitCode: ExitCode(69)) }
+}

@@ -14,11 +14,15 @@ struct Ribbitd: ParsableCommand {
             have your hearing tested and fitted by an audiologist.
 
             Exit codes: 0 ok, 1 a measurement outside its tolerance, 64 bad command line, \
-            65 bad prescription or input data, 66 an input file cannot be read, \
-            73 an output file cannot be written, 70 internal error.
+            65 bad prescription, input data or a request the daemon refused, 66 an input file cannot be read, \
+            69 the daemon or JACK is not reachable, 73 an output file cannot be written, 70 internal error.
             """,
         version: version,
-        subcommands: [ProcessCommand.self, RxCommand.self, MeasureCommand.self]
+        subcommands: [
+            RunCommand.self, StatusCommand.self, LoadCommand.self, PauseCommand.self, ResumeCommand.self,
+            BypassCommand.self, StopCommand.self, PortsCommand.self,
+            ProcessCommand.self, RxCommand.self, MeasureCommand.self,
+        ]
     )
 
     /// Runs the command. A RibbitError becomes one line on stderr and its exit code; anything

@@ -1,0 +1,142 @@
+import Foundation
+
+/// The control protocol (docs/control-protocol.md): one JSON request per line from the
+/// client, one JSON reply per line from the daemon, on a Unix socket only the owner can use.
+public enum ControlProtocol {
+    public static let version = 1
+    /// Longest request line the daemon reads; a longer one is refused and the connection closed.
+    public static let maxRequestBytes = 64 * 1024
+}
+
+public struct ControlRequest: Codable, Sendable, Equatable {
+    public enum Command: String, Codable, Sendable, CaseIterable {
+        case status, pause, resume, bypass, load, stop
+    }
+    public var command: Command
+    /// bypass: on (true) or off (false).
+    public var on: Bool?
+    /// load: the prescription text (format version 1) and where it came from (for the log).
+    public var prescription: String?
+    public var source: String?
+
+    public init(command: Command, on: Bool? = nil, prescription: String? = nil, source: String? = nil) {
+        self.command = command
+        self.on = on
+        self.prescription = prescription
+        self.source = source
+    }
+}
+
+public struct ControlReply: Codable, Sendable, Equatable {
+    public var ok: Bool
+    /// Why the request failed (ok == false): one line for the user.
+    public var error: String?
+    /// status (and every successful state change): the daemon's state after the request.
+    public var status: DaemonStatus?
+
+    public init(ok: Bool, error: String? = nil, status: DaemonStatus? = nil) {
+        self.ok = ok
+        self.error = error
+        self.status = status
+    }
+
+    public static func failure(_ message: String) -> ControlReply { ControlReply(ok: false, error: message) }
+}
+
+public struct DaemonStatus: Codable, Sendable, Equatable {
+    public struct ActivePrescription: Codable, Sendable, Equatable {
+        public var name: String
+        public var environment: String
+        public var audiologist: String?
+        public var rule: String
+        public init(name: String, environment: String, audiologist: String?, rule: String) {
+            self.name = name
+            self.environment = environment
+            self.audiologist = audiologist
+            self.rule = rule
+        }
+    }
+
+    public struct Jack: Codable, Sendable, Equatable {
+        public var client: String
+        public var sampleRate: Int
+        public var period: Int
+        /// What ribbit adds between its input and output ports (also reported to JACK).
+        public var latencyFrames: Int
+        public var latencyMilliseconds: Double
+        /// JACK's DSP load for the whole graph, percent.
+        public var dspLoadPercent: Double
+        /// ribbit's own share: time in its process callback over the time between callbacks.
+        public var ribbitLoadPercent: Double
+        /// Longest process callback so far, microseconds.
+        public var longestCallbackMicroseconds: Double
+        public var cycles: Int
+        public var xruns: Int
+        /// Output samples the ceiling changed, since the client started.
+        public var limitedSamples: Int
+        public init(
+            client: String, sampleRate: Int, period: Int, latencyFrames: Int, latencyMilliseconds: Double,
+            dspLoadPercent: Double, ribbitLoadPercent: Double, longestCallbackMicroseconds: Double,
+            cycles: Int, xruns: Int, limitedSamples: Int
+        ) {
+            self.client = client
+            self.sampleRate = sampleRate
+            self.period = period
+            self.latencyFrames = latencyFrames
+            self.latencyMilliseconds = latencyMilliseconds
+            self.dspLoadPercent = dspLoadPercent
+            self.ribbitLoadPercent = ribbitLoadPercent
+            self.longestCallbackMicroseconds = longestCallbackMicroseconds
+            self.cycles = cycles
+            self.xruns = xruns
+            self.limitedSamples = limitedSamples
+        }
+    }
+
+    public enum Output: String, Codable, Sendable {
+        /// The prescription is applied (or sound passes unchanged when none is loaded).
+        case processing
+        /// Silent.
+        case paused
+        /// Unprocessed sound, delayed like processed sound so nothing jumps in time.
+        case bypassed
+    }
+
+    public var pid: Int32
+    public var version: String
+    public var uptimeSeconds: Double
+    /// nil: no prescription loaded; sound passes through unchanged.
+    public var prescription: ActivePrescription?
+    public var output: Output
+    /// nil while no JACK server is reachable (the daemon keeps retrying).
+    public var jack: Jack?
+    /// Why JACK is not connected, when it is not.
+    public var jackProblem: String?
+    /// xruns over every JACK connection since the daemon started.
+    public var totalXruns: Int
+
+    public init(
+        pid: Int32, version: String, uptimeSeconds: Double, prescription: ActivePrescription?, output: Output,
+        jack: Jack?, jackProblem: String?, totalXruns: Int
+    ) {
+        self.pid = pid
+        self.version = version
+        self.uptimeSeconds = uptimeSeconds
+        self.prescription = prescription
+        self.output = output
+        self.jack = jack
+        self.jackProblem = jackProblem
+        self.totalXruns = totalXruns
+    }
+}
+
+extension ControlProtocol {
+    public static func encode<T: Encodable>(_ value: T) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // The types above encode without failing (no non-finite numbers reach them).
+        var data = (try? encoder.encode(value)) ?? Data(#"{"ok":false,"error":"internal error: cannot encode the reply"}"#.utf8)
+        data.append(0x0A)
+        return data
+    }
+}

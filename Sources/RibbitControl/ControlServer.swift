@@ -1,0 +1,153 @@
+import Foundation
+import Glibc
+
+/// The daemon's side of the control socket, driven by the daemon's poll loop on one thread.
+///
+/// Every socket is non-blocking, so a client that sends half a request, never reads, or
+/// floods cannot stall the daemon or other clients: a request over 64 KiB, a connection idle
+/// for `idleTimeout` with a partial request, or a reply that would block closes that
+/// connection. Peers with another uid are refused at accept (SO_PEERCRED).
+public final class ControlServer {
+    public typealias Handler = (ControlRequest) -> ControlReply
+
+    public let path: String
+    public let maxConnections = 32
+    public let idleTimeout: Double = 30
+    private let listener: Int32
+    private let ownerUID = getuid()
+    private var connections: [Int32: Connection] = [:]
+    /// One line per refused or dropped peer, for the daemon's log.
+    public var onNotice: (String) -> Void = { _ in }
+
+    private struct Connection {
+        var buffer = Data()
+        var lastActivity: Double
+    }
+
+    /// Creates the runtime directory (0700, must be ours) and listens at `path`. A stale socket
+    /// left by a crash is replaced; a live daemon there is an error.
+    public init(path: String) throws(SocketError) {
+        self.path = path
+        let directory = (path as NSString).deletingLastPathComponent
+        try Self.makePrivateDirectory(directory)
+        if access(path, F_OK) == 0 {
+            if let fd = try? UnixSocket.connect(to: path) {
+                close(fd)
+                throw SocketError("another ribbitd is already running (it listens on \(path)); `ribbitd stop` stops it")
+            }
+            unlink(path)
+        }
+        listener = try UnixSocket.listen(at: path)
+    }
+
+    deinit {
+        for fd in connections.keys { close(fd) }
+        close(listener)
+        unlink(path)
+    }
+
+    static func makePrivateDirectory(_ directory: String) throws(SocketError) {
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw .system("cannot create \(directory)") }
+        var info = stat()
+        guard lstat(directory, &info) == 0 else { throw .system("cannot inspect \(directory)") }
+        guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else {
+            throw SocketError("\(directory) is not a directory owned by uid \(getuid()); remove it or set XDG_RUNTIME_DIR")
+        }
+        if info.st_mode & 0o777 != 0o700 { chmod(directory, 0o700) }
+    }
+
+    /// The descriptors to poll for input.
+    public var pollDescriptors: [Int32] { [listener] + connections.keys.sorted() }
+
+    /// Handles readiness of `fd` (one of pollDescriptors).
+    public func handleReadable(_ fd: Int32, now: Double, handler: Handler) {
+        if fd == listener { acceptAll(now: now) } else { read(fd, now: now, handler: handler) }
+    }
+
+    /// Closes connections that sat on a partial request for too long.
+    public func closeIdle(now: Double) {
+        for (fd, connection) in connections where now - connection.lastActivity > idleTimeout {
+            onNotice("closed a control connection idle for \(Int(idleTimeout)) s with a partial request")
+            drop(fd)
+        }
+    }
+
+    private func acceptAll(now: Double) {
+        while true {
+            guard let fd = UnixSocket.acceptNonBlocking(listener) else { return }
+            guard let uid = UnixSocket.peerUID(fd), uid == ownerUID else {
+                let who = UnixSocket.peerUID(fd).map { "uid \($0)" } ?? "a peer of unknown uid"
+                onNotice("refused a control connection from \(who) (only uid \(ownerUID) may control this daemon)")
+                _ = UnixSocket.writeAll(fd, ControlProtocol.encode(ControlReply.failure(
+                    "refused: this ribbitd belongs to uid \(ownerUID), you are \(who); control your own ribbitd")))
+                close(fd)
+                continue
+            }
+            guard connections.count < maxConnections else {
+                _ = UnixSocket.writeAll(fd, ControlProtocol.encode(ControlReply.failure(
+                    "the daemon has \(maxConnections) control connections open; try again")))
+                close(fd)
+                continue
+            }
+            connections[fd] = Connection(lastActivity: now)
+        }
+    }
+
+    private func read(_ fd: Int32, now: Double, handler: Handler) {
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let n = Glibc.read(fd, &chunk, chunk.count)
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
+            guard n > 0 else {
+                drop(fd)  // the peer closed (a partial request without newline is discarded)
+                return
+            }
+            connections[fd]?.buffer.append(contentsOf: chunk[0..<n])
+            connections[fd]?.lastActivity = now
+            guard serveLines(fd, handler: handler) else { return }
+        }
+    }
+
+    /// Answers each complete line; false when the connection was closed.
+    private func serveLines(_ fd: Int32, handler: Handler) -> Bool {
+        while let buffer = connections[fd]?.buffer {
+            guard let newline = buffer.firstIndex(of: 0x0A) else {
+                if buffer.count > ControlProtocol.maxRequestBytes {
+                    onNotice("closed a control connection that sent a request over 64 KiB")
+                    reply(fd, .failure("request longer than \(ControlProtocol.maxRequestBytes) bytes; refused"))
+                    drop(fd)
+                    return false
+                }
+                return true
+            }
+            let line = buffer[buffer.startIndex..<newline]
+            connections[fd]?.buffer = Data(buffer[(newline + 1)...])
+            let answer: ControlReply
+            if line.count > ControlProtocol.maxRequestBytes {
+                answer = .failure("request longer than \(ControlProtocol.maxRequestBytes) bytes; refused")
+            } else if let request = try? JSONDecoder().decode(ControlRequest.self, from: line) {
+                answer = handler(request)
+            } else {
+                answer = .failure(
+                    "malformed request: expected one JSON object per line with a \"command\" of "
+                        + ControlRequest.Command.allCases.map(\.rawValue).joined(separator: ", ") + " (docs/control-protocol.md)")
+            }
+            guard reply(fd, answer) else {
+                drop(fd)
+                return false
+            }
+        }
+        return false
+    }
+
+    @discardableResult
+    private func reply(_ fd: Int32, _ reply: ControlReply) -> Bool {
+        UnixSocket.writeAll(fd, ControlProtocol.encode(reply))
+    }
+
+    private func drop(_ fd: Int32) {
+        connections[fd] = nil
+        close(fd)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// How `ribbitd run` is set up: from ribbitd.conf, then the command line on top.
+public struct DaemonConfig: Sendable, Equatable {
+    public var clientName = "ribbit"
+    /// JACK ports to take the left and right input from (one port feeds both ears);
+    /// nil: the first two physical capture ports.
+    public var inputs: [String]? = nil
+    /// Ports to send the left and right output to; nil: the first two physical playback ports.
+    public var outputs: [String]? = nil
+    /// false: leave all wiring to the user.
+    public var connect = true
+    public var logLevel = "info"
+
+    public init() {}
+
+    /// Reads a config file: `key = value` lines (a TOML subset), `#` comments. Values are
+    /// "strings", true/false, or ["lists", "of strings"]. Unknown keys are errors, so a typo
+    /// is not silently ignored.
+    public static func parse(_ text: String, path: String) throws(ConfigError) -> DaemonConfig {
+        var config = DaemonConfig()
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let at = "\(path):\(index + 1)"
+            guard let equals = line.firstIndex(of: "=") else {
+                throw ConfigError("\(at): expected `key = value`, got `\(line)`")
+            }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            switch key {
+            case "input": config.inputs = try ports(value, at: at)
+            case "output": config.outputs = try ports(value, at: at)
+            case "connect":
+                guard value == "true" || value == "false" else { throw ConfigError("\(at): connect must be true or false") }
+                config.connect = value == "true"
+            case "client-name": config.clientName = try string(value, at: at)
+            case "log-level": config.logLevel = try string(value, at: at)
+            default:
+                throw ConfigError("\(at): unknown key `\(key)`; known: input, output, connect, client-name, log-level")
+            }
+        }
+        return config
+    }
+
+    /// "a" or "a,b" or ["a", "b"]: one or two port names.
+    static func ports(_ value: String, at: String) throws(ConfigError) -> [String] {
+        var names: [String]
+        if value.hasPrefix("[") {
+            guard value.hasSuffix("]") else { throw ConfigError("\(at): a list must end with ]") }
+            names = []
+            for item in value.dropFirst().dropLast().split(separator: ",") {
+                names.append(try string(item.trimmingCharacters(in: .whitespaces), at: at))
+            }
+        } else {
+            names = try string(value, at: at).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        return try portList(names, what: at)
+    }
+
+    /// Checks a list of one or two "client:port" names.
+    public static func portList(_ names: [String], what: String) throws(ConfigError) -> [String] {
+        guard (1...2).contains(names.count), names.allSatisfy({ $0.contains(":") && !$0.hasPrefix(":") && !$0.hasSuffix(":") }) else {
+            throw ConfigError("\(what): give one or two JACK ports as client:port (left, then right); `ribbitd ports` lists them")
+        }
+        return names
+    }
+
+    static func string(_ value: String, at: String) throws(ConfigError) -> String {
+        guard value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") else {
+            throw ConfigError("\(at): expected a \"quoted string\", got `\(value)`")
+        }
+        return String(value.dropFirst().dropLast())
+    }
+}
+
+public struct ConfigError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+import RibbitControl
+
+struct ResumeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Undo `pause`: the output fades back in.")
+
+    func run() throws {
+        _ = try sendToDaemon(ControlRequest(command: .resume))
+        print("resumed")
+    }
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import RibbitControl
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show what the running daemon does: prescription, output, JACK, latency, xruns, load.",
+        discussion: "Exits 69 when no daemon is running.")
+
+    @Flag(help: "Print the status as one JSON object (docs/control-protocol.md).")
+    var json = false
+
+    func run() throws {
+        guard let status = try sendToDaemon(ControlRequest(command: .status)) else {
+            throw RibbitError(message: "the daemon sent no status", exitCode: ExitCode(70))
+        }
+        if json {
+            FileHandle.standardOutput.write(ControlProtocol.encode(status))
+        } else {
+            print(Self.describe(status))
+        }
+    }
+
+    static func describe(_ status: DaemonStatus) -> String {
+        var lines = ["ribbitd \(status.version), pid \(status.pid), running for \(duration(status.uptimeSeconds))"]
+        if let rx = status.prescription {
+            lines.append("prescription  \(rx.name) (\(rx.environment)), \(rx.rule)" + (rx.audiologist.map { ", by \($0)" } ?? ""))
+        } else {
+            lines.append("prescription  none loaded: sound passes through unchanged (`ribbitd load RX`)")
+        }
+        let output = switch status.output {
+        case .processing: status.prescription == nil ? "passing through" : "processing"
+        case .paused: "paused (silent); `ribbitd resume`"
+        case .bypassed: "bypassed (unprocessed sound); `ribbitd bypass off`"
+        }
+        lines.append("output        \(output)")
+        if let jack = status.jack {
+            lines.append("jack          client \(jack.client), \(jack.sampleRate) Hz, period \(jack.period)")
+            lines.append(String(format: "latency       %d samples (%.2f ms) added", jack.latencyFrames, jack.latencyMilliseconds))
+            lines.append(String(
+                format: "load          JACK %.1f %%, ribbit %.2f %% (longest callback %.0f us)", jack.dspLoadPercent,
+                jack.ribbitLoadPercent, jack.longestCallbackMicroseconds))
+            lines.append("xruns         \(jack.xruns) (\(status.totalXruns) since start)")
+            if jack.limitedSamples > 0 { lines.append("ceiling       acted on \(jack.limitedSamples) samples") }
+        } else {
+            lines.append("jack          not connected: \(status.jackProblem ?? "unknown"); retrying")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let s = Int(seconds)
+        if s < 60 { return "\(s) s" }
+        if s < 3600 { return "\(s / 60) min \(s % 60) s" }
+        return "\(s / 3600) h \(s / 60 % 60) min"
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+import RibbitControl
+
+struct StopCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "stop", abstract: "Stop the running daemon.")
+
+    func run() throws {
+        _ = try sendToDaemon(ControlRequest(command: .stop))
+        print("ribbitd is stopping")
+    }
+}
