@@ -156,7 +156,9 @@ public final class JackClient {
 /// context crash on JACK's threads), reading only the CallbackContext they are given.
 enum JackCallbacks {
     static let message: @convention(c) (UnsafePointer<CChar>?) -> Void = { text in
-        if let text { fputs("jack: \(String(cString: text))\n", stderr) }
+        guard let text else { return }
+        let line = Array("jack: \(String(cString: text))\n".utf8)
+        _ = write(2, line, line.count)
     }
     static let silence: @convention(c) (UnsafePointer<CChar>?) -> Void = { _ in }
 
