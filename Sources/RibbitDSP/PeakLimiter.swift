@@ -51,8 +51,10 @@ public struct PeakLimiter: Sendable {
             if g < 0.9999 || m > knee { changed &+= 1 }
             samples[i] = y
         }
-        // Float rounding would leave g a hair under 1 for ever; snap the last 0.0001 dB.
-        gain = g > 0.99999 ? 1 : g
+        // Near 1 the release step release * (1 - g) falls under half a Float ulp and g stops
+        // moving (at 1 - 7e-5 for 48 kHz), so snap to 1 once the step is that small: a jump
+        // of under 0.01 dB, after which the fast path applies again.
+        gain = (1 - g) * release < 0x1p-24 ? 1 : g
         return changed
     }
 }

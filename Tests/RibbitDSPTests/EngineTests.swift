@@ -146,6 +146,31 @@ func designedFilters(_ curve: CombinationCurve, _ geometry: EngineGeometry, samp
         #expect(engine.counters.limitedSamples == 0)
     }
 
+    /// The daemon's bypass: a pure delay with no ceiling returns the input exactly, delayed.
+    @Test func bypassDelayWithoutCeilingIsExact() throws {
+        let filters = FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: .infinity)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 512)
+        let x = Signals.whiteNoise(count: 48000, rms: 0.1, seed: 9)
+        let out = engine.process([x, x])
+        #expect(Reference.residualDB(out[0], Reference.delayed(x, by: engine.latencyFrames)) < -120)
+        #expect(engine.counters.limitedSamples == 0)
+    }
+
+    /// After a loud burst the limiter's gain must come back to exactly 1 (Float rounding once
+    /// left it stuck at -0.0006 dB for good, found by the daemon's bypass test).
+    @Test(arguments: [44100.0, 48000, 96000])
+    func limiterRecoversExactlyAfterABurst(sampleRate: Double) throws {
+        let geometry = EngineGeometry.standard(sampleRate: sampleRate)
+        let filters = FilterSet.delay(geometry.filterDelayFrames, channelCount: 1, fftLength: geometry.fftLength, ceilingDBFS: -1)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: sampleRate, filters: filters, blockSize: 256)
+        let n = Int(sampleRate)
+        let x = Signals.uniformNoise(count: n / 10, peak: 1, seed: 10) + Signals.whiteNoise(count: 2 * n, rms: 0.01, seed: 11)
+        let out = engine.process([x])[0]
+        #expect(engine.counters.limitedSamples > 0)
+        let whole = x.count / 256 * 256  // the last partial block breaks the block-size promise
+        #expect(Reference.residualDB(Array(out[..<whole]), Reference.delayed(x, by: engine.latencyFrames), from: n + n / 10) < -120)
+    }
+
     @Test func nanAndInfinityNeverReachTheOutput() throws {
         let filters = designedFilters(slopingCurve, geometry, sampleRate: 48000, channels: 2)
         let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
