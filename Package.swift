@@ -11,6 +11,8 @@ let package = Package(
     products: [
         .executable(name: "ribbitd", targets: ["ribbitd"]),
         .library(name: "RibbitDSP", targets: ["RibbitDSP"]),
+        // Test-only: LD_PRELOAD shim that counts allocations and locks in JACK process callbacks.
+        .library(name: "RibbitRTAudit", type: .dynamic, targets: ["RibbitRTAudit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -60,6 +62,9 @@ let package = Package(
             linkerSettings: bindNow
         ),
 
+        .target(name: "RibbitRTAudit", path: "Tests/RibbitRTAudit", linkerSettings: [.linkedLibrary("dl")]),
+        .executableTarget(
+            name: "ribbit-probe", dependencies: ["CJack", "RibbitDSP", "RibbitAudioFile"], path: "Tests/ribbit-probe"),
         .target(name: "RibbitTestSupport", dependencies: ["RibbitDSP"], path: "Tests/RibbitTestSupport"),
         .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitTestSupport", "CFFTW"]),
         .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"]),
@@ -68,6 +73,10 @@ let package = Package(
             dependencies: ["RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitTestSupport"]
         ),
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitTestSupport"]),
+        .testTarget(
+            name: "RibbitDaemonTests",
+            dependencies: ["RibbitTestSupport", "RibbitControl", "RibbitAudioFile", "RibbitDSP", "RibbitFitting", "RibbitPrescription"]
+        ),
         .testTarget(name: "RibbitCLITests", dependencies: ["RibbitAudioFile", "RibbitDSP", "RibbitTestSupport"]),
     ]
 )

@@ -1,0 +1,141 @@
+import Foundation
+import RibbitControl
+import RibbitDSP
+import RibbitFitting
+import RibbitPrescription
+import RibbitTestSupport
+import Testing
+
+/// ribbitd against a real `jackd -d dummy`: sound goes through it as the prescription says.
+/// The tests share the CPU with JACK's threads, so they run one at a time.
+@Suite(.serialized) struct DaemonSignalTests {
+    static let rate = 48000.0
+    /// Sample-exact comparisons need a recording without xruns, which a --no-realtime server
+    /// at period 64 cannot promise on a busy 2-core machine; at 512 they are rare. The
+    /// crossfade and the bypass path do not depend on the period (the engine works in hops).
+    static let quietPeriod = 512
+
+    @Test func portsAppearAndConnectToThePhysicalPorts() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server, arguments: [])
+        try daemon.waitUntilProcessing()
+        let lsp = try Built.run(try #require(Built.tool("jack_lsp")), ["-c"], environment: server.environment)
+        let listing = lsp.stdout
+        for (port, peer) in [
+            ("ribbit:in_left", "system:capture_1"), ("ribbit:in_right", "system:capture_2"),
+            ("ribbit:out_left", "system:playback_1"), ("ribbit:out_right", "system:playback_2"),
+        ] {
+            #expect(listing.contains("\(port)\n   \(peer)\n"), "\(port) -> \(peer) in:\n\(listing)")
+        }
+        let ports = try daemon.ribbitd(["ports"])
+        #expect(ports.status == 0)
+        #expect(ports.stdout.contains("system:capture_1  (physical)"))
+        #expect(ports.stdout.contains("ribbit:in_left"))
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test func explicitPortsAndMonoInputFeedBothEars() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--input", "system:capture_1", "--output", "system:playback_2,system:playback_1"])
+        try daemon.waitUntilProcessing()
+        let listing = try Built.run(try #require(Built.tool("jack_lsp")), ["-c", "ribbit"], environment: server.environment).stdout
+        #expect(listing.contains("ribbit:in_left\n   system:capture_1\n"))
+        #expect(listing.contains("ribbit:in_right\n   system:capture_1\n"))
+        #expect(listing.contains("ribbit:out_left\n   system:playback_2\n"))
+        #expect(listing.contains("ribbit:out_right\n   system:playback_1\n"))
+        try daemon.stop()
+    }
+
+    /// The latency callback: ribbit's outputs carry its inputs' capture latency plus its own.
+    @Test(arguments: [16, 64, 100, 256, 1024])
+    func reportsItsLatencyToJack(period: Int) throws {
+        let server = try JackTestServer(period: period)
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--input", "system:capture_1,system:capture_2"])
+        try daemon.waitUntilProcessing()
+        let own = EngineGeometry.standard(sampleRate: Self.rate).latencyFrames(blockSize: period)
+        #expect(try daemon.status().jack?.latencyFrames == own)
+        let lsp = try Built.run(try #require(Built.tool("jack_lsp")), ["-l", "ribbit:out_left"], environment: server.environment).stdout
+        // system:capture_1 has a capture latency of one period on the dummy driver.
+        #expect(lsp.contains("port capture latency = [ \(period + own) \(period + own) ]"), "\(lsp)")
+        try daemon.stop()
+    }
+
+    @Test func gainAt1kAnd4kMatchesThePrescription() throws {
+        let server = try JackTestServer()
+        let rxPath = TestPaths.prescription("mild-presbycusis.rx").path
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", rxPath])
+        try daemon.waitUntilProcessing()
+        let recording = try Probe.record(server: server, signal: "noise", levelDBFS: -50, seconds: 4)
+        let fitting = try Fitting(prescription: Prescription.parse(Array(try Data(contentsOf: URL(fileURLWithPath: rxPath)))), sampleRate: Self.rate)
+        for (channel, ear) in [Ear.left, .right].enumerated() {
+            let spectra = Analysis.crossSpectra(
+                input: recording.played[channel], output: recording.recorded[channel], sampleRate: Self.rate)
+            for hz in [1000.0, 4000] {
+                let target = fitting.targetGainDB(for: ear, atHz: hz)
+                let measured = spectra.gainDB(atHz: hz)
+                #expect(abs(measured - target) <= 1.5, "\(ear) \(hz) Hz: measured \(measured) dB, target \(target) dB")
+            }
+        }
+        try daemon.stop()
+    }
+
+    @Test func pausedIsSilentAndBypassedIsTheDelayedInput() throws {
+        let server = try JackTestServer(period: Self.quietPeriod)
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path])
+        try daemon.waitUntilProcessing()
+        #expect(try daemon.ribbitd(["pause"]).status == 0)
+        #expect(try daemon.status().output == .paused)
+        let paused = try Probe.record(server: server, signal: "noise", levelDBFS: -20, seconds: 1)
+        #expect(paused.recorded.allSatisfy { $0.allSatisfy { $0 == 0 } })
+        #expect(Analysis.rms(paused.played[0]) > 0.05)
+
+        #expect(try daemon.ribbitd(["resume"]).status == 0)
+        #expect(try daemon.ribbitd(["bypass", "on"]).status == 0)
+        #expect(try daemon.status().output == .bypassed)
+        let latency = try #require(try daemon.status().jack?.latencyFrames)
+        let bypassed = try Probe.record(server: server, signal: "noise", levelDBFS: -20, seconds: 2)
+        for channel in 0..<2 {
+            // The probe and ribbit form a loop, so JACK adds up to one period on the way back.
+            let residuals = [0, server.period].map { extra in
+                Reference.residualDB(
+                    Array(bypassed.recorded[channel].dropFirst(1000)),
+                    Array(Reference.delayed(bypassed.played[channel], by: latency + extra).dropFirst(1000)))
+            }
+            #expect(residuals.min()! < -100, "residual \(residuals) dB (xruns \(bypassed.xruns))")
+        }
+        try daemon.ribbitd(["bypass", "off"])
+        #expect(try daemon.status().output == .processing)
+        try daemon.stop()
+    }
+
+    /// A prescription change while a 1 kHz tone plays: the amplitude changes smoothly, with no
+    /// sample-to-sample jump. For a sinusoid y'' = -w^2 y, so e = y[n+1] - 2y[n] + y[n-1] +
+    /// w^2 y[n] stays near 0 except where the waveform breaks.
+    @Test func loadingDuringATonePlaysNoClick() throws {
+        let server = try JackTestServer(period: Self.quietPeriod)
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("moderate-flat.rx").path])
+        try daemon.waitUntilProcessing()
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 3)
+        usleep(1_500_000)
+        #expect(try daemon.ribbitd(["load", TestPaths.prescription("normal-hearing.rx").path]).status == 0)
+        let recording = try probe.finish()
+        let y = recording.recorded[0]
+        let w = 2 * Double.pi * 1000 / Self.rate
+        let settled = y.count / 10
+        let peak = Double(y[settled...].map(abs).max()!)
+        var worst = 0.0
+        var worstAt = 0
+        for n in settled..<(y.count - 1) {
+            let e = Double(y[n + 1]) - 2 * Double(y[n]) + Double(y[n - 1]) + w * w * Double(y[n])
+            if abs(e) > worst { (worst, worstAt) = (abs(e), n) }
+        }
+        // The switch happened: the tone's level changed by more than 3 dB.
+        let before = Analysis.rms(y[settled..<(y.count / 3)])
+        let after = Analysis.rms(y[(y.count * 9 / 10)...])
+        #expect(abs(Analysis.decibels(after / before)) > 3)
+        // The crossfade itself bends the waveform by under 1 % of the peak (2 w |A'| with the
+        // amplitude changing over one hop); a click jumps by the order of the peak.
+        #expect(worst < 0.03 * peak, "curvature error \(worst / peak) of the peak at sample \(worstAt) (xruns \(recording.xruns))")
+        try daemon.stop()
+    }
+}

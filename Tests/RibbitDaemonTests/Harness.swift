@@ -1,0 +1,181 @@
+import Foundation
+import Glibc
+import RibbitAudioFile
+import RibbitControl
+import RibbitTestSupport
+
+/// A `ribbitd run` (release build: what ships, and what the RT audit must judge) in a private
+/// directory (XDG_RUNTIME_DIR, XDG_STATE_HOME, XDG_CONFIG_HOME) against a private JACK server.
+final class DaemonUnderTest {
+    static let binary = Built.product("ribbitd", configuration: "release")
+    static let auditLibrary = Built.product("libRibbitRTAudit.so")
+
+    let directory: URL
+    let environment: [String: String]
+    let auditReport: URL
+    private let process: Process
+    private let logURL: URL
+
+    /// - Parameters:
+    ///   - audit: preload the RT audit shim, which writes its counts at exit.
+    ///   - user: run as this user (setpriv), with the directory handed to them.
+    init(
+        server: JackTestServer, arguments: [String] = ["--no-connect"], audit: Bool = false,
+        directory: URL? = nil, user: String? = nil, waitUntilReady: Bool = true
+    ) throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
+            throw TestSetupError("\(Self.binary.path) is missing: run `swift build -c release --product ribbitd` (make test does)")
+        }
+        let directory = try directory ?? TestPaths.temporaryDirectory()
+        self.directory = directory
+        auditReport = directory.appendingPathComponent("rtaudit.txt")
+        logURL = directory.appendingPathComponent("ribbitd.log")
+        var env = server.environment
+        env["XDG_RUNTIME_DIR"] = directory.appendingPathComponent("run").path
+        env["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
+        env["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+        env["HOME"] = directory.path
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("run"), withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.appendingPathComponent("run").path)
+        var daemonEnv = env
+        if audit {
+            daemonEnv["LD_PRELOAD"] = Self.auditLibrary.path
+            daemonEnv["RIBBIT_RTAUDIT_REPORT"] = auditReport.path
+        }
+        environment = env
+        process = Process()
+        if let user {
+            chownTree(directory, user: user)
+            process.executableURL = Built.tool("setpriv")
+            process.arguments = ["--reuid", user, "--regid", user, "--clear-groups", Self.binary.path, "run"] + arguments
+        } else {
+            process.executableURL = Self.binary
+            process.arguments = ["run"] + arguments
+        }
+        process.environment = daemonEnv
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logURL)
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        if waitUntilReady { try waitForSocket() }
+    }
+
+    deinit { stopProcess(process) }
+
+    var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+    var isRunning: Bool { process.isRunning }
+    var pid: Int32 { process.processIdentifier }
+
+    func waitForSocket(timeout: Double = 10) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            guard process.isRunning else { throw TestSetupError("ribbitd exited: \(log)") }
+            if (try? ribbitd(["status"]))?.status == 0 { return }
+            usleep(50_000)
+        }
+        throw TestSetupError("ribbitd did not answer within \(timeout) s: \(log)")
+    }
+
+    /// Runs a client command (`status`, `load RX` ...) with the daemon's environment.
+    @discardableResult
+    func ribbitd(_ arguments: [String]) throws -> RunResult {
+        try Built.run(Self.binary, arguments, environment: environment)
+    }
+
+    func status() throws -> DaemonStatus {
+        let result = try ribbitd(["status", "--json"])
+        guard result.status == 0 else { throw TestSetupError("status failed: \(result.stderr)") }
+        return try JSONDecoder().decode(DaemonStatus.self, from: Data(result.stdout.utf8))
+    }
+
+    /// Waits until JACK calls the daemon's process callback (its cycle count grows); returns
+    /// the seconds it took.
+    @discardableResult
+    func waitUntilProcessing(timeout: Double = 5) throws -> Double {
+        let start = Date()
+        var previous: Int?
+        while Date().timeIntervalSince(start) < timeout {
+            if let cycles = try? status().jack?.cycles {
+                if let previous, cycles > previous { return Date().timeIntervalSince(start) }
+                previous = cycles
+            } else {
+                previous = nil
+            }
+            usleep(20_000)
+        }
+        throw TestSetupError("ribbitd was not processing within \(timeout) s: \(log)")
+    }
+
+    /// `ribbitd stop`, then waits for the exit; returns the exit status.
+    @discardableResult
+    func stop() throws -> Int32 {
+        _ = try ribbitd(["stop"])
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        stopProcess(process)
+        return process.terminationStatus
+    }
+
+    /// The RT audit's counts ("malloc" -> n ...), after stop().
+    func auditCounts() throws -> [String: Int] {
+        let text = try String(contentsOf: auditReport, encoding: .utf8)
+        var counts = [String: Int]()
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let n = Int(parts[1]) { counts[String(parts[0])] = n }
+        }
+        return counts
+    }
+}
+
+private func chownTree(_ url: URL, user: String) {
+    guard let entry = getpwnam(user) else { return }
+    let paths = [url.path] + (FileManager.default.subpaths(atPath: url.path) ?? []).map { url.path + "/" + $0 }
+    for path in paths { chown(path, entry.pointee.pw_uid, entry.pointee.pw_gid) }
+}
+
+/// The test JACK client: plays a signal into ribbit's inputs and records its outputs.
+final class Probe {
+    static let binary = Built.product("ribbit-probe")
+    let output: URL
+    private let process: Process
+    private let stdout = Pipe()
+    private let stderr = Pipe()
+
+    /// Starts playing; `finish()` waits and returns played (L, R) and recorded (L, R).
+    init(server: JackTestServer, signal: String, levelDBFS: Double, seconds: Double, extra: [String] = [], environment: [String: String]? = nil) throws {
+        output = try TestPaths.temporaryDirectory().appendingPathComponent("probe.wav")
+        process = Process()
+        process.executableURL = Self.binary
+        process.arguments = [
+            "--seconds", "\(seconds)", "--signal", signal, "--level", "\(levelDBFS)",
+            "--to", "ribbit:in_left,ribbit:in_right", "--from", "ribbit:out_left,ribbit:out_right", "--out", output.path,
+        ] + extra
+        process.environment = environment ?? server.environment
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+    }
+
+    struct Recording {
+        var played: [[Float]]
+        var recorded: [[Float]]
+        var xruns: Int
+    }
+
+    func finish() throws -> Recording {
+        let out = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestSetupError("ribbit-probe failed: \(err)") }
+        let channels = try AudioFileReader(path: output.path).readAll()
+        let words = out.split(separator: " ")
+        let xruns = words.firstIndex(of: "xruns").flatMap { Int(words[$0 + 1]) } ?? -1
+        return Recording(played: Array(channels[0..<2]), recorded: Array(channels[2..<4]), xruns: xruns)
+    }
+
+    static func record(server: JackTestServer, signal: String, levelDBFS: Double, seconds: Double) throws -> Recording {
+        try Probe(server: server, signal: signal, levelDBFS: levelDBFS, seconds: seconds).finish()
+    }
+}

@@ -1,0 +1,93 @@
+// RT audit: an LD_PRELOAD shim that counts, inside a JACK client's process callback only,
+// calls that a real-time thread must never make: heap allocation and freeing, mutex locks,
+// and raw system calls (the Swift runtime's locks are futex system calls).
+//
+// It interposes jack_set_process_callback to wrap the client's callback in a trampoline that
+// marks the thread as "in process" while the callback runs. At exit it writes the counts to
+// the file named by RIBBIT_RTAUDIT_REPORT as "name count" lines.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <jack/jack.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+extern void *__libc_memalign(size_t, size_t);
+
+enum { MALLOC, CALLOC, REALLOC, FREE, MEMALIGN, MUTEX_LOCK, SYSCALL, CALLBACKS, COUNTERS };
+static const char *names[COUNTERS] = {
+    "malloc", "calloc", "realloc", "free", "memalign", "pthread_mutex_lock", "syscall", "callbacks"};
+static atomic_long counts[COUNTERS];
+static __thread int in_process;
+
+#define COUNT(which) do { if (in_process) atomic_fetch_add_explicit(&counts[which], 1, memory_order_relaxed); } while (0)
+
+void *malloc(size_t size) { COUNT(MALLOC); return __libc_malloc(size); }
+void *calloc(size_t count, size_t size) { COUNT(CALLOC); return __libc_calloc(count, size); }
+void *realloc(void *pointer, size_t size) { COUNT(REALLOC); return __libc_realloc(pointer, size); }
+void free(void *pointer) { COUNT(FREE); __libc_free(pointer); }
+void *memalign(size_t alignment, size_t size) { COUNT(MEMALIGN); return __libc_memalign(alignment, size); }
+void *aligned_alloc(size_t alignment, size_t size) { COUNT(MEMALIGN); return __libc_memalign(alignment, size); }
+int posix_memalign(void **out, size_t alignment, size_t size) {
+    COUNT(MEMALIGN);
+    *out = __libc_memalign(alignment, size);
+    return *out ? 0 : 12;  // ENOMEM
+}
+
+static int (*real_mutex_lock)(pthread_mutex_t *);
+static long (*real_syscall)(long, ...);
+static int (*real_set_process)(jack_client_t *, JackProcessCallback, void *);
+
+int pthread_mutex_lock(pthread_mutex_t *mutex) {
+    COUNT(MUTEX_LOCK);
+    if (!real_mutex_lock) real_mutex_lock = dlsym(RTLD_NEXT, "pthread_mutex_lock");
+    return real_mutex_lock(mutex);
+}
+
+long syscall(long number, ...) {
+    COUNT(SYSCALL);
+    if (!real_syscall) real_syscall = dlsym(RTLD_NEXT, "syscall");
+    va_list list;
+    va_start(list, number);
+    long a = va_arg(list, long), b = va_arg(list, long), c = va_arg(list, long);
+    long d = va_arg(list, long), e = va_arg(list, long), f = va_arg(list, long);
+    va_end(list);
+    return real_syscall(number, a, b, c, d, e, f);
+}
+
+static JackProcessCallback client_callback;
+
+static int trampoline(jack_nframes_t frames, void *argument) {
+    in_process = 1;
+    int result = client_callback(frames, argument);
+    in_process = 0;
+    atomic_fetch_add_explicit(&counts[CALLBACKS], 1, memory_order_relaxed);
+    return result;
+}
+
+int jack_set_process_callback(jack_client_t *client, JackProcessCallback callback, void *argument) {
+    if (!real_set_process) real_set_process = dlsym(RTLD_NEXT, "jack_set_process_callback");
+    client_callback = callback;
+    return real_set_process(client, trampoline, argument);
+}
+
+__attribute__((constructor)) static void resolve(void) {
+    real_mutex_lock = dlsym(RTLD_NEXT, "pthread_mutex_lock");
+    real_syscall = dlsym(RTLD_NEXT, "syscall");
+    real_set_process = dlsym(RTLD_NEXT, "jack_set_process_callback");
+}
+
+__attribute__((destructor)) static void report(void) {
+    const char *path = getenv("RIBBIT_RTAUDIT_REPORT");
+    if (!path) return;
+    FILE *file = fopen(path, "w");
+    if (!file) return;
+    for (int i = 0; i < COUNTERS; i++) fprintf(file, "%s %ld\n", names[i], atomic_load(&counts[i]));
+    fclose(file);
+}

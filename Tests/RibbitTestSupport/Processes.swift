@@ -1,0 +1,127 @@
+import Foundation
+import Glibc
+
+/// A finished child process.
+public struct RunResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+}
+
+/// Executables `swift build` made (and tools on PATH), run with their output captured.
+public enum Built {
+    /// A product of this package: `.build/<configuration>/<name>`; an environment variable
+    /// named like the product in capitals (RIBBITD, RIBBITD_RELEASE) overrides.
+    public static func product(_ name: String, configuration: String = "debug") -> URL {
+        let variable = name.uppercased().replacingOccurrences(of: "-", with: "_") + (configuration == "release" ? "_RELEASE" : "")
+        if let path = ProcessInfo.processInfo.environment[variable] { return URL(fileURLWithPath: path) }
+        return TestPaths.packageRoot.appendingPathComponent(".build/\(configuration)/\(name)")
+    }
+
+    public static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> RunResult {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let (out, err) = (Pipe(), Pipe())
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read stderr on another thread, so a chatty child cannot block on a full pipe.
+        nonisolated(unsafe) var stderr = Data()
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            stderr = err.fileHandleForReading.readDataToEndOfFile()
+            done.signal()
+        }.start()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        done.wait()
+        process.waitUntilExit()
+        return RunResult(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// A tool from PATH (jackd, jack_lsp, setpriv ...).
+    public static func tool(_ name: String) -> URL? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let url = URL(fileURLWithPath: String(directory)).appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return nil
+    }
+}
+
+/// Stops a child by PID: SIGTERM, then SIGKILL after `grace` seconds.
+public func stopProcess(_ process: Process, grace: Double = 5) {
+    guard process.isRunning else { return }
+    kill(process.processIdentifier, SIGTERM)
+    let deadline = Date().addingTimeInterval(grace)
+    while process.isRunning && Date() < deadline { usleep(20_000) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+}
+
+/// A private JACK server for one test: `jackd -n ribbit-test-PID-N --no-realtime -d dummy`,
+/// started and stopped by PID.
+public final class JackTestServer: @unchecked Sendable {
+    public let name: String
+    public let period: Int
+    private var process: Process
+    private let log: URL
+    nonisolated(unsafe) private static var serial = 0
+
+    public init(period: Int = 64, sampleRate: Int = 48000, name: String? = nil) throws {
+        Self.serial += 1
+        self.name = name ?? "ribbit-test-\(getpid())-\(Self.serial)"
+        self.period = period
+        log = FileManager.default.temporaryDirectory.appendingPathComponent("\(self.name).jackd.log")
+        process = Process()
+        try start(sampleRate: sampleRate)
+    }
+
+    private func start(sampleRate: Int) throws {
+        guard let jackd = Built.tool("jackd") else { throw TestSetupError("jackd is not installed (apt-get install jackd2)") }
+        process = Process()
+        process.executableURL = jackd
+        process.arguments = ["-n", name, "--no-realtime", "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        guard let wait = Built.tool("jack_wait") else { throw TestSetupError("jack_wait is missing (jackd2's example clients)") }
+        let result = try Built.run(wait, ["-w", "-t", "5"], environment: environment)
+        guard result.status == 0, process.isRunning else {
+            throw TestSetupError("jackd did not come up: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        }
+    }
+
+    /// Environment for clients of this server.
+    public var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["JACK_DEFAULT_SERVER"] = name
+        env["JACK_NO_START_SERVER"] = "1"
+        return env
+    }
+
+    public var pid: Int32 { process.processIdentifier }
+
+    /// Kills the server outright (SIGKILL), as a crash would.
+    public func kill() {
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Starts the same server again after kill().
+    public func restart(sampleRate: Int = 48000) throws { try start(sampleRate: sampleRate) }
+
+    public func stop() { stopProcess(process) }
+
+    deinit { stop() }
+}
+
+public struct TestSetupError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

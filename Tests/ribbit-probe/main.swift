@@ -1,0 +1,172 @@
+// ribbit-probe: a JACK test client. It plays a known signal into two ports and records two
+// ports, sample-aligned by JACK cycle, into one 4-channel WAV (played L, R, recorded L, R).
+//
+//   ribbit-probe --seconds S --signal noise|sine:HZ|silence --level DBFS \
+//       --to ribbit:in_left,ribbit:in_right --from ribbit:out_left,ribbit:out_right --out FILE.wav
+//       [--allocate-in-process]   (malloc+free in every callback: proves the RT audit can fail)
+//
+// Prints one line: "cycles N xruns N frames N" (xruns while recording). Exit 69 when JACK is unreachable.
+import CJack
+import Foundation
+import RibbitAudioFile
+import RibbitDSP
+import Synchronization
+
+struct Options {
+    var seconds = 2.0
+    var signal = "noise"
+    var levelDBFS = -30.0
+    var to: [String] = []
+    var from: [String] = []
+    var out = "probe.wav"
+    var allocate = false
+
+    init(_ arguments: [String]) {
+        var i = 0
+        func value() -> String {
+            i += 1
+            guard i < arguments.count else { fail("missing value for \(arguments[i - 1])") }
+            return arguments[i]
+        }
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--seconds": seconds = Double(value()) ?? 2
+            case "--signal": signal = value()
+            case "--level": levelDBFS = Double(value()) ?? -30
+            case "--to": to = value().split(separator: ",").map(String.init)
+            case "--from": from = value().split(separator: ",").map(String.init)
+            case "--out": out = value()
+            case "--allocate-in-process": allocate = true
+            default: fail("unknown argument \(arguments[i])")
+            }
+            i += 1
+        }
+    }
+}
+
+func fail(_ message: String, code: Int32 = 64) -> Never {
+    FileHandle.standardError.write(Data("ribbit-probe: \(message)\n".utf8))
+    exit(code)
+}
+
+/// Everything the process callback touches, preallocated.
+final class Probe: @unchecked Sendable {
+    let frames: Int
+    let play: [UnsafeMutablePointer<Float>]
+    let record: [UnsafeMutablePointer<Float>]
+    let position = Atomic<Int>(0)
+    let running = Atomic<Bool>(false)
+    let cycles = Atomic<Int>(0)
+    let xruns = Atomic<Int>(0)
+    var ports: [OpaquePointer] = []
+    let allocate: Bool
+
+    init(signal: [[Float]], allocate: Bool) {
+        frames = signal[0].count
+        play = signal.map { s in
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: s.count)
+            p.initialize(from: s, count: s.count)
+            return p
+        }
+        record = (0..<2).map { _ in
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: signal[0].count)
+            p.initialize(repeating: 0, count: signal[0].count)
+            return p
+        }
+        self.allocate = allocate
+    }
+}
+
+enum Callbacks {
+    static let process: JackProcessCallback = { nframes, arg in
+        let probe = Unmanaged<Probe>.fromOpaque(arg!).takeUnretainedValue()
+        let n = Int(nframes)
+        let outL = jack_port_get_buffer(probe.ports[0], nframes)!.assumingMemoryBound(to: Float.self)
+        let outR = jack_port_get_buffer(probe.ports[1], nframes)!.assumingMemoryBound(to: Float.self)
+        let inL = jack_port_get_buffer(probe.ports[2], nframes)!.assumingMemoryBound(to: Float.self)
+        let inR = jack_port_get_buffer(probe.ports[3], nframes)!.assumingMemoryBound(to: Float.self)
+        outL.update(repeating: 0, count: n)
+        outR.update(repeating: 0, count: n)
+        if probe.allocate { free(malloc(64)) }
+        guard probe.running.load(ordering: .acquiring) else { return 0 }
+        let at = probe.position.load(ordering: .relaxed)
+        let count = min(n, probe.frames - at)
+        guard count > 0 else { return 0 }
+        outL.update(from: probe.play[0] + at, count: count)
+        outR.update(from: probe.play[1] + at, count: count)
+        (probe.record[0] + at).update(from: inL, count: count)
+        (probe.record[1] + at).update(from: inR, count: count)
+        probe.position.store(at + count, ordering: .releasing)
+        probe.cycles.add(1, ordering: .relaxed)
+        return 0
+    }
+
+    /// Counts xruns while recording only (connecting clients causes some before).
+    static let xrun: JackXRunCallback = { arg in
+        let probe = Unmanaged<Probe>.fromOpaque(arg!).takeUnretainedValue()
+        if probe.running.load(ordering: .relaxed) && probe.position.load(ordering: .relaxed) < probe.frames {
+            probe.xruns.add(1, ordering: .relaxed)
+        }
+        return 0
+    }
+}
+
+let options = Options(Array(CommandLine.arguments.dropFirst()))
+guard options.to.count == 2, options.from.count == 2 else { fail("give --to L,R and --from L,R") }
+
+var status = jack_status_t(rawValue: 0)
+guard let client = ribbit_jack_client_open("ribbit-probe", JackNoStartServer, &status) else {
+    fail("no JACK server", code: 69)
+}
+let rate = Double(jack_get_sample_rate(client))
+let frames = Int(options.seconds * rate)
+let amplitude = pow(10, options.levelDBFS / 20)
+let signal: [[Float]]
+switch options.signal {
+case "noise":
+    signal = [Signals.whiteNoise(count: frames, rms: amplitude, seed: 1), Signals.whiteNoise(count: frames, rms: amplitude, seed: 2)]
+case "silence":
+    signal = [[Float](repeating: 0, count: frames), [Float](repeating: 0, count: frames)]
+case let s where s.hasPrefix("sine:"):
+    let hz = Double(s.dropFirst(5)) ?? 1000
+    let sine = Signals.sine(count: frames, frequencyHz: hz, sampleRate: rate, amplitude: amplitude * 2.0.squareRoot())
+    signal = [sine, sine]
+default: fail("unknown signal \(options.signal)")
+}
+let probe = Probe(signal: signal, allocate: options.allocate)
+for (name, isOutput) in [("out_1", true), ("out_2", true), ("in_1", false), ("in_2", false)] {
+    let flags = UInt(isOutput ? JackPortIsOutput.rawValue : JackPortIsInput.rawValue)
+    guard let port = jack_port_register(client, name, JACK_DEFAULT_AUDIO_TYPE, flags, 0) else { fail("cannot register \(name)") }
+    probe.ports.append(port)
+}
+let context = Unmanaged.passRetained(probe).toOpaque()
+jack_set_process_callback(client, Callbacks.process, context)
+jack_set_xrun_callback(client, Callbacks.xrun, context)
+guard jack_activate(client) == 0 else { fail("cannot activate") }
+let own = ["ribbit-probe:out_1", "ribbit-probe:out_2", "ribbit-probe:in_1", "ribbit-probe:in_2"]
+for (source, destination) in [(own[0], options.to[0]), (own[1], options.to[1]), (options.from[0], own[2]), (options.from[1], own[3])] {
+    guard jack_connect(client, source, destination) == 0 else { fail("cannot connect \(source) -> \(destination)", code: 69) }
+}
+// Let connections settle for a few cycles, then play and record.
+usleep(50_000)
+probe.running.store(true, ordering: .releasing)
+let deadline = Date().addingTimeInterval(options.seconds * 4 + 5)
+while probe.position.load(ordering: .acquiring) < frames {
+    guard Date() < deadline else { fail("JACK stopped calling the probe", code: 70) }
+    usleep(10_000)
+}
+jack_deactivate(client)
+jack_client_close(client)
+
+do {
+    let writer = try AudioFileWriter(path: options.out, format: .wav(sampleRate: Int(rate), channelCount: 4))
+    try writer.write(channels: [
+        signal[0], signal[1],
+        Array(UnsafeBufferPointer(start: probe.record[0], count: frames)),
+        Array(UnsafeBufferPointer(start: probe.record[1], count: frames)),
+    ])
+    try writer.close()
+} catch {
+    fail("\(error)", code: 73)
+}
+print("cycles \(probe.cycles.load(ordering: .relaxed)) xruns \(probe.xruns.load(ordering: .relaxed)) frames \(frames)")
