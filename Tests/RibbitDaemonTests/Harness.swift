@@ -45,9 +45,12 @@ final class DaemonUnderTest {
         environment = env
         process = Process()
         if let user {
-            chownTree(directory, user: user)
+            guard let entry = getpwnam(user) else { throw TestSetupError("no user \(user)") }
+            chownTree(directory, uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
             process.executableURL = Built.tool("setpriv")
-            process.arguments = ["--reuid", user, "--regid", user, "--clear-groups", Self.binary.path, "run"] + arguments
+            process.arguments = [
+                "--reuid", "\(entry.pointee.pw_uid)", "--regid", "\(entry.pointee.pw_gid)", "--clear-groups", Self.binary.path, "run",
+            ] + arguments
         } else {
             process.executableURL = Self.binary
             process.arguments = ["run"] + arguments
@@ -129,10 +132,9 @@ final class DaemonUnderTest {
     }
 }
 
-private func chownTree(_ url: URL, user: String) {
-    guard let entry = getpwnam(user) else { return }
+private func chownTree(_ url: URL, uid: uid_t, gid: gid_t) {
     let paths = [url.path] + (FileManager.default.subpaths(atPath: url.path) ?? []).map { url.path + "/" + $0 }
-    for path in paths { chown(path, entry.pointee.pw_uid, entry.pointee.pw_gid) }
+    for path in paths { chown(path, uid, gid) }
 }
 
 /// The test JACK client: plays a signal into ribbit's inputs and records its outputs.

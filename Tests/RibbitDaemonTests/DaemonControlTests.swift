@@ -1,0 +1,235 @@
+import Foundation
+import Glibc
+import RibbitControl
+import RibbitDSP
+import RibbitTestSupport
+import Testing
+
+/// The daemon's life: real-time rules, JACK restarts, state, and its control socket.
+@Suite(.serialized) struct DaemonControlTests {
+    /// 10 s of noise through ribbit at period 64 with two prescription switches (and a bypass
+    /// and a pause on top): no allocation, free, mutex lock or system call inside the process
+    /// callback, counted by an LD_PRELOAD shim around JACK's process callback.
+    @Test func processCallbackNeverAllocatesOrLocks() throws {
+        let server = try JackTestServer(period: 64)
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path], audit: true)
+        try daemon.waitUntilProcessing()
+        let probe = try Probe(server: server, signal: "noise", levelDBFS: -40, seconds: 10)
+        for (seconds, command) in [
+            (2.0, ["load", TestPaths.prescription("ski-slope.rx").path]), (2, ["bypass", "on"]), (1, ["bypass", "off"]),
+            (1, ["pause"]), (1, ["resume"]), (1, ["load", TestPaths.prescription("asymmetric.rx").path]),
+        ] {
+            usleep(useconds_t(seconds * 1e6))
+            #expect(try daemon.ribbitd(command).status == 0)
+        }
+        _ = try probe.finish()
+        let status = try daemon.status()
+        #expect(status.prescription?.name == "Asymmetric loss, worse right ear")
+        #expect(try daemon.stop() == 0)
+        let counts = try daemon.auditCounts()
+        #expect(counts["callbacks", default: 0] >= 10 * 48000 / 64)
+        for name in ["malloc", "calloc", "realloc", "free", "memalign", "pthread_mutex_lock", "syscall"] {
+            #expect(counts[name] == 0, "\(name) was called \(counts[name] ?? -1) times on the RT thread")
+        }
+    }
+
+    /// The audit must be able to fail: a client that allocates in its callback is caught.
+    @Test func auditCatchesAnAllocatingCallback() throws {
+        let server = try JackTestServer()
+        let directory = try TestPaths.temporaryDirectory()
+        let report = directory.appendingPathComponent("probe-audit.txt")
+        var environment = server.environment
+        environment["LD_PRELOAD"] = DaemonUnderTest.auditLibrary.path
+        environment["RIBBIT_RTAUDIT_REPORT"] = report.path
+        let result = try Built.run(
+            Probe.binary,
+            ["--seconds", "0.5", "--allocate-in-process", "--to", "system:playback_1,system:playback_2", "--from",
+             "system:capture_1,system:capture_2", "--out", directory.appendingPathComponent("p.wav").path],
+            environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        let text = try String(contentsOf: report, encoding: .utf8)
+        #expect(text.contains("callbacks "))
+        let mallocs = text.split(separator: "\n").first { $0.hasPrefix("malloc ") }.flatMap { Int($0.split(separator: " ")[1]) }
+        #expect((mallocs ?? 0) > 0)
+    }
+
+    @Test func comesBackWithinFiveSecondsWhenTheServerRestarts() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path])
+        try daemon.waitUntilProcessing()
+        server.kill()
+        let lost = Date()
+        while try daemon.status().jack != nil {
+            #expect(Date().timeIntervalSince(lost) < 5, "the daemon did not notice the server was gone")
+            if Date().timeIntervalSince(lost) > 5 { break }
+            usleep(50_000)
+        }
+        #expect(daemon.isRunning)
+        #expect(try daemon.status().jackProblem != nil)
+        try server.restart()
+        let back = try daemon.waitUntilProcessing(timeout: 5)
+        #expect(back < 5)
+        let status = try daemon.status()
+        #expect(status.prescription?.name == "Steep ski-slope loss")
+        #expect(status.jack?.latencyFrames == 96)
+        try daemon.stop()
+    }
+
+    /// jack_bufsize while running: the engine follows, latency is re-reported, no restart.
+    @Test func followsPeriodChanges() throws {
+        let server = try JackTestServer(period: 64)
+        let daemon = try DaemonUnderTest(server: server)
+        try daemon.waitUntilProcessing()
+        let bufsize = try #require(Built.tool("jack_bufsize"))
+        let geometry = EngineGeometry.standard(sampleRate: 48000)
+        // 96 + hop - gcd(period, hop): 96, 128 (32 < hop), 156, 96, 144.
+        for period in [128, 32, 100, 4096, 16] {
+            let latency = geometry.latencyFrames(blockSize: period)
+            #expect(try Built.run(bufsize, ["\(period)"], environment: server.environment).status == 0)
+            var status = try daemon.status()
+            let deadline = Date().addingTimeInterval(5)
+            while status.jack?.period != period && Date() < deadline {
+                usleep(50_000)
+                status = try daemon.status()
+            }
+            #expect(status.jack?.period == period)
+            #expect(status.jack?.latencyFrames == latency)
+            try daemon.waitUntilProcessing()
+        }
+        try daemon.stop()
+    }
+
+    @Test func startsWithTheLastActivePrescriptionAndKeepsItOnBadLoads() throws {
+        let server = try JackTestServer()
+        let directory = try TestPaths.temporaryDirectory()
+        var daemon = try DaemonUnderTest(server: server, directory: directory)
+        #expect(try daemon.status().prescription == nil)
+        #expect(try daemon.ribbitd(["status"]).stdout.contains("none loaded: sound passes through unchanged"))
+        #expect(try daemon.ribbitd(["load", TestPaths.prescription("ski-slope.rx").path]).status == 0)
+        let stateFile = directory.appendingPathComponent("state/ribbit/active.rx")
+        let saved = try Data(contentsOf: stateFile)
+
+        // Bad input: a missing file, not a prescription, an out-of-range value.
+        let bad = directory.appendingPathComponent("bad.rx")
+        try Data("RIBBIT-RX 1\nname: x\nenv: quiet\nrule: nal-r\nleft: 500=20,1000=130,2000=30,4000=40\n".utf8).write(to: bad)
+        for path in ["/nonexistent.rx", TestPaths.packageRoot.appendingPathComponent("Makefile").path, bad.path] {
+            let result = try daemon.ribbitd(["load", path])
+            #expect(result.status != 0)
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        }
+        // The daemon validates too: a raw request with a broken prescription.
+        let reply = try ControlClient.send(
+            ControlRequest(command: .load, prescription: "RIBBIT-RX 1\nname: x\n", source: "raw"),
+            socketPath: directory.appendingPathComponent("run/ribbit/ribbitd.sock").path)
+        #expect(!reply.ok)
+        #expect(reply.error?.contains("the active prescription is unchanged") == true)
+        #expect(try daemon.status().prescription?.name == "Steep ski-slope loss")
+        #expect(try Data(contentsOf: stateFile) == saved)
+
+        try daemon.stop()
+        daemon = try DaemonUnderTest(server: server, directory: directory)
+        #expect(try daemon.status().prescription?.name == "Steep ski-slope loss")
+        try daemon.stop()
+    }
+
+    @Test func clientCommandsWithoutADaemonSaySoInOneLine() throws {
+        let directory = try TestPaths.temporaryDirectory()
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = directory.path
+        for command in [["status"], ["pause"], ["resume"], ["bypass", "on"], ["stop"], ["load", TestPaths.prescription("ski-slope.rx").path]] {
+            let result = try Built.run(DaemonUnderTest.binary, command, environment: environment)
+            #expect(result.status == 69)
+            #expect(result.stderr.split(separator: "\n").count == 1)
+            #expect(result.stderr.contains("not running"))
+        }
+    }
+
+    @Test func socketIsPrivateAndSurvivesBadClients() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server)
+        let socketPath = daemon.directory.appendingPathComponent("run/ribbit/ribbitd.sock").path
+        let directoryMode = try FileManager.default.attributesOfItem(atPath: (socketPath as NSString).deletingLastPathComponent)[.posixPermissions] as? Int
+        let socketMode = try FileManager.default.attributesOfItem(atPath: socketPath)[.posixPermissions] as? Int
+        #expect(directoryMode == 0o700)
+        #expect(socketMode == 0o600)
+
+        // A client that sends half a request and keeps the connection open.
+        let halfWritten = try UnixSocket.connect(to: socketPath)
+        defer { close(halfWritten) }
+        #expect(UnixSocket.writeAll(halfWritten, Data(#"{"command": "sta"#.utf8)))
+        // Garbage, wrong types, unknown commands: each gets an error reply.
+        for line in ["hello", "{}", #"{"command": "explode"}"#, #"{"command": "bypass"}"#, #"{"command": 7}"#, "[1,2]"] {
+            let reply = try rawRequest(socketPath, Data((line + "\n").utf8))
+            #expect(reply?.ok == false, "\(line)")
+            #expect(reply?.error?.isEmpty == false)
+        }
+        // Over 64 KiB without a newline: refused and closed.
+        let huge = try rawRequest(socketPath, Data(repeating: UInt8(ascii: "x"), count: 70 * 1024))
+        #expect(huge == nil || huge?.ok == false)
+        // Many clients at once, while the half-written one still hangs.
+        let results = (0..<12).map { _ in
+            let fd = try? UnixSocket.connect(to: socketPath)
+            return fd
+        }
+        for fd in results.compactMap({ $0 }) {
+            #expect(UnixSocket.writeAll(fd, ControlProtocol.encode(ControlRequest(command: .status))))
+        }
+        for fd in results.compactMap({ $0 }) {
+            #expect(readReply(fd)?.ok == true)
+            close(fd)
+        }
+        #expect(try daemon.status().pid == daemon.pid)
+        try daemon.stop()
+    }
+
+    /// SO_PEERCRED: another uid is refused. As root, root's socket is closed to `nobody` by the
+    /// file modes; root itself can connect anywhere, so a daemon run as `nobody` must refuse
+    /// root by its peer credentials.
+    @Test(.enabled(if: getuid() == 0, "needs root to run processes as another user"))
+    func anotherUserIsRefused() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server)
+        var asNobody = daemon.environment
+        asNobody["HOME"] = "/tmp"
+        let setpriv = try #require(Built.tool("setpriv"))
+        let result = try Built.run(
+            setpriv, ["--reuid", "nobody", "--regid", "nogroup", "--clear-groups", DaemonUnderTest.binary.path, "status"],
+            environment: asNobody)
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.contains("another user") || result.stderr.contains("not running"))
+        try daemon.stop()
+
+        let nobodyDaemon = try DaemonUnderTest(server: server, user: "nobody", waitUntilReady: false)
+        let socketPath = nobodyDaemon.directory.appendingPathComponent("run/ribbit/ribbitd.sock").path
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(50_000) }
+        #expect(nobodyDaemon.isRunning, "\(nobodyDaemon.log)")
+        let reply = try ControlClient.send(ControlRequest(command: .status), socketPath: socketPath)
+        #expect(!reply.ok)
+        #expect(reply.error?.hasPrefix("refused") == true)
+        #expect(reply.status == nil)
+        #expect(nobodyDaemon.log.contains("refused a control connection from uid 0"))
+    }
+}
+
+/// Sends raw bytes and reads one reply line (nil if the daemon closed without one).
+private func rawRequest(_ socketPath: String, _ bytes: Data) throws -> ControlReply? {
+    let fd = try UnixSocket.connect(to: socketPath)
+    defer { close(fd) }
+    _ = UnixSocket.writeAll(fd, bytes)
+    return readReply(fd)
+}
+
+private func readReply(_ fd: Int32) -> ControlReply? {
+    UnixSocket.setTimeout(fd, seconds: 5)
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while !data.contains(0x0A) {
+        let n = read(fd, &buffer, buffer.count)
+        guard n > 0 else { break }
+        data.append(contentsOf: buffer[0..<n])
+    }
+    guard let end = data.firstIndex(of: 0x0A) else { return nil }
+    return try? JSONDecoder().decode(ControlReply.self, from: data[..<end])
+}
