@@ -4,17 +4,23 @@ export PATH := $(PATH):/opt/swift/usr/bin
 
 PREFIX ?= /usr/local
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Build and test dependencies (Debian package names); the demo also needs espeak-ng and sox.
-APT_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev espeak-ng sox
+# Build, run and test dependencies (Debian package names): the libraries, a JACK server and its
+# example clients (jack_lsp, jack_iodelay ...), espeak-ng and sox for the demo speech.
+APT_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev jackd2 espeak-ng sox
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 
-.PHONY: run test deps build bench demo clean
+.PHONY: run test deps build bench demo man install uninstall clean
 
-run: deps build demo
+# The main job: the hearing aid on live sound (starts a JACK server when none runs).
+run: deps build
+	scripts/run-live.sh
 
+# Debug build for the unit tests; the release daemon for the integration tests (what ships,
+# and what the real-time audit must judge).
 test: deps
 	swift build
+	swift build -c release --product ribbitd
 	swift test --disable-xctest
 
 deps:
@@ -22,7 +28,7 @@ deps:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
 build:
@@ -30,7 +36,7 @@ build:
 
 # The demo: synthetic speech at a microphone-like level through a sample prescription,
 # then the measured response against the prescription (fails beyond 2 dB).
-demo:
+demo: deps build
 	@mkdir -p $(DEMO)
 	espeak-ng -s 150 -w $(DEMO)/raw.wav "The quick brown fox jumps over the lazy dog. She sells sea shells by the sea shore. Six thick thistle sticks."
 	sox -q $(DEMO)/raw.wav -r 48000 -c 2 -b 16 $(DEMO)/speech.wav gain -n -26
@@ -45,6 +51,23 @@ demo:
 bench: deps
 	swift build -c release --product ribbit-bench
 	.build/release/ribbit-bench
+
+# The man page, generated from the command-line definitions (swift-argument-parser).
+man:
+	swift package generate-manual
+	mkdir -p .build/man
+	cp .build/plugins/GenerateManual/outputs/ribbitd/ribbitd.1 .build/man/ribbitd.1
+
+BINDIR = $(PREFIX)/bin
+install: build man
+	install -Dm755 .build/release/ribbitd $(DESTDIR)$(BINDIR)/ribbitd
+	install -Dm644 .build/man/ribbitd.1 $(DESTDIR)$(PREFIX)/share/man/man1/ribbitd.1
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/user
+	sed 's|@BINDIR@|$(BINDIR)|' systemd/ribbitd.service > $(DESTDIR)$(PREFIX)/lib/systemd/user/ribbitd.service
+	chmod 644 $(DESTDIR)$(PREFIX)/lib/systemd/user/ribbitd.service
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ribbitd $(DESTDIR)$(PREFIX)/share/man/man1/ribbitd.1 $(DESTDIR)$(PREFIX)/lib/systemd/user/ribbitd.service
 
 clean:
 	rm -rf .build $(DEMO)

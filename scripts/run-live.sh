@@ -1,0 +1,33 @@
+#!/bin/bash
+# The main job: ribbitd processing live sound through JACK with a sample prescription.
+# Uses the JACK server that is running (jackd or PipeWire's JACK); when there is none, starts
+# jackd on the first sound card, or with the dummy driver (silent) when there is no card, and
+# stops it again on exit. Ctrl-C stops both. Under PipeWire: `pw-jack make run`.
+set -euo pipefail
+RIBBITD=${RIBBITD:-.build/release/ribbitd}
+RX=${RX:-Prescriptions/mild-presbycusis.rx}
+PERIOD=${PERIOD:-64}
+
+jackd_pid=
+cleanup() { [ -n "$jackd_pid" ] && kill "$jackd_pid" 2>/dev/null && wait "$jackd_pid" 2>/dev/null; true; }
+trap cleanup EXIT
+
+if jack_wait --check 2>/dev/null | grep -q '^running'; then
+    echo "ribbit: using the JACK server that is already running"
+else
+    if grep -qs '^ *[0-9]' /proc/asound/cards; then
+        echo "ribbit: starting jackd on the first sound card (hw:0), 48 kHz, period $PERIOD"
+        driver=(-d alsa -d hw:0 -r 48000 -p "$PERIOD" -n 3)
+    else
+        echo "ribbit: no sound card found; starting jackd with the dummy driver (silent: for trying ribbit out)"
+        driver=(-d dummy -r 48000 -p "$PERIOD")
+    fi
+    jackd "${driver[@]}" >jackd.log 2>&1 &
+    jackd_pid=$!
+    if ! jack_wait --wait --timeout 10 >/dev/null 2>&1; then
+        echo "ribbit: jackd did not start; see jackd.log" >&2
+        exit 69
+    fi
+fi
+echo "ribbit: in another terminal: $RIBBITD status | pause | resume | bypass on | load RX | stop"
+"$RIBBITD" run --rx "$RX"
