@@ -1,0 +1,121 @@
+#!/bin/bash
+# The daemon's bench, against a private jackd with the dummy driver (real-time if allowed):
+#  1. added latency through ribbit, measured with jack_iodelay, minus the same measurement
+#     through jack_thru (the loop itself costs one period), at periods 32, 64, 128 and 256;
+#  2. DSP load, xruns and RSS of ribbitd over BENCH_SECONDS (default 60) at period 64, with
+#     jack_thru's RSS measured alongside as the baseline of a minimal C JACK client.
+# Usage: bench/jack-bench.sh   (make bench-jack builds first)
+set -euo pipefail
+RIBBITD=${RIBBITD:-.build/release/ribbitd}
+RX=${RX:-Prescriptions/mild-presbycusis.rx}
+LOAD_SECONDS=${BENCH_SECONDS:-60}
+
+work=$(mktemp -d)
+export XDG_RUNTIME_DIR=$work/run XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
+mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+export JACK_DEFAULT_SERVER=ribbit-bench-$$ JACK_NO_START_SERVER=1
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+start_jackd() {  # period
+    jackd -n "$JACK_DEFAULT_SERVER" $REALTIME -d dummy -r 48000 -p "$1" >"$work/jackd.log" 2>&1 &
+    jackd_pid=$!
+    pids+=("$jackd_pid")
+    jack_wait -w -t 10 >/dev/null 2>&1 || { echo "jackd did not start: $(cat "$work/jackd.log")" >&2; exit 69; }
+}
+stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+
+# jackd -R works as root or with an rtprio limit; otherwise measure without it and say so.
+REALTIME=-R
+start_jackd 64
+if grep -q "Cannot use real-time scheduling" "$work/jackd.log"; then REALTIME=--no-realtime; fi
+stop "$jackd_pid"
+
+wait_port() {  # port
+    for _ in $(seq 100); do jack_lsp 2>/dev/null | grep -qx "$1" && return 0; sleep 0.05; done
+    echo "port $1 did not appear" >&2; exit 70
+}
+
+iodelay() {  # in-port out-port -> round trip in frames (jack_iodelay's last estimate)
+    stdbuf -o0 jack_iodelay >"$work/iodelay.txt" 2>&1 &
+    local pid=$!
+    wait_port jack_delay:out
+    jack_connect jack_delay:out "$1"
+    jack_connect "$2" jack_delay:in
+    sleep 2
+    stop "$pid"
+    grep "total roundtrip latency" "$work/iodelay.txt" | tail -1 | awk '{ printf "%.0f", $1 }'
+}
+
+# Resident KiB of a process outside JACK's shared memory (the server's segments, which every
+# client maps and which count towards RSS; tens of MiB with the dummy driver).
+own_rss() {
+    awk '/^[0-9a-f]+-[0-9a-f]+ / { jack = ($6 ~ /^\/dev\/shm\/jack/) } /^Rss:/ { if (!jack) own += $2 } END { print own }' "/proc/$1/smaps"
+}
+
+json_number() {  # key json
+    sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p" <<<"$2"
+}
+
+echo "ribbit JACK bench: $(nproc) cores, jackd $REALTIME, dummy driver, 48 kHz, prescription $RX"
+echo
+echo "| period | through jack_thru | through ribbit | added by ribbit | added (ms) | reported to JACK |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for period in 32 64 128 256; do
+    start_jackd "$period"
+    jack_thru >/dev/null 2>&1 &
+    thru=$!
+    pids+=("$thru")
+    wait_port jack_thru:input_1
+    baseline=$(iodelay jack_thru:input_1 jack_thru:output_1)
+    stop "$thru"
+    "$RIBBITD" run --no-connect --rx "$RX" >"$work/ribbitd.log" 2>&1 &
+    daemon=$!
+    pids+=("$daemon")
+    wait_port ribbit:in_left
+    through=$(iodelay ribbit:in_left ribbit:out_left)
+    reported=$(json_number latencyFrames "$("$RIBBITD" status --json)")
+    "$RIBBITD" stop >/dev/null
+    wait "$daemon" 2>/dev/null || true
+    stop "$jackd_pid"
+    added=$((through - baseline))
+    printf "| %d | %d | %d | %d | %.2f | %d |\n" "$period" "$baseline" "$through" "$added" "$(echo "$added / 48" | bc -l)" "$reported"
+done
+
+echo
+echo "Load over $LOAD_SECONDS s at period 64 (ribbitd wired to the dummy capture and playback ports):"
+start_jackd 64
+jack_thru >/dev/null 2>&1 &
+thru=$!
+pids+=("$thru")
+"$RIBBITD" run --rx "$RX" >"$work/ribbitd.log" 2>&1 &
+daemon=$!
+pids+=("$daemon")
+wait_port ribbit:in_left
+peak=0
+for _ in $(seq "$LOAD_SECONDS"); do
+    sleep 1
+    rss=$(own_rss "$daemon")
+    ((rss > peak)) && peak=$rss
+done
+status=$("$RIBBITD" status --json)
+rss=$(own_rss "$daemon")
+total=$(awk '/VmRSS/ { print $2 }' "/proc/$daemon/status")
+thru_rss=$(own_rss "$thru")
+thru_total=$(awk '/VmRSS/ { print $2 }' "/proc/$thru/status")
+"$RIBBITD" stop >/dev/null
+wait "$daemon" 2>/dev/null || true
+mib() { echo "$1 / 1024" | bc -l; }
+printf "  xruns (ribbit's xrun callback)   %s\n" "$(json_number xruns "$status")"
+printf "  JACK DSP load (whole graph)      %.1f %%\n" "$(json_number dspLoadPercent "$status")"
+printf "  ribbit's share of each period    %.2f %% (longest callback %.0f us of %.0f us)\n" \
+    "$(json_number ribbitLoadPercent "$status")" "$(json_number longestCallbackMicroseconds "$status")" "$(echo "64 / 48 * 1000" | bc -l)"
+printf "  ribbitd RSS without JACK's shm   %.1f MiB at the end, %.1f MiB peak (1 s samples); %.1f MiB with it\n" \
+    "$(mib "$rss")" "$(mib "$peak")" "$(mib "$total")"
+printf "  jack_thru (baseline), same       %.1f MiB; %.1f MiB with it; ribbitd / jack_thru = %.2fx\n" \
+    "$(mib "$thru_rss")" "$(mib "$thru_total")" "$(echo "$rss / $thru_rss" | bc -l)"
