@@ -56,6 +56,7 @@ demo: deps build
 # Engine speed against bare FFTW, then the daemon under JACK: latency, load, xruns, memory.
 bench: deps build
 	$(RELEASE) --product ribbit-bench
+	$(RELEASE) --product ribbit-probe
 	.build/release/ribbit-bench
 	bench/jack-bench.sh
 

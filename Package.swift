@@ -75,7 +75,9 @@ let package = Package(
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitTestSupport"]),
         .testTarget(
             name: "RibbitDaemonTests",
-            dependencies: ["RibbitTestSupport", "RibbitControl", "RibbitAudioFile", "RibbitDSP", "RibbitFitting", "RibbitPrescription"]
+            dependencies: [
+                "RibbitTestSupport", "RibbitControl", "RibbitDaemon", "RibbitAudioFile", "RibbitDSP", "RibbitFitting", "RibbitPrescription",
+            ]
         ),
         .testTarget(name: "RibbitCLITests", dependencies: ["RibbitAudioFile", "RibbitDSP", "RibbitTestSupport"]),
     ]

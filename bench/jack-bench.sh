@@ -2,11 +2,12 @@
 # The daemon's bench, against a private jackd with the dummy driver (real-time if allowed):
 #  1. added latency through ribbit, measured with jack_iodelay, minus the same measurement
 #     through jack_thru (the loop itself costs one period), at periods 32, 64, 128 and 256;
-#  2. DSP load, xruns and RSS of ribbitd over BENCH_SECONDS (default 60) at period 64, with
-#     jack_thru's RSS measured alongside as the baseline of a minimal C JACK client.
-# Usage: bench/jack-bench.sh   (make bench-jack builds first)
+#  2. xruns, DSP load and RSS over BENCH_SECONDS (default 60) at period 64 while ribbit-probe
+#     plays through ribbit, against the same run through jack_thru (a minimal C client).
+# Usage: bench/jack-bench.sh   (make bench builds ribbitd and ribbit-probe first)
 set -euo pipefail
 RIBBITD=${RIBBITD:-.build/release/ribbitd}
+PROBE=${PROBE:-.build/release/ribbit-probe}
 RX=${RX:-Prescriptions/mild-presbycusis.rx}
 LOAD_SECONDS=${BENCH_SECONDS:-60}
 
@@ -88,34 +89,46 @@ for period in 32 64 128 256; do
 done
 
 echo
-echo "Load over $LOAD_SECONDS s at period 64 (ribbitd wired to the dummy capture and playback ports):"
+echo "Over $LOAD_SECONDS s at period 64, with ribbit-probe playing noise (-40 dBFS) through the client and"
+echo "recording it (counting xruns while it does), first through jack_thru as the baseline:"
+run_probe() {  # in-left,in-right out-left,out-right -> the probe's xruns
+    "$PROBE" --seconds "$LOAD_SECONDS" --signal noise --level -40 --to "$1" --from "$2" --out "$work/probe.wav" |
+        awk '{ for (i = 1; i < NF; i++) if ($i == "xruns") print $(i + 1) }'
+}
+mib() { echo "$1 / 1024" | bc -l; }
+
 start_jackd 64
 jack_thru >/dev/null 2>&1 &
 thru=$!
 pids+=("$thru")
-"$RIBBITD" run --rx "$RX" >"$work/ribbitd.log" 2>&1 &
+wait_port jack_thru:input_1
+thru_xruns=$(run_probe jack_thru:input_1,jack_thru:input_2 jack_thru:output_1,jack_thru:output_2)
+thru_rss=$(own_rss "$thru")
+thru_total=$(awk '/VmRSS/ { print $2 }' "/proc/$thru/status")
+stop "$thru"
+stop "$jackd_pid"
+
+start_jackd 64
+"$RIBBITD" run --no-connect --rx "$RX" >"$work/ribbitd.log" 2>&1 &
 daemon=$!
 pids+=("$daemon")
 wait_port ribbit:in_left
-peak=0
-for _ in $(seq "$LOAD_SECONDS"); do
-    sleep 1
-    rss=$(own_rss "$daemon")
-    ((rss > peak)) && peak=$rss
-done
+at_start=$(json_number xruns "$("$RIBBITD" status --json)")
+ribbit_xruns=$(run_probe ribbit:in_left,ribbit:in_right ribbit:out_left,ribbit:out_right)
 status=$("$RIBBITD" status --json)
 rss=$(own_rss "$daemon")
 total=$(awk '/VmRSS/ { print $2 }' "/proc/$daemon/status")
-thru_rss=$(own_rss "$thru")
-thru_total=$(awk '/VmRSS/ { print $2 }' "/proc/$thru/status")
+hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$daemon/status")
 "$RIBBITD" stop >/dev/null
 wait "$daemon" 2>/dev/null || true
-mib() { echo "$1 / 1024" | bc -l; }
-printf "  xruns (ribbit's xrun callback)   %s\n" "$(json_number xruns "$status")"
+stop "$jackd_pid"
+
+printf "  xruns while the probe recorded   %s through ribbit, %s through jack_thru (ribbit's own callback: %s in that time)\n" \
+    "$ribbit_xruns" "$thru_xruns" "$(($(json_number xruns "$status") - at_start))"
 printf "  JACK DSP load (whole graph)      %.1f %%\n" "$(json_number dspLoadPercent "$status")"
 printf "  ribbit's share of each period    %.2f %% (longest callback %.0f us of %.0f us)\n" \
     "$(json_number ribbitLoadPercent "$status")" "$(json_number longestCallbackMicroseconds "$status")" "$(echo "64 / 48 * 1000" | bc -l)"
-printf "  ribbitd RSS without JACK's shm   %.1f MiB at the end, %.1f MiB peak (1 s samples); %.1f MiB with it\n" \
-    "$(mib "$rss")" "$(mib "$peak")" "$(mib "$total")"
+printf "  ribbitd RSS without JACK's shm   %.1f MiB; %.1f MiB with it (high-water mark %.1f MiB)\n" \
+    "$(mib "$rss")" "$(mib "$total")" "$(mib "$hwm")"
 printf "  jack_thru (baseline), same       %.1f MiB; %.1f MiB with it; ribbitd / jack_thru = %.2fx\n" \
     "$(mib "$thru_rss")" "$(mib "$thru_total")" "$(echo "$rss / $thru_rss" | bc -l)"

@@ -43,7 +43,13 @@ func rx(_ name: String) -> String { TestPaths.prescription(name).path }
     @Test func helpListsTheCommandsAndExitCodes() throws {
         let help = try Ribbitd.run(["--help"])
         #expect(help.status == 0)
-        for word in ["process", "rx", "measure", "Exit codes", "65 bad prescription"] { #expect(help.stdout.contains(word)) }
+        for word in ["run", "status", "load", "pause", "resume", "bypass", "stop", "ports", "process", "rx", "measure", "Exit codes",
+            "65 bad prescription", "69 the daemon or JACK is not reachable"]
+        {
+            #expect(help.stdout.contains(word))
+        }
+        let runHelp = try Ribbitd.run(["run", "--help"])
+        for word in ["--rx", "--input", "--output", "--no-connect", "--config", "--log-level", "pw-jack"] { #expect(runHelp.stdout.contains(word)) }
         let processHelp = try Ribbitd.run(["process", "--help"])
         for word in ["--rx", "--ear", "--keep-latency", "--fft", "--hop", "--taps"] { #expect(processHelp.stdout.contains(word)) }
     }

@@ -73,6 +73,13 @@ import Testing
         let status = try daemon.status()
         #expect(status.prescription?.name == "Steep ski-slope loss")
         #expect(status.jack?.latencyFrames == 96)
+
+        // A server at another rate: the engine is prepared again for it.
+        server.kill()
+        try server.restart(sampleRate: 44100)
+        try daemon.waitUntilProcessing(timeout: 5)
+        #expect(try daemon.status().jack?.sampleRate == 44100)
+        #expect(try daemon.status().prescription?.name == "Steep ski-slope loss")
         try daemon.stop()
     }
 
@@ -131,6 +138,25 @@ import Testing
         daemon = try DaemonUnderTest(server: server, directory: directory)
         #expect(try daemon.status().prescription?.name == "Steep ski-slope loss")
         try daemon.stop()
+    }
+
+    /// systemd's notify protocol: READY=1 once the ports are up, STATUS= with the prescription,
+    /// WATCHDOG=1 at half the interval systemd asks for, STOPPING=1 on the way out.
+    @Test func tellsSystemdWhenReadyAndWhatItDoes() throws {
+        let server = try JackTestServer()
+        let directory = try TestPaths.temporaryDirectory()
+        let notify = try NotifySocket(path: directory.appendingPathComponent("notify").path)
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path],
+            directory: directory, extraEnvironment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"])
+        var messages = notify.messages(for: 1.5)
+        #expect(messages.contains { $0.hasPrefix("READY=1\n") && $0.contains("STATUS=processing: Steep ski-slope loss (quiet)") })
+        #expect(messages.filter { $0 == "WATCHDOG=1" }.count >= 2)
+        try daemon.ribbitd(["pause"])
+        try daemon.stop()
+        messages = notify.messages(for: 0.5)
+        #expect(messages.contains("STATUS=paused: Steep ski-slope loss (quiet)"))
+        #expect(messages.contains("STOPPING=1"))
     }
 
     @Test func clientCommandsWithoutADaemonSaySoInOneLine() throws {
@@ -210,6 +236,39 @@ import Testing
         #expect(reply.error?.hasPrefix("refused") == true)
         #expect(reply.status == nil)
         #expect(nobodyDaemon.log.contains("refused a control connection from uid 0"))
+    }
+}
+
+/// A datagram socket standing in for systemd's NOTIFY_SOCKET.
+private final class NotifySocket {
+    let path: String
+    let fd: Int32
+
+    init(path: String) throws {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else { throw TestSetupError("cannot bind \(path)") }
+        UnixSocket.setTimeout(fd, seconds: 0.2)
+    }
+
+    deinit { close(fd) }
+
+    /// Every message received within `seconds`.
+    func messages(for seconds: Double) -> [String] {
+        var result = [String]()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n > 0 { result.append(String(decoding: buffer[0..<n], as: UTF8.self)) }
+        }
+        return result
     }
 }
 

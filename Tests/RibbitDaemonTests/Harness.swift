@@ -21,7 +21,7 @@ final class DaemonUnderTest {
     ///   - user: run as this user (setpriv), with the directory handed to them.
     init(
         server: JackTestServer, arguments: [String] = ["--no-connect"], audit: Bool = false,
-        directory: URL? = nil, user: String? = nil, waitUntilReady: Bool = true
+        directory: URL? = nil, user: String? = nil, waitUntilReady: Bool = true, extraEnvironment: [String: String] = [:]
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
             throw TestSetupError("\(Self.binary.path) is missing: run `swift build -c release --product ribbitd` (make test does)")
@@ -37,7 +37,7 @@ final class DaemonUnderTest {
         env["HOME"] = directory.path
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("run"), withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.appendingPathComponent("run").path)
-        var daemonEnv = env
+        var daemonEnv = env.merging(extraEnvironment) { $1 }
         if audit {
             daemonEnv["LD_PRELOAD"] = Self.auditLibrary.path
             daemonEnv["RIBBIT_RTAUDIT_REPORT"] = auditReport.path
