@@ -5,8 +5,8 @@ export PATH := $(PATH):/opt/swift/usr/bin
 PREFIX ?= /usr/local
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build, run and test dependencies (Debian package names): the libraries, a JACK server and its
-# example clients (jack_lsp, jack_iodelay ...), espeak-ng and sox for the demo speech.
-APT_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev jackd2 espeak-ng sox
+# example clients (jack_lsp, jack_iodelay ...), espeak-ng and sox for the demo speech, bc for the bench.
+APT_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev jackd2 espeak-ng sox bc
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 
