@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// A finished child process.
 public struct RunResult: Sendable {
@@ -69,11 +70,12 @@ public final class JackTestServer: @unchecked Sendable {
     public let period: Int
     private var process: Process
     private let log: URL
-    nonisolated(unsafe) private static var serial = 0
+    /// Suites run in parallel: each server needs its own name.
+    private static let serial = Atomic<Int>(0)
 
     public init(period: Int = 64, sampleRate: Int = 48000, name: String? = nil) throws {
-        Self.serial += 1
-        self.name = name ?? "ribbit-test-\(getpid())-\(Self.serial)"
+        let number = Self.serial.add(1, ordering: .relaxed).newValue
+        self.name = name ?? "ribbit-test-\(getpid())-\(number)"
         self.period = period
         log = FileManager.default.temporaryDirectory.appendingPathComponent("\(self.name).jackd.log")
         process = Process()
