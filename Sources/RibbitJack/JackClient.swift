@@ -53,7 +53,7 @@ public final class JackClient {
             if status.rawValue & JackNameNotUnique.rawValue != 0 {
                 throw JackError("a JACK client named '\(name)' already exists; is another ribbitd running?")
             }
-            throw JackError("no JACK server is running (status 0x\(String(status.rawValue, radix: 16)))")
+            throw JackError("no JACK server is running; start jackd or PipeWire's JACK (pw-jack)")
         }
         self.client = client
         self.name = String(cString: jack_get_client_name(client))

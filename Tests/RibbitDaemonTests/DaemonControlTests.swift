@@ -134,9 +134,22 @@ import Testing
         #expect(try daemon.status().prescription?.name == "Steep ski-slope loss")
         #expect(try Data(contentsOf: stateFile) == saved)
 
+        // A second daemon for the same user refuses to start and leaves the first alone.
+        let second = try Built.run(DaemonUnderTest.binary, ["run", "--no-connect"], environment: daemon.environment)
+        #expect(second.status == 69)
+        #expect(second.stderr.contains("another ribbitd is already running"))
+        #expect(try daemon.status().prescription?.name == "Steep ski-slope loss")
+
         try daemon.stop()
         daemon = try DaemonUnderTest(server: server, directory: directory)
         #expect(try daemon.status().prescription?.name == "Steep ski-slope loss")
+        try daemon.stop()
+
+        // A damaged state file: start anyway, unchanged sound, and say why in the log.
+        try Data("RIBBIT-RX 1\nname: half".utf8).write(to: stateFile)
+        daemon = try DaemonUnderTest(server: server, directory: directory)
+        #expect(try daemon.status().prescription == nil)
+        #expect(daemon.log.contains("starting without a prescription"))
         try daemon.stop()
     }
 
