@@ -6,7 +6,7 @@ import RibbitTestSupport
 import Testing
 
 /// The daemon's life: real-time rules, JACK restarts, state, and its control socket.
-@Suite(.serialized) struct DaemonControlTests {
+extension DaemonTests {
     /// 10 s of noise through ribbit at period 64 with two prescription switches (and a bypass
     /// and a pause on top): no allocation, free, mutex lock or system call inside the process
     /// callback, counted by an LD_PRELOAD shim around JACK's process callback.

@@ -6,9 +6,11 @@ import RibbitPrescription
 import RibbitTestSupport
 import Testing
 
-/// ribbitd against a real `jackd -d dummy`: sound goes through it as the prescription says.
-/// The tests share the CPU with JACK's threads, so they run one at a time.
-@Suite(.serialized) struct DaemonSignalTests {
+/// ribbitd against real `jackd -d dummy` servers, one per test. All daemon tests (this file and
+/// the extension in DaemonControlTests.swift) run one at a time: they share the CPU with JACK's
+/// threads, and JACK clients opening at the same moment, even on different servers, can fail
+/// (seen here with two concurrent jack_wait; libjack's shared-memory registry is global).
+@Suite(.serialized) struct DaemonTests {
     static let rate = 48000.0
     /// Sample-exact comparisons need a recording without xruns, which a --no-realtime server
     /// at period 64 cannot promise on a busy 2-core machine; at 512 they are rare. The
@@ -93,6 +95,9 @@ import Testing
         #expect(try daemon.ribbitd(["bypass", "on"]).status == 0)
         #expect(try daemon.status().output == .bypassed)
         let latency = try #require(try daemon.status().jack?.latencyFrames)
+        // The paused ski-slope fitting had the ceiling limiting; its gain returns to 1 with the
+        // 50 ms release (smoothly, not in a jump), exactly 1 within half a second.
+        usleep(1_000_000)
         let bypassed = try Probe.record(server: server, signal: "noise", levelDBFS: -20, seconds: 2)
         for channel in 0..<2 {
             // The probe and ribbit form a loop, so JACK adds up to one period on the way back.

@@ -70,7 +70,7 @@ public final class JackTestServer: @unchecked Sendable {
     public let period: Int
     private var process: Process
     private let log: URL
-    /// Suites run in parallel: each server needs its own name.
+    /// Each server needs its own name, also when tests start them from several threads.
     private static let serial = Atomic<Int>(0)
 
     public init(period: Int = 64, sampleRate: Int = 48000, name: String? = nil) throws {
