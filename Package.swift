@@ -23,6 +23,10 @@ let package = Package(
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CZbar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // Pure math: windows, FIR design, overlap-save engine, limiter, analysis. No I/O.
         .target(name: "RibbitDSP", dependencies: ["CFFTW"]),
@@ -32,6 +36,10 @@ let package = Package(
         .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription"]),
         // WAV/FLAC through libsndfile.
         .target(name: "RibbitAudioFile", dependencies: ["CSndfile"]),
+        // PNG/JPEG in (size-capped) and PNG out, as 8-bit grey images.
+        .target(name: "RibbitImage", dependencies: ["CPNG", "CTurboJPEG"]),
+        // QR codes: decoding photos with zbar, making codes with libqrencode.
+        .target(name: "RibbitQR", dependencies: ["RibbitImage", "CZbar", "CQRencode"]),
         // The JACK client and what runs on its real-time thread.
         .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP"]),
         // The control protocol and its Unix socket, for the daemon and its clients.
@@ -49,7 +57,7 @@ let package = Package(
             name: "ribbitd",
             dependencies: [
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
-                "RibbitControl", "RibbitDaemon",
+                "RibbitControl", "RibbitDaemon", "RibbitImage", "RibbitQR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

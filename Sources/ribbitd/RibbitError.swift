@@ -2,7 +2,9 @@ import ArgumentParser
 import Foundation
 import RibbitAudioFile
 import RibbitDSP
+import RibbitImage
 import RibbitPrescription
+import RibbitQR
 
 /// An error for the user: one line that says what is wrong and what to do, and an exit code
 /// in the sysexits(3) convention.
@@ -18,16 +20,71 @@ struct RibbitError: Error {
 
 /// Reads and validates a prescription file; errors name the file.
 func loadPrescription(_ path: String) throws(RibbitError) -> Prescription {
+    try readPrescription(path).prescription
+}
+
+/// A prescription and the exact bytes it came from (the text file, or the QR code's payload).
+struct PrescriptionSource {
+    let prescription: Prescription
+    let payload: String
+    /// "a QR code" or "a text file", for messages.
+    let kind: String
+}
+
+/// Reads a prescription from a text file (.rx) or a PNG/JPEG image holding its QR code.
+func readPrescription(_ path: String) throws(RibbitError) -> PrescriptionSource {
     let data: Data
     do {
+        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        guard size <= ImageFile.maxFileBytes else {
+            throw RibbitError.data("\(path): \(size / 1_048_576) MiB is too large for a prescription or its picture; the prescription was not used")
+        }
         data = try Data(contentsOf: URL(fileURLWithPath: path))
+    } catch let error as RibbitError {
+        throw error
     } catch {
         throw .noInput("\(path): cannot read the prescription (\(describe(error))); check the path")
     }
+    let payload: Data
+    let kind: String
+    if ImageFile.format(of: data) != nil {
+        payload = try prescriptionCode(in: data, path: path)
+        kind = "a QR code"
+    } else if ["png", "jpg", "jpeg"].contains((path as NSString).pathExtension.lowercased()) {
+        throw .data("\(path): not a PNG or JPEG image (its first bytes are not an image header); the prescription was not used")
+    } else {
+        payload = data
+        kind = "a text file"
+    }
     do {
-        return try Prescription.parse(data)
+        let prescription = try Prescription.parse(payload)
+        return PrescriptionSource(prescription: prescription, payload: String(decoding: payload, as: UTF8.self), kind: kind)
     } catch {
+        let what = kind == "a QR code" ? "\(path): the ribbit QR code: " : "\(path): "
+        throw .data("\(what)\(error); the prescription was not used")
+    }
+}
+
+/// The one ribbit prescription payload in an image; other QR codes are ignored.
+private func prescriptionCode(in data: Data, path: String) throws(RibbitError) -> Data {
+    let image: GreyImage
+    do { image = try ImageFile.decode(data) } catch {
         throw .data("\(path): \(error); the prescription was not used")
+    }
+    let isRibbit = { (payload: Data) in payload.starts(with: Array("RIBBIT-RX".utf8)) }
+    let codes = QRDecoder.payloads(in: image, wanted: isRibbit)
+    let ribbit = codes.filter(isRibbit)
+    switch ribbit.count {
+    case 1: return ribbit[0]
+    case 0 where codes.isEmpty:
+        throw .data(
+            "\(path): no QR code found in the \(image.width) x \(image.height) image; photograph the code straight on, "
+                + "filling a good part of the picture, in even light")
+    case 0:
+        let start = String(decoding: codes[0].prefix(24), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
+        throw .data("\(path): the QR code there is not a ribbit prescription (it starts '\(start)'); the prescription was not used")
+    default:
+        throw .data("\(path): the image holds \(ribbit.count) different ribbit prescriptions; crop it to the one you want")
     }
 }
 

@@ -18,7 +18,7 @@ struct RunCommand: ParsableCommand {
             line wins.
             """)
 
-    @Option(name: .long, help: "Load this prescription (.rx) at start and keep it as the active one.")
+    @Option(name: .long, help: "Load this prescription (.rx, or a PNG/JPEG of its QR code) at start and keep it as the active one.")
     var rx: String?
 
     @Option(help: ArgumentHelp("JACK port(s) for the left and right input; one port feeds both ears.", valueName: "PORT[,PORT]"))
@@ -52,8 +52,7 @@ struct RunCommand: ParsableCommand {
         }
         var start: (text: String, source: String)?
         if let rx {
-            _ = try loadPrescription(rx)  // the file's own error, before anything starts
-            start = (try String(contentsOfFile: rx, encoding: .utf8), rx)
+            start = (try readPrescription(rx).payload, rx)  // the file's own error, before anything starts
         }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

@@ -4,7 +4,7 @@ import ArgumentParser
 struct RxCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rx",
-        abstract: "Read and check prescriptions.",
-        subcommands: [RxShowCommand.self]
+        abstract: "Read, check and make prescriptions and their QR codes.",
+        subcommands: [RxShowCommand.self, RxMakeCommand.self]
     )
 }

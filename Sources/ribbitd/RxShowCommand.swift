@@ -10,7 +10,7 @@ struct RxShowCommand: ParsableCommand {
         discussion: "The gains are insertion gains in dB at each audiometric frequency, low-pass included."
     )
 
-    @Argument(help: ArgumentHelp("The prescription (.rx text).", valueName: "RX")) var path: String
+    @Argument(help: ArgumentHelp("The prescription: .rx text, or a PNG/JPEG of its QR code.", valueName: "RX")) var path: String
     @Flag(help: "Print JSON for machines.") var json = false
 
     func run() throws {

@@ -1,0 +1,117 @@
+import ArgumentParser
+import Foundation
+import RibbitImage
+import RibbitPrescription
+import RibbitQR
+
+struct RxMakeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "make",
+        abstract: "Make a prescription's QR code (PNG, or text for the terminal): the audiologist's tool.",
+        discussion: """
+            From a .rx file, or from the options (--name, --env, --rule and --left and/or --right are \
+            needed; thresholds as FREQ=dBHL pairs separated by commas). The code holds the prescription's \
+            canonical text (docs/prescription-format.md); the PNG is read back before this command \
+            succeeds, so what you hand over decodes to exactly what you made.
+            """)
+
+    @Argument(help: ArgumentHelp("A prescription file to encode (or give the options below).", valueName: "RX"))
+    var source: String?
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the code as a PNG here.", valueName: "PNG"))
+    var output: String?
+
+    @Flag(help: "Print the code to the terminal (Unicode blocks).")
+    var text = false
+
+    @Option(help: "Pixels per module in the PNG.")
+    var scale = 8
+
+    @Option(help: "Error correction: M (15 %), Q (25 %) or H (30 % of the code may be damaged).")
+    var correction: QRCode.Correction = .m
+
+    @Option var name: String?
+    @Option(help: "The listening environment: quiet, noisy, music, ...") var env: String?
+    @Option var audiologist: String?
+    @Option var patient: String?
+    @Option(help: "YYYY-MM-DD.") var date: String?
+    @Option(help: "nal-r, half-gain, pogo2 or explicit.") var rule: String?
+    @Option(help: ArgumentHelp("Left thresholds, dB HL.", valueName: "FREQ=DB,...")) var left: String?
+    @Option(help: ArgumentHelp("Right thresholds, dB HL.", valueName: "FREQ=DB,...")) var right: String?
+    @Option(help: ArgumentHelp("Explicit left gains, dB (rule explicit).", valueName: "FREQ=DB,...")) var gainLeft: String?
+    @Option(help: ArgumentHelp("Explicit right gains, dB (rule explicit).", valueName: "FREQ=DB,...")) var gainRight: String?
+    @Option(help: ArgumentHelp("Low-pass corner in Hz, or none.", valueName: "HZ")) var lowpass: String?
+    @Option(help: ArgumentHelp("Output ceiling in dBFS.", valueName: "DBFS")) var maxOutput: String?
+    @Option var note: String?
+
+    func validate() throws {
+        guard output != nil || text else { throw ValidationError("say where the code goes: -o FILE.png and/or --text") }
+        guard scale >= 1 && scale <= 64 else { throw ValidationError("--scale must be from 1 to 64 pixels per module") }
+        let fields = [name, env, audiologist, patient, date, rule, left, right, gainLeft, gainRight, lowpass, maxOutput, note]
+        if source != nil && fields.contains(where: { $0 != nil }) {
+            throw ValidationError("give a prescription file or the options, not both")
+        }
+        if source == nil && (name == nil || env == nil || rule == nil) {
+            throw ValidationError("without a prescription file, --name, --env and --rule are needed")
+        }
+    }
+
+    func run() throws {
+        let prescription = try source.map { try readPrescription($0).prescription } ?? fromOptions()
+        let payload = Data(prescription.text.utf8)
+        let code: QRCode
+        do { code = try QRCode(payload, correction: correction) } catch { throw RibbitError.data(error.description) }
+        if let output {
+            try writeChecked(code, payload: payload, to: output)
+            print("wrote \(output): \(code.size) x \(code.size) modules, correction \(correction.rawValue), \(payload.count) bytes")
+        }
+        if text { print(code.terminalText) }
+    }
+
+    /// The options as prescription text, checked by the same parser as every prescription.
+    private func fromOptions() throws(RibbitError) -> Prescription {
+        var lines = [Prescription.header]
+        func add(_ key: String, _ value: String?, pairs: Bool = false) {
+            guard let value else { return }
+            lines.append("\(key): " + (pairs ? value.replacingOccurrences(of: ",", with: " ") : value))
+        }
+        add("name", name)
+        add("env", env)
+        add("audiologist", audiologist)
+        add("patient", patient)
+        add("date", date)
+        add("rule", rule)
+        add("left", left, pairs: true)
+        add("right", right, pairs: true)
+        add("gain-left", gainLeft, pairs: true)
+        add("gain-right", gainRight, pairs: true)
+        add("lowpass", lowpass)
+        add("max-output", maxOutput)
+        add("note", note)
+        do {
+            return try Prescription.parse(Array((lines.joined(separator: "\n") + "\n").utf8))
+        } catch {
+            throw .usage("the options do not make a valid prescription: \(error)")
+        }
+    }
+
+    private func writeChecked(_ code: QRCode, payload: Data, to path: String) throws(RibbitError) {
+        let partial = path + ".partial"
+        do throws(ImageError) {
+            try ImageFile.writePNG(code.image(scale: scale), to: partial)
+            let written = (try? Data(contentsOf: URL(fileURLWithPath: partial))) ?? Data()
+            guard QRDecoder.scan(try ImageFile.decode(written)) == [payload] else {
+                throw ImageError("the written code does not read back as the prescription; try a larger --scale")
+            }
+        } catch {
+            unlink(partial)
+            throw .cannotCreate("\(path): \(error.description)")
+        }
+        guard rename(partial, path) == 0 else {
+            unlink(partial)
+            throw .cannotCreate("\(path): cannot write (\(String(cString: strerror(errno))))")
+        }
+    }
+}
+
+extension QRCode.Correction: ExpressibleByArgument {}
