@@ -80,6 +80,7 @@ let package = Package(
             name: "RibbitFittingTests",
             dependencies: ["RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitTestSupport"]
         ),
+        .testTarget(name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitTestSupport"]),
         .testTarget(
             name: "RibbitDaemonTests",
