@@ -88,6 +88,6 @@ let package = Package(
                 "RibbitTestSupport", "RibbitControl", "RibbitDaemon", "RibbitAudioFile", "RibbitDSP", "RibbitFitting", "RibbitPrescription",
             ]
         ),
-        .testTarget(name: "RibbitCLITests", dependencies: ["RibbitAudioFile", "RibbitDSP", "RibbitTestSupport"]),
+        .testTarget(name: "RibbitCLITests", dependencies: ["RibbitAudioFile", "RibbitDSP", "RibbitTestSupport", "RibbitImage", "RibbitQR"]),
     ]
 )

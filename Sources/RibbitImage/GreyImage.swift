@@ -65,6 +65,11 @@ public enum ImageFile {
     }
 
     static func decodePNG(_ data: Data) throws(ImageError) -> GreyImage {
+        // The size from the IHDR chunk (always first, at byte 16), before libpng reads anything.
+        let bytes = [UInt8](data.prefix(24))
+        guard bytes.count == 24, bytes[12..<16].elementsEqual("IHDR".utf8) else { throw ImageError("a damaged PNG (no IHDR header)") }
+        let be32 = { (at: Int) in bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
+        try checkSize(width: be32(16), height: be32(20), format: .png)
         var image = png_image()
         image.version = UInt32(PNG_IMAGE_VERSION)
         let begun = data.withUnsafeBytes { png_image_begin_read_from_memory(&image, $0.baseAddress, $0.count) }
