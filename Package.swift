@@ -17,6 +17,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // Thin C system-library targets: nothing else imports C.
@@ -40,6 +42,10 @@ let package = Package(
         .target(name: "RibbitImage", dependencies: ["CPNG", "CTurboJPEG"]),
         // QR codes: decoding photos with zbar, making codes with libqrencode.
         .target(name: "RibbitQR", dependencies: ["RibbitImage", "CZbar", "CQRencode"]),
+        // The prescription history, the active one and a trial, in SQLite (GRDB).
+        .target(name: "RibbitStore", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+        // Ed25519 signatures on prescriptions and the wearer's trusted keys.
+        .target(name: "RibbitSignature", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // The JACK client and what runs on its real-time thread.
         .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP"]),
         // The control protocol and its Unix socket, for the daemon and its clients.
@@ -48,7 +54,7 @@ let package = Package(
         .target(
             name: "RibbitDaemon",
             dependencies: [
-                "RibbitJack", "RibbitControl", "RibbitFitting", "RibbitPrescription",
+                "RibbitJack", "RibbitControl", "RibbitFitting", "RibbitPrescription", "RibbitStore", "RibbitSignature",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -57,7 +63,7 @@ let package = Package(
             name: "ribbitd",
             dependencies: [
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
-                "RibbitControl", "RibbitDaemon", "RibbitImage", "RibbitQR",
+                "RibbitControl", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -16,8 +16,13 @@ public struct RibbitPaths: Sendable {
     public var socketPath: String { runtimeDirectory + "/ribbitd.sock" }
     /// `$XDG_STATE_HOME/ribbit` (default ~/.local/state/ribbit): the active prescription.
     public var stateDirectory: String { directory("XDG_STATE_HOME", default: ".local/state") + "/ribbit" }
-    /// `$XDG_CONFIG_HOME/ribbit` (default ~/.config/ribbit): ribbitd.conf.
+    /// `$XDG_CONFIG_HOME/ribbit` (default ~/.config/ribbit): ribbitd.conf and trusted/ keys.
     public var configDirectory: String { directory("XDG_CONFIG_HOME", default: ".config") + "/ribbit" }
+    public var configFile: String { configDirectory + "/ribbitd.conf" }
+    public var trustedKeysDirectory: String { configDirectory + "/trusted" }
+    /// `$XDG_DATA_HOME/ribbit` (default ~/.local/share/ribbit): the prescription history.
+    public var dataDirectory: String { directory("XDG_DATA_HOME", default: ".local/share") + "/ribbit" }
+    public var storePath: String { dataDirectory + "/ribbit.sqlite" }
 
     private func directory(_ variable: String, default relative: String) -> String {
         if let dir = environment[variable], dir.hasPrefix("/") { return dir }

@@ -10,7 +10,7 @@ public enum ControlProtocol {
 
 public struct ControlRequest: Codable, Sendable, Equatable {
     public enum Command: String, Codable, Sendable, CaseIterable {
-        case status, pause, resume, bypass, load, stop
+        case status, pause, resume, bypass, load, use, keep, revert, stop
     }
     public var command: Command
     /// bypass: on (true) or off (false).
@@ -18,12 +18,23 @@ public struct ControlRequest: Codable, Sendable, Equatable {
     /// load: the prescription text (format version 1) and where it came from (for the log).
     public var prescription: String?
     public var source: String?
+    /// load: apply as a trial for this many seconds, then go back.
+    public var trialSeconds: Int?
+    /// use: a history id or name; or `environment` for the newest for that environment.
+    public var selector: String?
+    public var environment: String?
 
-    public init(command: Command, on: Bool? = nil, prescription: String? = nil, source: String? = nil) {
+    public init(
+        command: Command, on: Bool? = nil, prescription: String? = nil, source: String? = nil, trialSeconds: Int? = nil,
+        selector: String? = nil, environment: String? = nil
+    ) {
         self.command = command
         self.on = on
         self.prescription = prescription
         self.source = source
+        self.trialSeconds = trialSeconds
+        self.selector = selector
+        self.environment = environment
     }
 }
 
@@ -45,15 +56,31 @@ public struct ControlReply: Codable, Sendable, Equatable {
 
 public struct DaemonStatus: Codable, Sendable, Equatable {
     public struct ActivePrescription: Codable, Sendable, Equatable {
+        /// Its id in the history (`ribbitd list`).
+        public var id: Int64?
         public var name: String
         public var environment: String
         public var audiologist: String?
         public var rule: String
-        public init(name: String, environment: String, audiologist: String?, rule: String) {
+        /// "signed by NAME (trusted)", "signed, unknown key ID" or "unsigned".
+        public var signature: String?
+        public init(id: Int64?, name: String, environment: String, audiologist: String?, rule: String, signature: String?) {
+            self.id = id
             self.name = name
             self.environment = environment
             self.audiologist = audiologist
             self.rule = rule
+            self.signature = signature
+        }
+    }
+
+    public struct Trial: Codable, Sendable, Equatable {
+        public var secondsLeft: Double
+        /// The prescription it goes back to (nil: none, unchanged sound).
+        public var revertsTo: String?
+        public init(secondsLeft: Double, revertsTo: String?) {
+            self.secondsLeft = secondsLeft
+            self.revertsTo = revertsTo
         }
     }
 
@@ -114,11 +141,14 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var jackProblem: String?
     /// xruns over every JACK connection since the daemon started.
     public var totalXruns: Int
+    /// A trial fitting in progress.
+    public var trial: Trial?
 
     public init(
         pid: Int32, version: String, uptimeSeconds: Double, prescription: ActivePrescription?, output: Output,
-        jack: Jack?, jackProblem: String?, totalXruns: Int
+        jack: Jack?, jackProblem: String?, totalXruns: Int, trial: Trial? = nil
     ) {
+        self.trial = trial
         self.pid = pid
         self.version = version
         self.uptimeSeconds = uptimeSeconds

@@ -6,6 +6,8 @@ import RibbitDSP
 import RibbitFitting
 import RibbitJack
 import RibbitPrescription
+import RibbitSignature
+import RibbitStore
 
 /// `ribbitd run`: one control thread that owns all daemon state and polls the control socket,
 /// the signals and JACK's events; JACK's process thread runs only the RealtimeProcessor.
@@ -19,11 +21,15 @@ public final class Daemon {
     private let config: DaemonConfig
     private let paths: RibbitPaths
     private let log: Logger
-    private let store: StateStore
+    private let paths_: RibbitPaths
+    private var store: PrescriptionStore!
+    private var intake: Intake
     private let notifier = SystemdNotifier()
     private let started = Daemon.now()
 
     private var active: Prescription?
+    private var activeRecord: PrescriptionStore.Record?
+    private var trial: PrescriptionStore.Trial?
     private var paused = false
     private var bypassed = false
     private var session: Session?
@@ -53,7 +59,8 @@ public final class Daemon {
         self.config = config
         self.paths = paths
         self.log = log
-        store = StateStore(directory: paths.stateDirectory)
+        paths_ = paths
+        intake = Intake.load(paths: paths, config: config)
     }
 
     /// Runs until `stop` or SIGTERM/SIGINT. Throws only when it cannot start (the socket).
@@ -61,6 +68,9 @@ public final class Daemon {
         var signals = Self.blockTerminationSignals()  // before JACK starts its threads
         let server = try ControlServer(path: paths.socketPath)
         server.onNotice = { [log] in log.warning("\($0)") }
+        do { store = try PrescriptionStore(path: paths.storePath) } catch {
+            throw StateError("cannot open the prescription history \(paths.storePath): \(error)")
+        }
         if startPrescription == nil { restoreActivePrescription() }
         if let (text, source) = startPrescription {
             let reply = load(ControlRequest(command: .load, prescription: text, source: source))
@@ -103,6 +113,7 @@ public final class Daemon {
             notifier.send("WATCHDOG=1")
             lastWatchdog = now
         }
+        if let trial, Date() >= trial.deadline { endTrial(keep: false, why: "the trial time is up") }
         guard var current = session else {
             if now >= nextAttempt { attemptConnection(now: now) }
             return
@@ -237,16 +248,42 @@ public final class Daemon {
         try session.processor.engine.publish(filters)
     }
 
+    /// The active prescription from the history. An older version kept it in
+    /// $XDG_STATE_HOME/ribbit/active.rx: that file is taken into the history once.
     private func restoreActivePrescription() {
         do {
-            guard let text = try store.loadActive() else {
+            let legacy = StateStore(directory: paths_.stateDirectory)
+            if try store.active() == nil, let text = try? legacy.loadActive() {
+                let accepted = try intake.check(text, source: legacy.activePrescriptionPath)
+                try store.add(accepted.record(payload: text, source: legacy.activePrescriptionPath))
+                try? FileManager.default.removeItem(atPath: legacy.activePrescriptionPath)
+                log.notice("took \(legacy.activePrescriptionPath) into the history")
+            }
+            try adoptActiveFromStore()
+            guard let active else {
                 log.notice("no prescription loaded: sound passes through unchanged until `ribbitd load RX`")
                 return
             }
-            active = try Prescription.parse(Array(text.utf8))
-            log.info("prescription \(active!.name) (\(active!.environment)) from \(store.activePrescriptionPath)")
+            log.info("prescription \(active.name) (\(active.environment)) from the history")
         } catch {
-            log.error("\(store.activePrescriptionPath): \(error); starting without a prescription (sound passes through unchanged)")
+            active = nil
+            activeRecord = nil
+            log.error("\(error); starting without a prescription (sound passes through unchanged)")
+        }
+    }
+
+    /// Reads the active prescription and trial from the store (no publish).
+    private func adoptActiveFromStore() throws {
+        trial = try store.trial()
+        guard let record = try store.active() else {
+            (active, activeRecord) = (nil, nil)
+            return
+        }
+        do {
+            active = try intake.check(record.payload, source: "history entry \(record.id ?? 0)").prescription
+            activeRecord = record
+        } catch {
+            throw StateError("\(error.description) (stored in \(store.path))")
         }
     }
 
@@ -267,6 +304,13 @@ public final class Daemon {
             log.info(on ? "bypass on: unprocessed sound" : "bypass off: prescription applied")
         case .load:
             return load(request)
+        case .use:
+            return use(request)
+        case .keep, .revert:
+            guard trial != nil else { return .failure("no trial is running; `ribbitd load --trial 15m RX` starts one") }
+            if let failure = endTrial(keep: request.command == .keep, why: request.command == .keep ? "kept" : "reverted") {
+                return .failure(failure)
+            }
         case .stop:
             stopping = true
             log.info("stop requested")
@@ -275,37 +319,84 @@ public final class Daemon {
         return ControlReply(ok: true, status: status)
     }
 
-    /// Validate, fit and persist first; only then switch. Any error leaves everything as it was.
+    /// Validate, fit and store first (one transaction); only then switch. Any error leaves
+    /// everything as it was.
     private func load(_ request: ControlRequest) -> ControlReply {
         let source = request.source ?? "the prescription"
         guard let text = request.prescription else { return .failure("load needs a \"prescription\" (the text of an .rx file)") }
-        let prescription: Prescription
-        do {
-            prescription = try Prescription.parse(Array(text.utf8))
-        } catch {
-            return .failure("\(source): \(error); the active prescription is unchanged")
+        if let seconds = request.trialSeconds, !(1...(7 * 86400)).contains(seconds) {
+            return .failure("a trial lasts from 1 s to 7 days, not \(seconds) s")
         }
-        let rate = session?.processor.sampleRate ?? 48000
+        let accepted: Intake.Accepted
+        do { accepted = try intake.check(text, source: source) } catch {
+            return .failure("\(error.description); the active prescription is unchanged")
+        }
         let filters: FilterSet
         do {
-            filters = try self.filters(for: .prescription(prescription), sampleRate: rate)
+            filters = try self.filters(for: .prescription(accepted.prescription), sampleRate: session?.processor.sampleRate ?? 48000)
         } catch {
             return .failure("\(source): \(error); the active prescription is unchanged")
         }
         do {
-            try store.saveActive(text)
+            let deadline = request.trialSeconds.map { Date().addingTimeInterval(Double($0)) }
+            try store.add(accepted.record(payload: text, source: source), trialUntil: deadline)
+            try adoptActiveFromStore()
+        } catch {
+            return .failure("cannot store the prescription (\(error)); the active prescription is unchanged")
+        }
+        publish(filters)
+        log.info("loaded \(accepted.prescription.name) (\(accepted.prescription.environment)) from \(source), \(accepted.verdict.description)\(trial.map { _ in ", as a trial" } ?? "")")
+        notifier.send("STATUS=\(statusLine)")
+        return ControlReply(ok: true, status: status)
+    }
+
+    private func use(_ request: ControlRequest) -> ControlReply {
+        do {
+            let record: PrescriptionStore.Record?
+            if let environment = request.environment {
+                record = try store.newest(environment: environment)
+                guard record != nil else { return .failure("no prescription for the environment '\(environment)'; `ribbitd list` shows them") }
+            } else if let selector = request.selector {
+                record = try store.find(selector)
+                guard record != nil else { return .failure("no prescription '\(selector)' in the history; `ribbitd list` shows them") }
+            } else {
+                return .failure("use needs a \"selector\" (id or name) or an \"environment\"")
+            }
+            let accepted = try intake.check(record!.payload, source: "history entry \(record!.id!)")
+            let filters = try filters(for: .prescription(accepted.prescription), sampleRate: session?.processor.sampleRate ?? 48000)
+            try store.activate(id: record!.id!)
+            try adoptActiveFromStore()
+            publish(filters)
+            log.info("using \(accepted.prescription.name) (\(accepted.prescription.environment)), history entry \(record!.id!)")
         } catch {
             return .failure("\(error); the active prescription is unchanged")
         }
-        active = prescription
-        if !bypassed, let session {
-            do { try session.processor.engine.publish(filters) } catch {
-                return .failure("internal error: the new filters do not fit the engine (\(error)); please report it")
-            }
-        }
-        log.info("loaded \(prescription.name) (\(prescription.environment)) from \(source)")
         notifier.send("STATUS=\(statusLine)")
         return ControlReply(ok: true, status: status)
+    }
+
+    /// Ends the trial (keep it, or go back). Returns a failure message, or nil.
+    @discardableResult
+    private func endTrial(keep: Bool, why: String) -> String? {
+        do {
+            try store.endTrial(keep: keep)
+            try adoptActiveFromStore()
+            if !keep { try publishCurrentFilters() }
+            log.info("trial \(why): now \(active.map { "\($0.name) (\($0.environment))" } ?? "no prescription (unchanged sound)")")
+            notifier.send("STATUS=\(statusLine)")
+            return nil
+        } catch {
+            log.error("cannot end the trial: \(error)")
+            return "cannot end the trial: \(error)"
+        }
+    }
+
+    /// Sends filters to the running engine unless bypassed (bypass keeps its pure delay).
+    private func publish(_ filters: FilterSet) {
+        guard !bypassed, let session else { return }
+        do { try session.processor.engine.publish(filters) } catch {
+            log.error("internal error: the new filters do not fit the engine (\(error))")
+        }
     }
 
     private var status: DaemonStatus {
@@ -328,10 +419,16 @@ public final class Daemon {
         return DaemonStatus(
             pid: getpid(), version: Self.version, uptimeSeconds: Self.now() - started,
             prescription: active.map {
-                .init(name: $0.name, environment: $0.environment, audiologist: $0.audiologist, rule: $0.rule.rawValue)
+                .init(
+                    id: activeRecord?.id, name: $0.name, environment: $0.environment, audiologist: $0.audiologist, rule: $0.rule.rawValue,
+                    signature: activeRecord.map { Self.signatureText($0) })
             },
             output: paused ? .paused : bypassed ? .bypassed : .processing, jack: jack, jackProblem: session == nil ? jackProblem : nil,
-            totalXruns: xrunsOfClosedSessions + (jack?.xruns ?? 0))
+            totalXruns: xrunsOfClosedSessions + (jack?.xruns ?? 0),
+            trial: trial.map { trial in
+                let back = (try? trial.previousID.flatMap { try store.record(id: $0) })??.name
+                return .init(secondsLeft: max(0, trial.deadline.timeIntervalSinceNow), revertsTo: back)
+            })
     }
 
     /// One line for systemd's STATUS=.
@@ -342,6 +439,15 @@ public final class Daemon {
     }
 
     // MARK: Helpers
+
+    /// How the history records a signature, as `status` and `list` say it.
+    public static func signatureText(_ record: PrescriptionStore.Record) -> String {
+        switch record.signature {
+        case "trusted": "signed by \(record.signer ?? "?") (trusted)"
+        case "unknown key": "signed, unknown key"
+        default: record.signature
+        }
+    }
 
     static func now() -> Double {
         var t = timespec()

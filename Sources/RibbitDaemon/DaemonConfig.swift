@@ -11,6 +11,8 @@ public struct DaemonConfig: Sendable, Equatable {
     /// false: leave all wiring to the user.
     public var connect = true
     public var logLevel = "info"
+    /// Refuse unsigned prescriptions and those signed with a key not in trusted/.
+    public var requireSigned = false
 
     public init() {}
 
@@ -31,13 +33,12 @@ public struct DaemonConfig: Sendable, Equatable {
             switch key {
             case "input": config.inputs = try ports(value, at: at)
             case "output": config.outputs = try ports(value, at: at)
-            case "connect":
-                guard value == "true" || value == "false" else { throw ConfigError("\(at): connect must be true or false") }
-                config.connect = value == "true"
+            case "connect": config.connect = try bool(value, key: key, at: at)
+            case "require-signed": config.requireSigned = try bool(value, key: key, at: at)
             case "client-name": config.clientName = try string(value, at: at)
             case "log-level": config.logLevel = try string(value, at: at)
             default:
-                throw ConfigError("\(at): unknown key `\(key)`; known: input, output, connect, client-name, log-level")
+                throw ConfigError("\(at): unknown key `\(key)`; known: input, output, connect, client-name, log-level, require-signed")
             }
         }
         return config
@@ -64,6 +65,20 @@ public struct DaemonConfig: Sendable, Equatable {
             throw ConfigError("\(what): give one or two JACK ports as client:port (left, then right); `ribbitd ports` lists them")
         }
         return names
+    }
+
+    static func bool(_ value: String, key: String, at: String) throws(ConfigError) -> Bool {
+        guard value == "true" || value == "false" else { throw ConfigError("\(at): \(key) must be true or false") }
+        return value == "true"
+    }
+
+    /// The config file at `path`, or the defaults when there is none.
+    public static func load(path: String) throws(ConfigError) -> DaemonConfig {
+        guard FileManager.default.fileExists(atPath: path) else { return DaemonConfig() }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ConfigError("\(path): cannot read the config file; check its permissions")
+        }
+        return try parse(text, path: path)
     }
 
     static func string(_ value: String, at: String) throws(ConfigError) -> String {

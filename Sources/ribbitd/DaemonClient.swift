@@ -2,17 +2,32 @@ import ArgumentParser
 import Foundation
 import RibbitControl
 
-/// Sends one request to the running daemon; a failure becomes a one-line RibbitError.
-func sendToDaemon(_ request: ControlRequest) throws(RibbitError) -> DaemonStatus? {
+/// What the daemon said, or that none is running.
+enum DaemonAnswer {
+    case notRunning(String)
+    case answered(DaemonStatus?)
+}
+
+/// Sends one request to the running daemon; a refusal or failure becomes a one-line RibbitError.
+func askDaemon(_ request: ControlRequest) throws(RibbitError) -> DaemonAnswer {
     let reply: ControlReply
     do {
         reply = try ControlClient.send(request, socketPath: RibbitPaths().socketPath)
     } catch {
         switch error {
-        case .notRunning, .refused: throw .unavailable(error.description)
+        case .notRunning: return .notRunning(error.description)
+        case .refused: throw .unavailable(error.description)
         case .failed: throw RibbitError(message: error.description, exitCode: ExitCode(70))
         }
     }
     guard reply.ok else { throw .data(reply.error ?? "the daemon refused the request without saying why") }
-    return reply.status
+    return .answered(reply.status)
+}
+
+/// As askDaemon, for commands that need the daemon: none running is an error (exit 69).
+func sendToDaemon(_ request: ControlRequest) throws(RibbitError) -> DaemonStatus? {
+    switch try askDaemon(request) {
+    case .notRunning(let message): throw .unavailable(message)
+    case .answered(let status): return status
+    }
 }

@@ -19,7 +19,8 @@ struct Ribbitd: ParsableCommand {
             """,
         version: version,
         subcommands: [
-            RunCommand.self, StatusCommand.self, LoadCommand.self, PauseCommand.self, ResumeCommand.self,
+            RunCommand.self, StatusCommand.self, LoadCommand.self, UseCommand.self, ListCommand.self, HistoryShowCommand.self,
+            RemoveCommand.self, ExportCommand.self, KeepCommand.self, RevertCommand.self, PauseCommand.self, ResumeCommand.self,
             BypassCommand.self, StopCommand.self, PortsCommand.self,
             ProcessCommand.self, RxCommand.self, MeasureCommand.self,
         ]

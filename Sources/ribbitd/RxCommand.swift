@@ -5,6 +5,6 @@ struct RxCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rx",
         abstract: "Read, check and make prescriptions and their QR codes.",
-        subcommands: [RxShowCommand.self, RxMakeCommand.self]
+        subcommands: [RxShowCommand.self, RxMakeCommand.self, RxKeygenCommand.self, RxTrustCommand.self]
     )
 }

@@ -3,6 +3,7 @@ import Foundation
 import RibbitImage
 import RibbitPrescription
 import RibbitQR
+import RibbitSignature
 
 struct RxMakeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,6 +24,9 @@ struct RxMakeCommand: ParsableCommand {
 
     @Flag(help: "Print the code to the terminal (Unicode blocks).")
     var text = false
+
+    @Option(help: ArgumentHelp("Sign it with this private key (from `ribbitd rx keygen`).", valueName: "KEY"))
+    var sign: String?
 
     @Option(help: "Pixels per module in the PNG.")
     var scale = 8
@@ -58,7 +62,15 @@ struct RxMakeCommand: ParsableCommand {
 
     func run() throws {
         let prescription = try source.map { try readPrescription($0).prescription } ?? fromOptions()
-        let payload = Data(prescription.text.utf8)
+        var unsigned = prescription
+        unsigned.signature = nil
+        var payload = Data(unsigned.text.utf8)
+        if let sign {
+            guard let text = try? String(contentsOfFile: sign, encoding: .utf8) else { throw RibbitError.noInput("\(sign): cannot read the key") }
+            do { payload = try PrescriptionSignature.PrivateKey.parse(text).sign(payload) } catch {
+                throw RibbitError.data("\(sign): \(error)")
+            }
+        }
         let code: QRCode
         do { code = try QRCode(payload, correction: correction) } catch { throw RibbitError.data(error.description) }
         if let output {

@@ -2,6 +2,9 @@ import ArgumentParser
 import Foundation
 import RibbitFitting
 import RibbitPrescription
+import RibbitControl
+import RibbitDaemon
+import RibbitSignature
 
 struct RxShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -14,7 +17,12 @@ struct RxShowCommand: ParsableCommand {
     @Flag(help: "Print JSON for machines.") var json = false
 
     func run() throws {
-        let rx = try loadPrescription(path)
+        let source = try readPrescription(path)
+        let rx = source.prescription
+        let paths = RibbitPaths()
+        let verdict = PrescriptionSignature.verify(
+            Data(source.payload.utf8), trusted: Intake.load(paths: paths, config: try loadConfig(paths)).trusted)
+        if case .bad(let why) = verdict { throw RibbitError.data("\(path): bad signature: \(why); refused") }
         // The targets do not depend on the rate; 48 kHz only sizes the (unused) engine.
         let fitting = try Fitting(prescription: rx, sampleRate: 48000)
         let report = PrescriptionReport(rx, fitting: fitting)
@@ -24,6 +32,7 @@ struct RxShowCommand: ParsableCommand {
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
             print(report.text)
+            print("signature     \(verdict.description)")
         }
     }
 }

@@ -25,7 +25,12 @@ struct StatusCommand: ParsableCommand {
     static func describe(_ status: DaemonStatus) -> String {
         var lines = ["ribbitd \(status.version), pid \(status.pid), running for \(duration(status.uptimeSeconds))"]
         if let rx = status.prescription {
-            lines.append("prescription  \(rx.name) (\(rx.environment)), \(rx.rule)" + (rx.audiologist.map { ", by \($0)" } ?? ""))
+            lines.append("prescription  \(rx.name) (\(rx.environment)), \(rx.rule)" + (rx.audiologist.map { ", by \($0)" } ?? "")
+                + (rx.id.map { ", history entry \($0)" } ?? ""))
+            if let signature = rx.signature { lines.append("signature     \(signature)") }
+            if let trial = status.trial {
+                lines.append("trial         \(duration(trial.secondsLeft)) left, then back to \(trial.revertsTo ?? "no prescription"); `ribbitd keep` or `ribbitd revert`")
+            }
         } else {
             lines.append("prescription  none loaded: sound passes through unchanged (`ribbitd load RX`)")
         }

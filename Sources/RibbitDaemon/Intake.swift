@@ -1,0 +1,67 @@
+import Foundation
+import RibbitControl
+import RibbitPrescription
+import RibbitSignature
+import RibbitStore
+
+/// What every prescription passes before it is stored or played, in the CLI and the daemon
+/// alike: the text format, then the signature against the wearer's trusted keys and policy.
+public struct Intake: Sendable {
+    public let trusted: [PrescriptionSignature.PublicKey]
+    public let requireSigned: Bool
+
+    public init(trusted: [PrescriptionSignature.PublicKey], requireSigned: Bool) {
+        self.trusted = trusted
+        self.requireSigned = requireSigned
+    }
+
+    /// The trusted keys in `trusted/*.pub` and `require-signed` from the config.
+    public static func load(paths: RibbitPaths, config: DaemonConfig) -> Intake {
+        let directory = paths.trustedKeysDirectory
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let keys = files.filter { $0.hasSuffix(".pub") }.sorted().compactMap { file in
+            (try? String(contentsOfFile: directory + "/" + file, encoding: .utf8)).flatMap { try? PrescriptionSignature.PublicKey.parse($0) }
+        }
+        return Intake(trusted: keys, requireSigned: config.requireSigned)
+    }
+
+    public struct Accepted: Sendable {
+        public let prescription: Prescription
+        public let verdict: PrescriptionSignature.Verdict
+
+        /// A history record for it.
+        public func record(payload: String, source: String) -> PrescriptionStore.Record {
+            let signer: String? = if case .trusted(let name) = verdict { name } else { nil }
+            return PrescriptionStore.Record(
+                name: prescription.name, environment: prescription.environment, audiologist: prescription.audiologist,
+                source: source, payload: payload, signature: verdict.storeValue, signer: signer)
+        }
+    }
+
+    /// Parses and judges a payload; the error is one line ending in what happens next.
+    public func check(_ payload: String, source: String) throws(IntakeError) -> Accepted {
+        let prescription: Prescription
+        do {
+            prescription = try Prescription.parse(Array(payload.utf8))
+        } catch {
+            throw IntakeError("\(source): \(error)")
+        }
+        let verdict = PrescriptionSignature.verify(Data(payload.utf8), trusted: trusted)
+        switch verdict {
+        case .bad(let why):
+            throw IntakeError("\(source): bad signature: \(why); refused")
+        case .unsigned where requireSigned:
+            throw IntakeError("\(source): unsigned, and require-signed is on; ask the audiologist for a signed code")
+        case .unknownKey(let keyID) where requireSigned:
+            throw IntakeError(
+                "\(source): signed with key \(keyID), which is not trusted, and require-signed is on; `ribbitd rx trust KEY.pub` first")
+        default:
+            return Accepted(prescription: prescription, verdict: verdict)
+        }
+    }
+}
+
+public struct IntakeError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

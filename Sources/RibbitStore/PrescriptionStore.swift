@@ -1,0 +1,212 @@
+import Foundation
+import GRDB
+
+/// Every prescription the wearer loaded, which one is active, and a running trial: one SQLite
+/// file (`$XDG_DATA_HOME/ribbit/ribbit.sqlite`). Each change is one transaction, so a process
+/// killed in the middle leaves the old state or the new one, never a mix.
+public final class PrescriptionStore: Sendable {
+    public struct Record: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+        public static let databaseTableName = "prescription"
+        public var id: Int64?
+        public var name: String
+        public var environment: String
+        public var audiologist: String?
+        /// When it was loaded, UTC.
+        public var loadedAt: Date
+        /// Where it came from: a file path, or how it arrived.
+        public var source: String
+        /// The exact bytes of the prescription (text format), signature line included.
+        public var payload: String
+        /// "trusted", "unknown key" or "unsigned" (a bad signature is never stored).
+        public var signature: String
+        /// The trusted signer's name, when trusted.
+        public var signer: String?
+
+        public init(
+            name: String, environment: String, audiologist: String?, loadedAt: Date = Date(), source: String, payload: String,
+            signature: String, signer: String?
+        ) {
+            self.name = name
+            self.environment = environment
+            self.audiologist = audiologist
+            self.loadedAt = loadedAt
+            self.source = source
+            self.payload = payload
+            self.signature = signature
+            self.signer = signer
+        }
+
+        public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    }
+
+    /// A trial fitting: `id` is active until `deadline`, then `previousID` comes back (or none).
+    public struct Trial: Codable, Sendable, Equatable {
+        public var id: Int64
+        public var previousID: Int64?
+        public var deadline: Date
+    }
+
+    public let path: String
+    private let database: DatabaseQueue
+
+    public init(path: String) throws {
+        self.path = path
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        database = try DatabaseQueue(path: path, configuration: configuration)
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "prescription") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("name", .text).notNull()
+                t.column("environment", .text).notNull()
+                t.column("audiologist", .text)
+                t.column("loadedAt", .datetime).notNull()
+                t.column("source", .text).notNull()
+                t.column("payload", .text).notNull()
+                t.column("signature", .text).notNull()
+                t.column("signer", .text)
+            }
+            // One row per key: "active" -> prescription id; "trial" -> JSON of Trial.
+            try db.create(table: "state") { t in
+                t.primaryKey("key", .text)
+                t.column("value", .text).notNull()
+            }
+        }
+        try migrator.migrate(database)
+    }
+
+    /// The default location for a data directory (`$XDG_DATA_HOME/ribbit`).
+    public static func path(dataDirectory: String) -> String { dataDirectory + "/ribbit.sqlite" }
+
+    // MARK: Reading
+
+    public func all() throws -> [Record] {
+        try database.read { try Record.order(Column("id")).fetchAll($0) }
+    }
+
+    public func record(id: Int64) throws -> Record? {
+        try database.read { try Record.fetchOne($0, key: id) }
+    }
+
+    /// By id ("3"), else the newest with that exact name.
+    public func find(_ selector: String) throws -> Record? {
+        if let id = Int64(selector), let record = try record(id: id) { return record }
+        return try database.read {
+            try Record.filter(Column("name") == selector).order(Column("id").desc).fetchOne($0)
+        }
+    }
+
+    /// The newest prescription for an environment.
+    public func newest(environment: String) throws -> Record? {
+        try database.read {
+            try Record.filter(Column("environment") == environment).order(Column("id").desc).fetchOne($0)
+        }
+    }
+
+    public func activeID() throws -> Int64? {
+        try database.read { try Self.activeID($0) }
+    }
+
+    public func active() throws -> Record? {
+        try database.read { db in try Self.activeID(db).flatMap { try Record.fetchOne(db, key: $0) } }
+    }
+
+    public func trial() throws -> Trial? {
+        try database.read { try Self.trial($0) }
+    }
+
+    // MARK: Changing (each one transaction)
+
+    /// Adds a prescription and makes it the active one. With `trialUntil`, as a trial that
+    /// reverts to the current active one at that time. Returns the stored record.
+    @discardableResult
+    public func add(_ record: Record, trialUntil deadline: Date? = nil) throws -> Record {
+        try database.write { db in
+            let stored = try record.inserted(db)
+            let previous = try Self.activeID(db)
+            try Self.setActive(db, stored.id!)
+            if let deadline {
+                // A trial on top of a trial reverts to the original, not to the first trial.
+                let original = try Self.trial(db).map(\.previousID) ?? previous
+                try Self.setTrial(db, Trial(id: stored.id!, previousID: original, deadline: deadline))
+            } else {
+                try Self.setTrial(db, nil)
+            }
+            return stored
+        }
+    }
+
+    /// Makes a stored prescription the active one (ends any trial: the wearer chose).
+    public func activate(id: Int64) throws {
+        try database.write { db in
+            guard try Record.exists(db, key: id) else { throw StoreError("no prescription \(id) in the history; `ribbitd list` shows them") }
+            try Self.setActive(db, id)
+            try Self.setTrial(db, nil)
+        }
+    }
+
+    /// Ends the trial: keep the trial prescription, or go back to the one before (nil: none).
+    /// Returns the prescription now active.
+    @discardableResult
+    public func endTrial(keep: Bool) throws -> Record? {
+        try database.write { db in
+            guard let trial = try Self.trial(db) else { throw StoreError("no trial is running") }
+            if !keep {
+                if let previous = trial.previousID { try Self.setActive(db, previous) } else {
+                    try db.execute(sql: "DELETE FROM state WHERE key = 'active'")
+                }
+            }
+            try Self.setTrial(db, nil)
+            return try Self.activeID(db).flatMap { try Record.fetchOne(db, key: $0) }
+        }
+    }
+
+    /// Removes a prescription from the history; the active one, or one a trial returns to, stays.
+    public func remove(id: Int64) throws {
+        try database.write { db in
+            guard try Record.exists(db, key: id) else { throw StoreError("no prescription \(id) in the history; `ribbitd list` shows them") }
+            if try Self.activeID(db) == id { throw StoreError("prescription \(id) is the active one; `ribbitd use` another first") }
+            if try Self.trial(db)?.previousID == id {
+                throw StoreError("prescription \(id) is what the running trial returns to; `ribbitd keep` or `ribbitd revert` first")
+            }
+            _ = try Record.deleteOne(db, key: id)
+        }
+    }
+
+    /// SQLite's own consistency check ("ok" when sound).
+    public func integrityCheck() throws -> String {
+        try database.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") ?? "no answer" }
+    }
+
+    // MARK: Helpers
+
+    private static func activeID(_ db: Database) throws -> Int64? {
+        try String.fetchOne(db, sql: "SELECT value FROM state WHERE key = 'active'").flatMap { Int64($0) }
+    }
+
+    private static func setActive(_ db: Database, _ id: Int64) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO state (key, value) VALUES ('active', ?)", arguments: [String(id)])
+    }
+
+    private static func trial(_ db: Database) throws -> Trial? {
+        guard let json = try String.fetchOne(db, sql: "SELECT value FROM state WHERE key = 'trial'") else { return nil }
+        return try JSONDecoder().decode(Trial.self, from: Data(json.utf8))
+    }
+
+    private static func setTrial(_ db: Database, _ trial: Trial?) throws {
+        if let trial {
+            let json = String(decoding: try JSONEncoder().encode(trial), as: UTF8.self)
+            try db.execute(sql: "INSERT OR REPLACE INTO state (key, value) VALUES ('trial', ?)", arguments: [json])
+        } else {
+            try db.execute(sql: "DELETE FROM state WHERE key = 'trial'")
+        }
+    }
+}
+
+public struct StoreError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import RibbitControl
+import RibbitImage
+import RibbitQR
+
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export", abstract: "Write a prescription from the history as .rx text or as a .png QR code.",
+        discussion: "The exact stored bytes, signature included, so a signed prescription stays signed.")
+
+    @Argument(help: ArgumentHelp("A history id or name.", valueName: "ID|NAME"))
+    var selector: String
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("FILE.rx or FILE.png.", valueName: "FILE"))
+    var output: String
+
+    func run() throws {
+        let store = try openStore(RibbitPaths())
+        guard let record = try? store.find(selector) else {
+            throw RibbitError.data("no prescription '\(selector)' in the history; `ribbitd list` shows them")
+        }
+        let payload = Data(record.payload.utf8)
+        let partial = output + ".partial"
+        do {
+            if output.lowercased().hasSuffix(".png") {
+                try ImageFile.writePNG(try QRCode(payload).image(scale: 8), to: partial)
+            } else {
+                try payload.write(to: URL(fileURLWithPath: partial))
+            }
+            guard rename(partial, output) == 0 else { throw ImageError(String(cString: strerror(errno))) }
+        } catch {
+            unlink(partial)
+            throw RibbitError.cannotCreate("\(output): cannot write (\(error))")
+        }
+        print("wrote \(output): \(record.name) (\(record.environment))")
+    }
+}

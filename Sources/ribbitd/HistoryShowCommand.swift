@@ -1,0 +1,28 @@
+import ArgumentParser
+import Foundation
+import RibbitControl
+import RibbitDaemon
+import RibbitFitting
+import RibbitPrescription
+
+struct HistoryShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show a prescription from the history: details and target gains.")
+
+    @Argument(help: ArgumentHelp("A history id or name (`ribbitd list`).", valueName: "ID|NAME"))
+    var selector: String
+
+    func run() throws {
+        let store = try openStore(RibbitPaths())
+        guard let record = try? store.find(selector) else {
+            throw RibbitError.data("no prescription '\(selector)' in the history; `ribbitd list` shows them")
+        }
+        let rx: Prescription
+        do { rx = try Prescription.parse(Array(record.payload.utf8)) } catch {
+            throw RibbitError.data("history entry \(record.id ?? 0) does not parse (\(error)); remove it with `ribbitd remove \(record.id ?? 0)`")
+        }
+        print("history entry \(record.id ?? 0), loaded \(ListCommand.date.string(from: record.loadedAt)) UTC from \(record.source)")
+        print("\(Daemon.signatureText(record))\n")
+        print(PrescriptionReport(rx, fitting: try Fitting(prescription: rx, sampleRate: 48000)).text)
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+import RibbitControl
+
+struct KeepCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "keep", abstract: "Keep the trial prescription for good.")
+
+    func run() throws {
+        let status = try sendToDaemon(ControlRequest(command: .keep))
+        print("keeping \(status?.prescription?.name ?? "the trial prescription")")
+    }
+}
