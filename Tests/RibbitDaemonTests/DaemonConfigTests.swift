@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("inptu = \"a:b\"", "c:1: unknown key `inptu`; known: input, output, connect, client-name, log-level"),
+        ("inptu = \"a:b\"", "c:1: unknown key `inptu`; known: input, output, connect, client-name, log-level, require-signed"),
         ("input", "c:1: expected `key = value`, got `input`"),
         ("connect = yes", "c:1: connect must be true or false"),
         ("input = system:capture_1", "c:1: expected a \"quoted string\", got `system:capture_1`"),

@@ -114,8 +114,8 @@ extension DaemonTests {
         #expect(try daemon.status().prescription == nil)
         #expect(try daemon.ribbitd(["status"]).stdout.contains("none loaded: sound passes through unchanged"))
         #expect(try daemon.ribbitd(["load", TestPaths.prescription("ski-slope.rx").path]).status == 0)
-        let stateFile = directory.appendingPathComponent("state/ribbit/active.rx")
-        let saved = try Data(contentsOf: stateFile)
+        let history = try daemon.ribbitd(["list"]).stdout
+        #expect(history.contains("*1  Steep ski-slope loss"))
 
         // Bad input: a missing file, not a prescription, an out-of-range value.
         let bad = directory.appendingPathComponent("bad.rx")
@@ -132,7 +132,7 @@ extension DaemonTests {
         #expect(!reply.ok)
         #expect(reply.error?.contains("the active prescription is unchanged") == true)
         #expect(try daemon.status().prescription?.name == "Steep ski-slope loss")
-        #expect(try Data(contentsOf: stateFile) == saved)
+        #expect(try daemon.ribbitd(["list"]).stdout == history)
 
         // A second daemon for the same user refuses to start and leaves the first alone.
         let second = try Built.run(DaemonUnderTest.binary, ["run", "--no-connect"], environment: daemon.environment)
@@ -145,11 +145,14 @@ extension DaemonTests {
         #expect(try daemon.status().prescription?.name == "Steep ski-slope loss")
         try daemon.stop()
 
-        // A damaged state file: start anyway, unchanged sound, and say why in the log.
-        try Data("RIBBIT-RX 1\nname: half".utf8).write(to: stateFile)
-        daemon = try DaemonUnderTest(server: server, directory: directory)
-        #expect(try daemon.status().prescription == nil)
-        #expect(daemon.log.contains("starting without a prescription"))
+        // An earlier version's state file is taken into the history once.
+        let older = try TestPaths.temporaryDirectory()
+        let legacy = older.appendingPathComponent("state/ribbit/active.rx")
+        try FileManager.default.createDirectory(at: legacy.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(contentsOf: TestPaths.prescription("mild-presbycusis.rx")).write(to: legacy)
+        daemon = try DaemonUnderTest(server: server, directory: older)
+        #expect(try daemon.status().prescription?.name == "Mild sloping high-frequency loss")
+        #expect(!FileManager.default.fileExists(atPath: legacy.path))
         try daemon.stop()
     }
 
@@ -176,12 +179,20 @@ extension DaemonTests {
         let directory = try TestPaths.temporaryDirectory()
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_RUNTIME_DIR"] = directory.path
-        for command in [["status"], ["pause"], ["resume"], ["bypass", "on"], ["stop"], ["load", TestPaths.prescription("ski-slope.rx").path]] {
+        environment["XDG_DATA_HOME"] = directory.appendingPathComponent("data").path
+        for command in [["status"], ["pause"], ["resume"], ["bypass", "on"], ["stop"], ["keep"], ["revert"]] {
             let result = try Built.run(DaemonUnderTest.binary, command, environment: environment)
             #expect(result.status == 69)
             #expect(result.stderr.split(separator: "\n").count == 1)
             #expect(result.stderr.contains("not running"))
         }
+        // load and use work on the history alone and say the daemon will pick it up.
+        let load = try Built.run(DaemonUnderTest.binary, ["load", TestPaths.prescription("ski-slope.rx").path], environment: environment)
+        #expect(load.status == 0)
+        #expect(load.stdout.contains("ribbitd is not running and will use it when it starts"))
+        let trial = try Built.run(DaemonUnderTest.binary, ["load", "--trial", "5m", TestPaths.prescription("flat.rx").path], environment: environment)
+        #expect(trial.status == 69)
+        #expect(trial.stderr.contains("a trial needs the daemon running"))
     }
 
     @Test func socketIsPrivateAndSurvivesBadClients() throws {

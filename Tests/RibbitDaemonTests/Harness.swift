@@ -5,7 +5,7 @@ import RibbitControl
 import RibbitTestSupport
 
 /// A `ribbitd run` (release build: what ships, and what the RT audit must judge) in a private
-/// directory (XDG_RUNTIME_DIR, XDG_STATE_HOME, XDG_CONFIG_HOME) against a private JACK server.
+/// directory (XDG_RUNTIME_DIR, XDG_STATE_HOME, XDG_CONFIG_HOME, XDG_DATA_HOME) against a private JACK server.
 final class DaemonUnderTest {
     static let binary = Built.product("ribbitd", configuration: "release")
     static let auditLibrary = Built.product("libRibbitRTAudit.so")
@@ -34,6 +34,7 @@ final class DaemonUnderTest {
         env["XDG_RUNTIME_DIR"] = directory.appendingPathComponent("run").path
         env["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
         env["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+        env["XDG_DATA_HOME"] = directory.appendingPathComponent("data").path
         env["HOME"] = directory.path
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("run"), withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.appendingPathComponent("run").path)
