@@ -87,6 +87,8 @@ let package = Package(
             dependencies: ["RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitTestSupport"]
         ),
         .testTarget(name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"]),
+        .testTarget(name: "RibbitStoreTests", dependencies: ["RibbitStore", "RibbitTestSupport"]),
+        .testTarget(name: "RibbitSignatureTests", dependencies: ["RibbitSignature", "RibbitPrescription", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitTestSupport"]),
         .testTarget(
             name: "RibbitDaemonTests",

@@ -36,6 +36,14 @@ extension Prescription {
         if let crLine = lines.firstIndex(where: { $0.hasSuffix("\r") }) {
             throw PrescriptionError(line: crLine + 1, "ends with a carriage return; save the file with LF (Unix) line ends")
         }
+        // Plain text only: a control character (damage, or a line break smuggled into a value)
+        // is refused rather than kept inside a name or note.
+        for (index, line) in lines.enumerated() {
+            if let control = line.unicodeScalars.first(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) {
+                throw PrescriptionError(
+                    line: index + 1, "holds the control character U+\(hex4(control.value)); a prescription is plain text")
+            }
+        }
         if first != header {
             if first.hasPrefix("RIBBIT-RX ") {
                 throw PrescriptionError(
@@ -205,4 +213,10 @@ extension Substring {
     func trimmingSpaces() -> String {
         String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
+}
+
+/// 7 -> "0007" (RibbitPrescription has no Foundation).
+private func hex4(_ value: UInt32) -> String {
+    let digits = String(value, radix: 16, uppercase: true)
+    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
 }

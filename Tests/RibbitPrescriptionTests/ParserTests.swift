@@ -58,6 +58,8 @@ func variant(adding line: String) -> String { minimal + line + "\n" }
         ("RIBBIT-RX 2\nname: a\n", PrescriptionError(line: 1, "unsupported version 'RIBBIT-RX 2'; this ribbitd reads 'RIBBIT-RX 1' (a newer ribbitd may read it)")),
         ("hello\n", PrescriptionError(line: 1, "must be 'RIBBIT-RX 1'; this is not a ribbit prescription")),
         (minimal.replacingOccurrences(of: "\n", with: "\r\n"), PrescriptionError(line: 1, "ends with a carriage return; save the file with LF (Unix) line ends")),
+        (variant(adding: "note: one\u{0B}sig: ed25519:x:y"), PrescriptionError(line: 5, "holds the control character U+000B; a prescription is plain text")),
+        (variant(adding: "note: bell\u{07}"), PrescriptionError(line: 5, "holds the control character U+0007; a prescription is plain text")),
         (variant(adding: "colour: blue"), PrescriptionError(line: 5, "unknown key 'colour' (known: name, env, audiologist, patient, date, note, rule, left, right, gain-left, gain-right, lowpass, max-output; prefix your own keys with 'x-')")),
         (variant(adding: "name: Again"), PrescriptionError(line: 5, "'name' is given twice (first on line 2)")),
         (variant(adding: "just words"), PrescriptionError(line: 5, "expected 'key: value', found 'just words'")),
