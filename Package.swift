@@ -96,6 +96,6 @@ let package = Package(
                 "RibbitTestSupport", "RibbitControl", "RibbitDaemon", "RibbitAudioFile", "RibbitDSP", "RibbitFitting", "RibbitPrescription",
             ]
         ),
-        .testTarget(name: "RibbitCLITests", dependencies: ["RibbitAudioFile", "RibbitDSP", "RibbitTestSupport", "RibbitImage", "RibbitQR"]),
+        .testTarget(name: "RibbitCLITests", dependencies: ["RibbitAudioFile", "RibbitDSP", "RibbitTestSupport", "RibbitImage", "RibbitQR", "RibbitStore"]),
     ]
 )
