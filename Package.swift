@@ -94,6 +94,7 @@ let package = Package(
             name: "RibbitDaemonTests",
             dependencies: [
                 "RibbitTestSupport", "RibbitControl", "RibbitDaemon", "RibbitAudioFile", "RibbitDSP", "RibbitFitting", "RibbitPrescription",
+                "RibbitStore",
             ]
         ),
         .testTarget(name: "RibbitCLITests", dependencies: ["RibbitAudioFile", "RibbitDSP", "RibbitTestSupport", "RibbitImage", "RibbitQR", "RibbitStore"]),

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import RibbitControl
 import RibbitDSP
+import RibbitStore
 import RibbitTestSupport
 import Testing
 
@@ -153,6 +154,69 @@ extension DaemonTests {
         daemon = try DaemonUnderTest(server: server, directory: older)
         #expect(try daemon.status().prescription?.name == "Mild sloping high-frequency loss")
         #expect(!FileManager.default.fileExists(atPath: legacy.path))
+        try daemon.stop()
+    }
+
+    /// A trial reverts when its time is up, also across a daemon restart; keep and revert end it.
+    @Test func trialsRevertOnTimeAndSurviveRestarts() throws {
+        let server = try JackTestServer()
+        let directory = try TestPaths.temporaryDirectory()
+        var daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path], directory: directory)
+        #expect(try daemon.ribbitd(["load", "--trial", "4s", TestPaths.prescription("ski-slope.rx").path]).status == 0)
+        var status = try daemon.status()
+        #expect(status.prescription?.name == "Steep ski-slope loss")
+        #expect(status.trial?.revertsTo == "Mild sloping high-frequency loss")
+        #expect(try daemon.ribbitd(["status"]).stdout.contains("then back to Mild sloping high-frequency loss"))
+        try daemon.stop()
+        daemon = try DaemonUnderTest(server: server, directory: directory)
+        status = try daemon.status()
+        #expect(status.prescription?.name == "Steep ski-slope loss")
+        #expect((status.trial?.secondsLeft ?? 0) > 0 && (status.trial?.secondsLeft ?? 9) < 4)
+        usleep(4_500_000)
+        status = try daemon.status()
+        #expect(status.trial == nil)
+        #expect(status.prescription?.name == "Mild sloping high-frequency loss")
+        #expect(daemon.log.contains("trial the trial time is up"))
+
+        #expect(try daemon.ribbitd(["load", "--trial", "10m", TestPaths.prescription("flat.rx").path]).status == 0)
+        #expect(try daemon.ribbitd(["keep"]).status == 0)
+        #expect(try daemon.status().prescription?.name == "Flat (0 dB, no low-pass)")
+        #expect(try daemon.ribbitd(["load", "--trial", "10m", TestPaths.prescription("ski-slope.rx").path]).status == 0)
+        #expect(try daemon.ribbitd(["revert"]).status == 0)
+        #expect(try daemon.status().prescription?.name == "Flat (0 dB, no low-pass)")
+        let none = try daemon.ribbitd(["keep"])
+        #expect(none.status == 65 && none.stderr.contains("no trial is running"))
+        try daemon.stop()
+    }
+
+    /// After any sequence of commands the daemon plays what the history calls active, and a QR
+    /// photo loads through the daemon like a file.
+    @Test func daemonAndHistoryAgree() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server)
+        let png = daemon.directory.appendingPathComponent("code.png").path
+        #expect(try daemon.ribbitd(["rx", "make", TestPaths.prescription("asymmetric.rx").path, "-o", png]).status == 0)
+        let samples = ["mild-presbycusis.rx", "ski-slope.rx", "moderate-flat-music.rx", "flat.rx"].map { TestPaths.prescription($0).path }
+        var random = SystemRandomNumberGenerator()
+        let storePath = daemon.directory.appendingPathComponent("data/ribbit/ribbit.sqlite").path
+        for step in 0..<24 {
+            let count = (try? PrescriptionStore(path: storePath).all().count) ?? 0
+            let command: [String] = switch Int.random(in: 0..<7, using: &random) {
+            case 0: ["load", png]
+            case 1: ["load", samples.randomElement(using: &random)!]
+            case 2: ["load", "--trial", "10m", samples.randomElement(using: &random)!]
+            case 3: ["use", "\(Int.random(in: 1...max(1, count + 1), using: &random))"]
+            case 4: ["use", "--env", ["quiet", "music", "outdoor", "nowhere"].randomElement(using: &random)!]
+            case 5: [["keep"], ["revert"]].randomElement(using: &random)!
+            default: ["remove", "\(Int.random(in: 1...max(1, count), using: &random))"]
+            }
+            _ = try daemon.ribbitd(command)
+            let store = try PrescriptionStore(path: storePath)
+            let status = try daemon.status()
+            #expect(status.prescription?.id == (try store.activeID()), "step \(step) after \(command)")
+            #expect(status.prescription?.name == (try store.active()?.name))
+            #expect((status.trial != nil) == ((try store.trial()) != nil))
+        }
         try daemon.stop()
     }
 
