@@ -11,6 +11,10 @@ let package = Package(
     products: [
         .executable(name: "ribbitd", targets: ["ribbitd"]),
         .library(name: "RibbitDSP", targets: ["RibbitDSP"]),
+        // For the libFuzzer targets in fuzz/.
+        .library(name: "RibbitPrescription", targets: ["RibbitPrescription"]),
+        .library(name: "RibbitImage", targets: ["RibbitImage"]),
+        .library(name: "RibbitQR", targets: ["RibbitQR"]),
         // Test-only: LD_PRELOAD shim that counts allocations and locks in JACK process callbacks.
         .library(name: "RibbitRTAudit", type: .dynamic, targets: ["RibbitRTAudit"]),
     ],

@@ -104,8 +104,8 @@ public struct Prescription: Sendable, Equatable {
         values.keys.sorted().map { "\($0)=\(number(values[$0]!))" }.joined(separator: " ")
     }
 
-    /// 12 for 12.0, 12.5 for 12.5.
+    /// 12 for 12.0, 12.5 for 12.5; any Double (the fuzzer found 1e300 trapping in Int()).
     public static func number(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 }

@@ -167,6 +167,12 @@ extension Prescription {
                     "the \(frequency) Hz gain for the \(ear.rawValue) ear would be +\(Prescription.number(gain)) dB, above the limit of +\(Int(maxGainDB)) dB; ask the audiologist to refit")
             }
         }
+        // What `rx make` encodes must fit too (the fuzzer found "key:value" lines whose
+        // canonical "key: value" form went over the limit).
+        let canonical = rx.text.utf8.count
+        guard canonical <= maxPayloadBytes else {
+            throw PrescriptionError(line: nil, "the prescription is \(canonical) bytes as written by ribbit; the limit is \(maxPayloadBytes)")
+        }
         return rx
     }
 

@@ -105,3 +105,19 @@ func variant(adding line: String) -> String { minimal + line + "\n" }
         }
     }
 }
+
+/// Inputs the fuzzer (make fuzz) found crashing or breaking the round trip, kept so they stay fixed.
+@Suite struct FuzzFindingsTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("FuzzFindings")
+
+    @Test func everyFindingParsesOrIsRefusedAndRoundTrips() throws {
+        let files = try FileManager.default.contentsOfDirectory(at: Self.folder, includingPropertiesForKeys: nil)
+        #expect(!files.isEmpty)
+        for file in files {
+            let bytes = Array(try Data(contentsOf: file))
+            guard let rx = try? Prescription.parse(bytes) else { continue }
+            #expect(throws: Never.self, "\(file.lastPathComponent)") { try parse(rx.text) }
+            #expect((try? parse(rx.text)) == rx, "\(file.lastPathComponent)")
+        }
+    }
+}
