@@ -58,7 +58,8 @@ public enum ImageFile {
 
     static func checkSize(width: Int, height: Int, format: Format) throws(ImageError) {
         guard width > 0, height > 0 else { throw ImageError("the \(format.rawValue) header gives an empty image (\(width) x \(height))") }
-        guard width * height <= maxPixels else {
+        // Each side first: two 32-bit sides can overflow the product (found by the fuzzer).
+        guard width <= maxPixels, height <= maxPixels, width * height <= maxPixels else {
             throw ImageError(
                 "the image is \(width) x \(height) pixels, over the limit of \(maxPixels / 1_000_000) megapixels; crop or scale it down")
         }

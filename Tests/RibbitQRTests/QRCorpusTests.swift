@@ -81,3 +81,16 @@ import Testing
         }
     }
 }
+
+/// Image files the fuzzer (make fuzz) found crashing the decoder, kept so they stay fixed: each
+/// must decode or be refused with an ImageError, and never trap.
+@Suite struct ImageFuzzFindingsTests {
+    @Test func everyFindingIsDecodedOrRefused() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("FuzzFindings")
+        let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+        #expect(!files.isEmpty)
+        for file in files {
+            if let image = try? ImageFile.decode(try Data(contentsOf: file)) { _ = QRDecoder.payloads(in: image) }
+        }
+    }
+}
