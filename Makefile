@@ -12,7 +12,7 @@ APT_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpn
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 
-.PHONY: run test deps build bench demo man install uninstall clean
+.PHONY: run test deps build bench demo man install uninstall clean fuzz codes
 
 # The main job: the hearing aid on live sound (starts a JACK server when none runs).
 run: deps build
@@ -61,6 +61,23 @@ bench: deps build
 	$(RELEASE) --product ribbit-probe
 	.build/release/ribbit-bench
 	bench/jack-bench.sh
+
+# libFuzzer on the prescription parser and the image path, FUZZ_SECONDS each (default 60),
+# seeded with the sample prescriptions and their codes. A crash leaves fuzz/crash-*; fix it and
+# keep the input under Tests/*/FuzzFindings/.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD := swift build -c release -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library
+fuzz: deps build
+	cd fuzz && $(FUZZ_BUILD) --product fuzz-parser && $(FUZZ_BUILD) --product fuzz-image
+	rm -rf fuzz/.build/corpus && mkdir -p fuzz/.build/corpus/parser fuzz/.build/corpus/image
+	cp Prescriptions/*.rx fuzz/.build/corpus/parser/
+	for rx in Prescriptions/*.rx; do .build/release/ribbitd rx make $$rx --scale 2 -o fuzz/.build/corpus/image/$$(basename $$rx .rx).png >/dev/null; done
+	cd fuzz && SWIFT_BACKTRACE=enable=no .build/release/fuzz-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 .build/corpus/parser
+	cd fuzz && SWIFT_BACKTRACE=enable=no .build/release/fuzz-image -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 .build/corpus/image
+
+# Prescriptions/*.png: each sample's QR code, made from its .rx source.
+codes: build
+	for rx in Prescriptions/*.rx; do .build/release/ribbitd rx make $$rx -o $${rx%.rx}.png; done
 
 # The man page, generated from the command-line definitions (swift-argument-parser).
 man:

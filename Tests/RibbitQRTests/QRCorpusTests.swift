@@ -94,3 +94,15 @@ import Testing
         }
     }
 }
+
+/// Prescriptions/*.png are `make codes` output: each must decode to its .rx source's prescription.
+@Suite struct SampleCodesTests {
+    @Test(arguments: QRCorpusTests.samples)
+    func sampleCodeMatchesItsSource(sample: String) throws {
+        let source = try Prescription.parse(Data(contentsOf: TestPaths.prescription(sample)))
+        let png = TestPaths.prescription(sample.replacingOccurrences(of: ".rx", with: ".png"))
+        let payloads = QRDecoder.payloads(in: try ImageFile.decode(Data(contentsOf: png)))
+        #expect(payloads.count == 1)
+        #expect(try Prescription.parse(payloads[0]) == source, "run `make codes` after changing \(sample)")
+    }
+}
