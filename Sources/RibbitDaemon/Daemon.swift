@@ -322,6 +322,7 @@ public final class Daemon {
     /// Validate, fit and store first (one transaction); only then switch. Any error leaves
     /// everything as it was.
     private func load(_ request: ControlRequest) -> ControlReply {
+        intake = Intake.load(paths: paths_, config: config)  // a key trusted since the start counts
         let source = request.source ?? "the prescription"
         guard let text = request.prescription else { return .failure("load needs a \"prescription\" (the text of an .rx file)") }
         if let seconds = request.trialSeconds, !(1...(7 * 86400)).contains(seconds) {
@@ -351,6 +352,7 @@ public final class Daemon {
     }
 
     private func use(_ request: ControlRequest) -> ControlReply {
+        intake = Intake.load(paths: paths_, config: config)
         do {
             let record: PrescriptionStore.Record?
             if let environment = request.environment {

@@ -6,7 +6,7 @@ import RibbitSignature
 struct RxTrustCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trust", abstract: "Trust an audiologist's public key: prescriptions they sign show as theirs.",
-        discussion: "Copies it to $XDG_CONFIG_HOME/ribbit/trusted/KEYID.pub. The daemon reads the trusted keys when it starts.")
+        discussion: "Copies it to $XDG_CONFIG_HOME/ribbit/trusted/KEYID.pub, where `load`, `show` and the daemon look.")
 
     @Argument(help: ArgumentHelp("The audiologist's NAME.pub.", valueName: "PUBKEY"))
     var key: String
@@ -22,6 +22,6 @@ struct RxTrustCommand: ParsableCommand {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try Data(publicKey.fileText.utf8).write(to: URL(fileURLWithPath: "\(directory)/\(publicKey.keyID).pub"), options: .atomic)
         } catch { throw RibbitError.cannotCreate("cannot write in \(directory) (\(error))") }
-        print("trusting \(publicKey.name), key id \(publicKey.keyID); restart ribbitd for it to see the key")
+        print("trusting \(publicKey.name), key id \(publicKey.keyID)")
     }
 }
