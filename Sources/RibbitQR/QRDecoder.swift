@@ -7,7 +7,7 @@ import RibbitImage
 /// Photos are hard: the raw image and its negative are scanned first (a code shown on a dark
 /// screen is inverted); when no code is found, a few cleaned-up versions are tried: a 3 x 3
 /// median (sensor noise, JPEG ringing), a local-mean threshold (uneven light, low contrast),
-/// and a 2x enlargement (a code that fills only a small part of the picture).
+/// and a 2x enlargement (small pictures of a small code). Each is made only when needed.
 public enum QRDecoder {
     /// Every distinct QR payload found, in the order found.
     public static func payloads(in image: GreyImage, wanted: (Data) -> Bool = { _ in true }) -> [Data] {
@@ -18,7 +18,13 @@ public enum QRDecoder {
         add(image)
         add(ImageFilters.inverted(image))
         if found.contains(where: wanted) { return found }
-        for variant in [ImageFilters.median3(image), ImageFilters.localThreshold(image), ImageFilters.enlarged2x(image)] {
+        // Enlarging helps small pictures only (a large photo has the pixels already).
+        let enlarge = image.width * image.height <= 2_000_000
+        let variants: [() -> GreyImage] = [
+            { ImageFilters.median3(image) }, { ImageFilters.localThreshold(image) }, { ImageFilters.enlarged2x(image) },
+        ]
+        for makeVariant in variants.prefix(enlarge ? 3 : 2) {
+            let variant = makeVariant()
             add(variant)
             add(ImageFilters.inverted(variant))
             if found.contains(where: wanted) { break }
