@@ -22,6 +22,10 @@ public final class RealtimeProcessor: @unchecked Sendable {
     public let longestNanoseconds = Atomic<Int>(0)
     /// The period JACK announced last (its buffer-size callback); what latency is reported for.
     public let period: Atomic<Int>
+    /// While a dump client listens: every period's input and output go into `dumpRing`.
+    public let dumpEnabled = Atomic<Bool>(false)
+    /// About 0.34 s at 48 kHz: ample for a reader that drains it 20 times a second.
+    public let dumpRing = SampleRing(capacity: 16384)
 
     private let gain: UnsafeMutablePointer<Float>
     private let gainStep: Float
@@ -70,6 +74,9 @@ public final class RealtimeProcessor: @unchecked Sendable {
         outputs[1] = outRight
         engine.process(inputs: inputs, outputs: outputs, frameCount: frameCount)
         applyPauseRamp(outLeft, outRight, frameCount)
+        if dumpEnabled.load(ordering: .relaxed) {
+            dumpRing.write(inLeft, inRight, UnsafePointer(outLeft), UnsafePointer(outRight), count: frameCount)
+        }
         cycles.add(1, ordering: .relaxed)
         let spent = Self.nanoseconds() &- start
         busyNanoseconds.add(spent, ordering: .relaxed)
@@ -95,7 +102,10 @@ public final class RealtimeProcessor: @unchecked Sendable {
         let buffers = (0..<4).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: frameCount) }
         defer { buffers.forEach { $0.deallocate() } }
         for b in buffers { b.initialize(repeating: 0, count: frameCount) }
+        dumpEnabled.store(true, ordering: .relaxed)  // warm the dump path too
         render(inLeft: buffers[0], inRight: buffers[1], outLeft: buffers[2], outRight: buffers[3], frameCount: frameCount)
+        dumpEnabled.store(false, ordering: .relaxed)
+        dumpRing.discard()
         cycles.store(0, ordering: .relaxed)
         busyNanoseconds.store(0, ordering: .relaxed)
         longestNanoseconds.store(0, ordering: .relaxed)
