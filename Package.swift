@@ -53,7 +53,7 @@ let package = Package(
         // The JACK client and what runs on its real-time thread.
         .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP"]),
         // The control protocol and its Unix socket, for the daemon and its clients.
-        .target(name: "RibbitControl"),
+        .target(name: "RibbitControl", dependencies: ["RibbitDSP"]),
         // `ribbitd run`: the control loop that owns the JACK session, state and socket.
         .target(
             name: "RibbitDaemon",

@@ -50,9 +50,15 @@ public enum ControlClient {
     public static func send(
         _ request: ControlRequest, socketPath: String, timeoutSeconds: Double = 10
     ) throws(ControlClientError) -> ControlReply {
-        let fd: Int32
+        let fd = try connect(socketPath: socketPath)
+        defer { close(fd) }
+        return try ask(fd, request, timeoutSeconds: timeoutSeconds, reader: LineReader(fd: fd))
+    }
+
+    /// A connection to the daemon's socket; the caller closes it.
+    public static func connect(socketPath: String) throws(ControlClientError) -> Int32 {
         do {
-            fd = try UnixSocket.connect(to: socketPath)
+            return try UnixSocket.connect(to: socketPath)
         } catch {
             switch error.code {
             case ENOENT, ECONNREFUSED, ENOTDIR: throw .notRunning(socket: socketPath)
@@ -61,29 +67,70 @@ public enum ControlClient {
             default: throw .failed(error.description)
             }
         }
-        defer { close(fd) }
+    }
+
+    /// Writes one request on `fd` and reads its reply through `reader`.
+    public static func ask(
+        _ fd: Int32, _ request: ControlRequest, timeoutSeconds: Double, reader: LineReader
+    ) throws(ControlClientError) -> ControlReply {
         UnixSocket.setTimeout(fd, seconds: timeoutSeconds)
         guard UnixSocket.writeAll(fd, ControlProtocol.encode(request)) else {
             throw .failed("the daemon closed the connection before reading the request")
         }
-        var reply = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while !reply.contains(0x0A) {
-            let n = read(fd, &buffer, buffer.count)
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                throw .failed("the daemon did not answer within \(Int(timeoutSeconds)) s; see `journalctl --user -u ribbitd`")
-            }
-            guard n > 0 else { break }
-            reply.append(contentsOf: buffer[0..<n])
-        }
-        guard let end = reply.firstIndex(of: 0x0A) else {
-            throw .failed("the daemon closed the connection without a reply")
+        let line: Data
+        switch reader.next(timeoutSeconds: timeoutSeconds) {
+        case .line(let data): line = data
+        case .timedOut: throw .failed("the daemon did not answer within \(Int(timeoutSeconds)) s; see `journalctl --user -u ribbitd`")
+        case .closed: throw .failed("the daemon closed the connection without a reply")
         }
         do {
-            return try JSONDecoder().decode(ControlReply.self, from: reply[..<end])
+            return try JSONDecoder().decode(ControlReply.self, from: line)
         } catch {
             throw .failed("the daemon's reply is not valid JSON; is the daemon the same version as this client?")
         }
+    }
+}
+
+/// Reads newline-terminated lines from a socket, waiting at most a given time for each.
+public final class LineReader {
+    public enum Result: Equatable {
+        case line(Data)
+        case timedOut
+        /// The peer closed the connection (or it failed).
+        case closed
+    }
+
+    private let fd: Int32
+    private var buffer = Data()
+
+    public init(fd: Int32) { self.fd = fd }
+
+    /// The next line without its newline; waits up to `timeoutSeconds` for it to complete.
+    public func next(timeoutSeconds: Double) -> Result {
+        let deadline = Self.now() + timeoutSeconds
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = Data(buffer[buffer.startIndex..<newline])
+                buffer = Data(buffer[(newline + 1)...])
+                return .line(line)
+            }
+            let left = deadline - Self.now()
+            guard left > 0 else { return .timedOut }
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&entry, 1, Int32((left * 1000).rounded(.up)))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return ready == 0 ? .timedOut : .closed }
+            let n = read(fd, &chunk, chunk.count)
+            if n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { continue }
+            guard n > 0 else { return .closed }
+            buffer.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    static func now() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RibbitDSP
 
 /// The control protocol (docs/control-protocol.md): one JSON request per line from the
 /// client, one JSON reply per line from the daemon, on a Unix socket only the owner can use.
@@ -11,6 +12,8 @@ public enum ControlProtocol {
 public struct ControlRequest: Codable, Sendable, Equatable {
     public enum Command: String, Codable, Sendable, CaseIterable {
         case status, pause, resume, bypass, load, use, keep, revert, stop
+        /// Turns the connection into a stream of DumpFrame lines, 20 a second, until it closes.
+        case dump
     }
     public var command: Command
     /// bypass: on (true) or off (false).
@@ -143,12 +146,15 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var totalXruns: Int
     /// A trial fitting in progress.
     public var trial: Trial?
+    /// Clients of the dump stream (`ribbitd dump`); while there are none the audio thread copies nothing for it.
+    public var dumpListeners: Int?
 
     public init(
         pid: Int32, version: String, uptimeSeconds: Double, prescription: ActivePrescription?, output: Output,
-        jack: Jack?, jackProblem: String?, totalXruns: Int, trial: Trial? = nil
+        jack: Jack?, jackProblem: String?, totalXruns: Int, trial: Trial? = nil, dumpListeners: Int? = nil
     ) {
         self.trial = trial
+        self.dumpListeners = dumpListeners
         self.pid = pid
         self.version = version
         self.uptimeSeconds = uptimeSeconds

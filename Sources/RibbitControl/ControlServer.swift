@@ -16,6 +16,10 @@ public final class ControlServer {
     private let listener: Int32
     private let ownerUID = getuid()
     private var connections: [Int32: Connection] = [:]
+    /// Connections that asked for the dump stream, and what each still has to receive.
+    private var subscribers: [Int32: Subscriber] = [:]
+    /// A dump client that takes nothing for this long is dropped.
+    public let stalledSubscriberTimeout: Double = 10
     /// One line per refused or dropped peer, for the daemon's log.
     public var onNotice: (String) -> Void = { _ in }
 
@@ -23,6 +27,15 @@ public final class ControlServer {
         var buffer = Data()
         var lastActivity: Double
     }
+
+    private struct Subscriber {
+        /// The rest of a frame the socket did not take whole; sent before any newer frame.
+        var unsent = Data()
+        var lastProgress: Double
+    }
+
+    /// How many clients listen to the dump stream.
+    public var subscriberCount: Int { subscribers.count }
 
     /// Creates the runtime directory (0700, must be ours) and listens at `path`. A stale socket
     /// left by a crash is replaced; a live daemon there is an error.
@@ -64,9 +77,10 @@ public final class ControlServer {
         if fd == listener { acceptAll(now: now) } else { read(fd, now: now, handler: handler) }
     }
 
-    /// Closes connections that sat on a partial request for too long.
+    /// Closes connections that sat silent or on a partial request for too long (dump
+    /// subscribers only listen, so they are exempt).
     public func closeIdle(now: Double) {
-        for (fd, connection) in connections where now - connection.lastActivity > idleTimeout {
+        for (fd, connection) in connections where now - connection.lastActivity > idleTimeout && subscribers[fd] == nil {
             onNotice("closed a control connection idle for \(Int(idleTimeout)) s with a partial request")
             drop(fd)
         }
@@ -127,7 +141,15 @@ public final class ControlServer {
             if line.count > ControlProtocol.maxRequestBytes {
                 answer = .failure("request longer than \(ControlProtocol.maxRequestBytes) bytes; refused")
             } else if let request = try? JSONDecoder().decode(ControlRequest.self, from: line) {
-                answer = handler(request)
+                if request.command == .dump {
+                    subscribers[fd] = Subscriber(lastProgress: connections[fd]?.lastActivity ?? 0)
+                    // Room for several frames, so a reader that stalls briefly misses none.
+                    var size: Int32 = 1 << 20
+                    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+                    answer = handler(ControlRequest(command: .status))
+                } else {
+                    answer = handler(request)
+                }
             } else {
                 answer = .failure(
                     "malformed request: expected one JSON object per line with a \"command\" of "
@@ -148,6 +170,32 @@ public final class ControlServer {
 
     private func drop(_ fd: Int32) {
         connections[fd] = nil
+        subscribers[fd] = nil
         close(fd)
+    }
+
+    /// Offers one frame line to every dump subscriber without ever waiting. A client still
+    /// taking an earlier frame (its socket was full) gets the rest of that one first and misses
+    /// this one, so every line it reads is whole; one that takes nothing for
+    /// `stalledSubscriberTimeout`, or has gone, is dropped.
+    public func broadcast(_ line: Data, now: Double) {
+        for fd in Array(subscribers.keys) {
+            guard var subscriber = subscribers[fd] else { continue }
+            if subscriber.unsent.isEmpty { subscriber.unsent = line }
+            let sent = subscriber.unsent.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if sent > 0 {
+                subscriber.unsent.removeFirst(sent)
+                subscriber.lastProgress = now
+            } else if sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+                drop(fd)  // the client has gone
+                continue
+            }
+            if now - subscriber.lastProgress > stalledSubscriberTimeout {
+                onNotice("dropped a dump client that took nothing for \(Int(stalledSubscriberTimeout)) s")
+                drop(fd)
+                continue
+            }
+            subscribers[fd] = subscriber
+        }
     }
 }

@@ -16,7 +16,76 @@ public struct EarDump: Codable, Sendable, Equatable {
     public var outputSpectrumDB: [Double]
 }
 
-public enum DumpAnalyzer {
+/// What the dump shows of the fitting of one ear: what the prescription asks for and what the
+/// engine's filter does. Computed once per published filter, off the RT thread.
+public struct EarGains: Sendable, Equatable {
+    /// The target gain (combination window) at each band centre, dB; nil where it is 0 (stop band).
+    public var targetBandsDB: [Double?]
+    /// The combination window (gain window times low-pass) at each spectrum bin, dB; nil where 0.
+    public var combinationWindowDB: [Double?]
+    /// The magnitude response of the filter the engine runs, at each spectrum bin, dB.
+    public var appliedGainDB: [Double]
+
+    /// - Parameters:
+    ///   - curve: the ear's combination window (`.unity` in bypass or without a prescription).
+    ///   - filters, channel: what the engine runs for this ear.
+    public init(curve: CombinationCurve, filters: FilterSet, channel: Int, sampleRate: Double) {
+        func decibels(_ amplitude: Double) -> Double? {
+            amplitude > 0 ? DumpAnalyzer.decibelsOfPower(amplitude * amplitude) : nil
+        }
+        let bins = DumpAnalyzer.spectrumFrequenciesHz(sampleRate: sampleRate)
+        targetBandsDB = DumpAnalyzer.bandCentersHz.map { decibels(curve.amplitude(atHz: $0)) }
+        combinationWindowDB = bins.map { decibels(curve.amplitude(atHz: $0)) }
+        appliedGainDB = filters.magnitudeDB(channel: channel, atHz: bins, sampleRate: sampleRate, floorDB: DumpAnalyzer.floorDB)
+            .map { ($0 * 100).rounded() / 100 }
+    }
+}
+
+/// The dump's sample windows for each ear: the newest `bandWindow` samples of input and output,
+/// and every sample since the previous frame (for RMS and peak). Fed by the control thread from
+/// the RT thread's ring, or by `process` from a file.
+public final class DumpAccumulator {
+    public let earCount: Int
+    private var windows: [[Float]]  // input of each ear, then output of each ear
+    private var recent: [[Float]]
+    private let analyzer = DumpAnalyzer()
+
+    public init(earCount: Int) {
+        self.earCount = earCount
+        windows = Array(repeating: [], count: 2 * earCount)
+        recent = Array(repeating: [], count: 2 * earCount)
+    }
+
+    /// Frames appended since the previous analysis.
+    public var pendingFrames: Int { recent[0].count }
+
+    /// Appends the same number of samples of one ear's input and output.
+    public func append<I: Collection<Float>, O: Collection<Float>>(ear: Int, input: I, output: O) {
+        precondition(input.count == output.count)
+        add(input, to: ear)
+        add(output, to: earCount + ear)
+    }
+
+    private func add<C: Collection<Float>>(_ samples: C, to slot: Int) {
+        recent[slot].append(contentsOf: samples)
+        windows[slot].append(contentsOf: samples)
+        let excess = windows[slot].count - DumpAnalyzer.bandWindow
+        if excess > 0 { windows[slot].removeFirst(excess) }
+    }
+
+    /// Analyses each ear's windows and starts a new "since the previous frame".
+    public func analyze(sampleRate: Double) -> [EarDump] {
+        defer { recent = Array(repeating: [], count: 2 * earCount) }
+        return (0..<earCount).map { ear in
+            analyzer.analyze(
+                input: windows[ear], output: windows[earCount + ear], recentInput: recent[ear][...],
+                recentOutput: recent[earCount + ear][...], sampleRate: sampleRate)
+        }
+    }
+}
+
+/// Keeps its FFT plans: make one per dump and call analyze() for every frame.
+public final class DumpAnalyzer {
     /// Third-octave bands from 125 Hz to 8 kHz (IEC 61260 nominal centres).
     public static let bandCentersHz: [Double] = [
         125, 160, 200, 250, 315, 400, 500, 630, 800, 1000, 1250, 1600, 2000, 2500, 3150, 4000, 5000, 6300, 8000,
@@ -29,46 +98,31 @@ public enum DumpAnalyzer {
 
     public static func spectrumBinHz(sampleRate: Double) -> Double { sampleRate / Double(spectrumWindow) }
 
+    /// The frequency of each spectrum bin: k * spectrumBinHz for k in 0...spectrumWindow / 2.
+    public static func spectrumFrequenciesHz(sampleRate: Double) -> [Double] {
+        (0...spectrumWindow / 2).map { Double($0) * spectrumBinHz(sampleRate: sampleRate) }
+    }
+
+    private let bandFFT = SpectrumWorkspace(length: bandWindow)
+    private let spectrumFFT = SpectrumWorkspace(length: spectrumWindow)
+
+    public init() {}
+
     /// - Parameters:
     ///   - input, output: the newest samples (at least `bandWindow`; fewer are zero-padded at the start).
     ///   - recentInput, recentOutput: the samples since the previous frame, for RMS and peak.
-    public static func analyze(
+    public func analyze(
         input: [Float], output: [Float], recentInput: ArraySlice<Float>, recentOutput: ArraySlice<Float>, sampleRate: Double
     ) -> EarDump {
-        let inputBandPower = powerSpectrum(input, length: bandWindow)
-        let outputBandPower = powerSpectrum(output, length: bandWindow)
+        typealias A = DumpAnalyzer
+        let inputBandPower = bandFFT.powerSpectrum(input)
+        let outputBandPower = bandFFT.powerSpectrum(output)
         return EarDump(
-            inputRMSDB: rmsDB(recentInput), inputPeakDB: peakDB(recentInput),
-            outputRMSDB: rmsDB(recentOutput), outputPeakDB: peakDB(recentOutput),
-            inputBandsDB: bands(inputBandPower, sampleRate: sampleRate), outputBandsDB: bands(outputBandPower, sampleRate: sampleRate),
-            inputSpectrumDB: powerSpectrum(input, length: spectrumWindow).map(decibelsOfPower),
-            outputSpectrumDB: powerSpectrum(output, length: spectrumWindow).map(decibelsOfPower))
-    }
-
-    /// One-sided mean-square per bin of the last `length` samples, Hann-windowed and scaled so
-    /// the bins of a sinusoid of amplitude A sum to A^2 / 2 (its mean square).
-    static func powerSpectrum(_ x: [Float], length n: Int) -> [Double] {
-        let fft = RealFFT(length: n)
-        let frame = RealFFT.allocateReal(n)
-        let spectrum = RealFFT.allocateComplex(fft.complexCount)
-        defer {
-            RealFFT.free(frame)
-            RealFFT.free(spectrum)
-        }
-        var windowPower = 0.0
-        let start = x.count - n
-        for i in 0..<n {
-            let w = 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(n))
-            windowPower += w * w
-            let sample = start + i >= 0 ? Double(x[start + i]) : 0
-            frame[i] = Float(sample * w)
-        }
-        fft.forward(frame, spectrum)
-        let scale = 2 / (Double(n) * windowPower)
-        return (0..<fft.complexCount).map { k in
-            let (re, im) = (Double(spectrum[2 * k]), Double(spectrum[2 * k + 1]))
-            return (re * re + im * im) * scale * (k == 0 || k == n / 2 ? 0.5 : 1)
-        }
+            inputRMSDB: A.rmsDB(recentInput), inputPeakDB: A.peakDB(recentInput),
+            outputRMSDB: A.rmsDB(recentOutput), outputPeakDB: A.peakDB(recentOutput),
+            inputBandsDB: A.bands(inputBandPower, sampleRate: sampleRate), outputBandsDB: A.bands(outputBandPower, sampleRate: sampleRate),
+            inputSpectrumDB: spectrumFFT.powerSpectrum(input).map(A.decibelsOfPower),
+            outputSpectrumDB: spectrumFFT.powerSpectrum(output).map(A.decibelsOfPower))
     }
 
     static func bands(_ power: [Double], sampleRate: Double) -> [Double] {
@@ -81,7 +135,11 @@ public enum DumpAnalyzer {
         }
     }
 
-    static func decibelsOfPower(_ p: Double) -> Double { max(floorDB, 10 * log10(max(p, 1e-30))) }
+    /// dB of a mean square, to 0.01 dB (JSON stays short), floored; NaN (a NaN input) reads as the floor.
+    static func decibelsOfPower(_ p: Double) -> Double {
+        guard p.isFinite else { return p.isNaN ? floorDB : 0 }
+        return max(floorDB, (1000 * log10(max(p, 1e-30))).rounded() / 100)
+    }
 
     static func rmsDB(_ x: ArraySlice<Float>) -> Double {
         guard !x.isEmpty else { return floorDB }
@@ -89,6 +147,51 @@ public enum DumpAnalyzer {
     }
 
     static func peakDB(_ x: ArraySlice<Float>) -> Double {
-        max(floorDB, 20 * log10(max(Double(x.map { abs($0) }.max() ?? 0), 1e-30)))
+        let peak = Double(x.reduce(Float(0)) { max($0, $1.isNaN ? 0 : abs($1)) })
+        return decibelsOfPower(peak * peak)
+    }
+}
+
+/// An FFT plan, its buffers and the Hann window for one length.
+final class SpectrumWorkspace {
+    let n: Int
+    private let fft: RealFFT
+    private let frame: UnsafeMutablePointer<Float>
+    private let spectrum: UnsafeMutablePointer<Float>
+    private let window: [Double]
+
+    init(length: Int) {
+        n = length
+        fft = RealFFT(length: length, measure: false)  // planned at once: the dump starts without a pause
+        frame = RealFFT.allocateReal(length)
+        spectrum = RealFFT.allocateComplex(fft.complexCount)
+        window = (0..<length).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(length)) }
+    }
+
+    deinit {
+        RealFFT.free(frame)
+        RealFFT.free(spectrum)
+    }
+
+    /// One-sided mean-square per bin of the last n samples, Hann-windowed and scaled so the
+    /// bins of a sinusoid of amplitude A sum to A^2 / 2. With fewer samples (a dump that just
+    /// started) the Hann window spans only those, zero-padded in front: no splatter from a
+    /// cut-off edge, and a steady level reads the same from the first frame on.
+    func powerSpectrum(_ x: [Float]) -> [Double] {
+        let m = min(n, x.count)
+        let start = x.count - m
+        var windowPower = 0.0
+        for i in 0..<n - m { frame[i] = 0 }
+        for i in 0..<m {
+            let w = m == n ? window[i] : 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(m))
+            frame[n - m + i] = Float(Double(x[start + i]) * w)
+            windowPower += w * w
+        }
+        fft.forward(frame, spectrum)
+        let scale = windowPower > 0 ? 2 / (Double(n) * windowPower) : 0
+        return (0..<fft.complexCount).map { k in
+            let (re, im) = (Double(spectrum[2 * k]), Double(spectrum[2 * k + 1]))
+            return (re * re + im * im) * scale * (k == 0 || k == n / 2 ? 0.5 : 1)
+        }
     }
 }

@@ -17,7 +17,10 @@ public final class RealFFT: @unchecked Sendable {
 
     private static let planner = NSLock()
 
-    public init(length: Int) {
+    /// - Parameter measure: FFTW_MEASURE (the fastest plan, found by timing: up to hundreds of
+    ///   ms for long lengths without wisdom) or FFTW_ESTIMATE (planned at once; for analysis
+    ///   off the audio thread, where a few microseconds per transform do not matter).
+    public init(length: Int, measure: Bool = true) {
         precondition(length >= 2 && length % 2 == 0, "FFT length must be even")
         self.length = length
         let real = Self.allocateReal(length)
@@ -27,7 +30,7 @@ public final class RealFFT: @unchecked Sendable {
             fftwf_free(complex)
         }
         // MEASURE overwrites the arrays, so plan before any data exists.
-        let flags = UInt32(FFTW_MEASURE)
+        let flags = UInt32(measure ? FFTW_MEASURE : FFTW_ESTIMATE)
         Self.planner.lock()
         forwardPlan = fftwf_plan_dft_r2c_1d(Int32(length), real, Self.asComplex(complex), flags)!
         inversePlan = fftwf_plan_dft_c2r_1d(Int32(length), Self.asComplex(complex), real, flags)!

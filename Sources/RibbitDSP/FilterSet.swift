@@ -31,16 +31,7 @@ public final class FilterSet: @unchecked Sendable {
         for (channel, h) in taps.enumerated() {
             let base = spectra + channel * 2 * bins
             for k in 0..<bins {
-                // Phasor recurrence p = e^(-2 pi i k n / N): one complex multiply per tap.
-                let angle = -2 * Double.pi * Double(k) / Double(fftLength)
-                let (stepRe, stepIm) = (cos(angle), sin(angle))
-                var (pRe, pIm) = (1.0, 0.0)
-                var (re, im) = (0.0, 0.0)
-                for value in h {
-                    re += value * pRe
-                    im += value * pIm
-                    (pRe, pIm) = (pRe * stepRe - pIm * stepIm, pRe * stepIm + pIm * stepRe)
-                }
+                let (re, im) = Self.response(of: h, cyclesPerSample: Double(k) / Double(fftLength))
                 base[2 * k] = Float(re * scale)
                 base[2 * k + 1] = Float(im * scale)
             }
@@ -68,5 +59,33 @@ public final class FilterSet: @unchecked Sendable {
         var h = [Double](repeating: 0, count: 2 * delayFrames + 1)
         h[delayFrames] = 1
         return FilterSet(taps: Array(repeating: h, count: channelCount), fftLength: fftLength, ceilingDBFS: ceilingDBFS)
+    }
+}
+
+extension FilterSet {
+    /// The magnitude response of one channel's filter at the given frequencies, in dB (what the
+    /// engine actually applies, ripple and all). Direct sum over the taps; off the RT thread.
+    /// A pure delay reads 0 dB; a zero response reads `floorDB`.
+    public func magnitudeDB(channel: Int, atHz frequencies: [Double], sampleRate: Double, floorDB: Double = -140) -> [Double] {
+        let h = taps[channel]
+        return frequencies.map { hz in
+            let (re, im) = Self.response(of: h, cyclesPerSample: hz / sampleRate)
+            return max(floorDB, 10 * log10(max(re * re + im * im, 1e-300)))
+        }
+    }
+
+    /// The DTFT of `h` at one frequency: sum of h[n] e^(-2 pi i f n), by the phasor recurrence
+    /// (one complex multiply per tap, double precision).
+    static func response(of h: [Double], cyclesPerSample f: Double) -> (re: Double, im: Double) {
+        let angle = -2 * Double.pi * f
+        let (stepRe, stepIm) = (cos(angle), sin(angle))
+        var (pRe, pIm) = (1.0, 0.0)
+        var (re, im) = (0.0, 0.0)
+        for value in h {
+            re += value * pRe
+            im += value * pIm
+            (pRe, pIm) = (pRe * stepRe - pIm * stepIm, pRe * stepIm + pIm * stepRe)
+        }
+        return (re, im)
     }
 }

@@ -39,6 +39,10 @@ public final class Daemon {
     private var xrunsOfClosedSessions = 0
     private var stopping = false
     private var lastWatchdog = 0.0
+    /// What the engine runs (for the dump), and the dump of the current session while clients listen.
+    private var running: RunningFilters?
+    private var dump: DumpPublisher?
+    private var dumpListeners = 0
 
     static let firstRetryDelay = 0.25
     static let longestRetryDelay = 2.0
@@ -85,7 +89,7 @@ public final class Daemon {
 
         while !stopping {
             var fds = server.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            let ready = poll(&fds, nfds_t(fds.count), 100)
+            let ready = poll(&fds, nfds_t(fds.count), server.subscriberCount == 0 ? 100 : 10)
             let now = Self.now()
             if ready > 0 {
                 for entry in fds where entry.revents != 0 {
@@ -100,6 +104,7 @@ public final class Daemon {
             }
             server.closeIdle(now: now)
             tick(now: now)
+            publishDump(server, now: now)
         }
         notifier.send("STOPPING=1")
         closeSession()
@@ -147,6 +152,23 @@ public final class Daemon {
         session = current
     }
 
+    /// While dump clients listen, the RT thread copies each period into the ring and 20 times
+    /// a second a frame goes to every client. With none, the RT thread does nothing extra.
+    private func publishDump(_ server: ControlServer, now: Double) {
+        dumpListeners = server.subscriberCount
+        guard let session, let running else { return }
+        let listening = dumpListeners > 0
+        if listening != session.processor.dumpEnabled.load(ordering: .relaxed) {
+            dump = listening ? DumpPublisher(processor: session.processor) : nil
+            session.processor.dumpEnabled.store(listening, ordering: .relaxed)
+        }
+        guard listening, let dump, dump.isDue(now: now) else { return }
+        let frame = dump.frame(
+            from: session.processor, running: running, time: now - started,
+            xruns: session.client.events.xruns.load(ordering: .relaxed), output: output, prescription: activeDescription)
+        server.broadcast(ControlProtocol.encode(frame), now: now)
+    }
+
     private func attemptConnection(now: Double) {
         do {
             try openSession()
@@ -165,10 +187,11 @@ public final class Daemon {
         let client = try JackClient(name: config.clientName)
         let rate = client.sampleRate
         let engine: OverlapSaveEngine
+        let prepared: RunningFilters
         do {
+            prepared = try prepare(currentFilterChoice, sampleRate: rate)
             engine = try OverlapSaveEngine(
-                geometry: .standard(sampleRate: rate), sampleRate: rate, filters: try filters(for: currentFilterChoice, sampleRate: rate),
-                blockSize: client.bufferSize)
+                geometry: .standard(sampleRate: rate), sampleRate: rate, filters: prepared.filters, blockSize: client.bufferSize)
         } catch {
             client.close()
             throw JackError("JACK runs at \(Int(rate)) Hz: \(error)")
@@ -182,6 +205,8 @@ public final class Daemon {
             throw error
         }
         session = Session(client: client, processor: processor, period: client.bufferSize)
+        running = prepared
+        dump = nil
         log.info(
             "JACK: client \(client.name), \(Int(rate)) Hz, period \(client.bufferSize), added latency \(processor.latencyFrames) frames (\(Self.milliseconds(processor.latencyFrames, rate)) ms)"
         )
@@ -193,6 +218,7 @@ public final class Daemon {
         xrunsOfClosedSessions += current.client.events.xruns.load(ordering: .relaxed)
         current.client.close()
         session = nil
+        dump = nil
     }
 
     /// Connects our ports as configured; a port that cannot be connected is logged, not fatal
@@ -230,22 +256,25 @@ public final class Daemon {
         return .prescription(active)
     }
 
-    private func filters(for choice: FilterChoice, sampleRate: Double) throws(EngineError) -> FilterSet {
+    private func prepare(_ choice: FilterChoice, sampleRate: Double) throws(EngineError) -> RunningFilters {
         let geometry = EngineGeometry.standard(sampleRate: sampleRate)
         switch choice {
         case .unchanged:
             // Infinite ceiling: the limiter never acts, so the output is the input, delayed.
-            return FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: .infinity)
+            let delay = FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: .infinity)
+            return RunningFilters(filters: delay, fitting: nil)
         case .prescription(let prescription):
-            return try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry).filterSet(ears: [.left, .right])
+            let fitting = try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
+            return RunningFilters(filters: fitting.filterSet(ears: [.left, .right]), fitting: fitting)
         }
     }
 
     /// Sends the filters for the current state to the running engine (crossfaded there).
     private func publishCurrentFilters() throws(EngineError) {
         guard let session else { return }
-        let filters = try filters(for: currentFilterChoice, sampleRate: session.processor.sampleRate)
-        try session.processor.engine.publish(filters)
+        let prepared = try prepare(currentFilterChoice, sampleRate: session.processor.sampleRate)
+        try session.processor.engine.publish(prepared.filters)
+        running = prepared
     }
 
     /// The active prescription from the history. An older version kept it in
@@ -314,6 +343,8 @@ public final class Daemon {
         case .stop:
             stopping = true
             log.info("stop requested")
+        case .dump:
+            break  // the server turned the connection into a stream
         }
         notifier.send("STATUS=\(statusLine)")
         return ControlReply(ok: true, status: status)
@@ -332,9 +363,9 @@ public final class Daemon {
         do { accepted = try intake.check(text, source: source) } catch {
             return .failure("\(error.description); the active prescription is unchanged")
         }
-        let filters: FilterSet
+        let prepared: RunningFilters
         do {
-            filters = try self.filters(for: .prescription(accepted.prescription), sampleRate: session?.processor.sampleRate ?? 48000)
+            prepared = try prepare(.prescription(accepted.prescription), sampleRate: session?.processor.sampleRate ?? 48000)
         } catch {
             return .failure("\(source): \(error); the active prescription is unchanged")
         }
@@ -345,7 +376,7 @@ public final class Daemon {
         } catch {
             return .failure("cannot store the prescription (\(error)); the active prescription is unchanged")
         }
-        publish(filters)
+        publish(prepared)
         log.info("loaded \(accepted.prescription.name) (\(accepted.prescription.environment)) from \(source), \(accepted.verdict.description)\(trial.map { _ in ", as a trial" } ?? "")")
         notifier.send("STATUS=\(statusLine)")
         return ControlReply(ok: true, status: status)
@@ -365,10 +396,10 @@ public final class Daemon {
                 return .failure("use needs a \"selector\" (id or name) or an \"environment\"")
             }
             let accepted = try intake.check(record!.payload, source: "history entry \(record!.id!)")
-            let filters = try filters(for: .prescription(accepted.prescription), sampleRate: session?.processor.sampleRate ?? 48000)
+            let prepared = try prepare(.prescription(accepted.prescription), sampleRate: session?.processor.sampleRate ?? 48000)
             try store.activate(id: record!.id!)
             try adoptActiveFromStore()
-            publish(filters)
+            publish(prepared)
             log.info("using \(accepted.prescription.name) (\(accepted.prescription.environment)), history entry \(record!.id!)")
         } catch {
             return .failure("\(error); the active prescription is unchanged")
@@ -394,9 +425,12 @@ public final class Daemon {
     }
 
     /// Sends filters to the running engine unless bypassed (bypass keeps its pure delay).
-    private func publish(_ filters: FilterSet) {
+    private func publish(_ prepared: RunningFilters) {
         guard !bypassed, let session else { return }
-        do { try session.processor.engine.publish(filters) } catch {
+        do {
+            try session.processor.engine.publish(prepared.filters)
+            running = prepared
+        } catch {
             log.error("internal error: the new filters do not fit the engine (\(error))")
         }
     }
@@ -420,18 +454,23 @@ public final class Daemon {
         }
         return DaemonStatus(
             pid: getpid(), version: Self.version, uptimeSeconds: Self.now() - started,
-            prescription: active.map {
-                .init(
-                    id: activeRecord?.id, name: $0.name, environment: $0.environment, audiologist: $0.audiologist, rule: $0.rule.rawValue,
-                    signature: activeRecord.map { Self.signatureText($0) })
-            },
-            output: paused ? .paused : bypassed ? .bypassed : .processing, jack: jack, jackProblem: session == nil ? jackProblem : nil,
+            prescription: activeDescription, output: output, jack: jack, jackProblem: session == nil ? jackProblem : nil,
             totalXruns: xrunsOfClosedSessions + (jack?.xruns ?? 0),
             trial: trial.map { trial in
                 let back = (try? trial.previousID.flatMap { try store.record(id: $0) })??.name
                 return .init(secondsLeft: max(0, trial.deadline.timeIntervalSinceNow), revertsTo: back)
-            })
+            }, dumpListeners: dumpListeners)
     }
+
+    private var activeDescription: DaemonStatus.ActivePrescription? {
+        active.map {
+            .init(
+                id: activeRecord?.id, name: $0.name, environment: $0.environment, audiologist: $0.audiologist, rule: $0.rule.rawValue,
+                signature: activeRecord.map { Self.signatureText($0) })
+        }
+    }
+
+    private var output: DaemonStatus.Output { paused ? .paused : bypassed ? .bypassed : .processing }
 
     /// One line for systemd's STATUS=.
     private var statusLine: String {

@@ -15,7 +15,9 @@ struct ProcessCommand: ParsableCommand {
             Reads IN (WAV, FLAC, or anything libsndfile reads), writes OUT in the same format and \
             channel count. A stereo file gets the left ear's fitting on channel 1 and the right \
             ear's on channel 2; a mono file needs --ear. OUT is time-aligned with IN (the \
-            engine's latency is removed) unless --keep-latency is given.
+            engine's latency is removed) unless --keep-latency is given. --dump DIR writes what \
+            `ribbitd dump` shows of the daemon for the file: DIR/dump.jsonl (a frame per 50 ms), \
+            DIR/dump.csv and DIR/dump.svg (docs/dump-format.md).
             """
     )
 
@@ -24,6 +26,8 @@ struct ProcessCommand: ParsableCommand {
     @Option(name: .customLong("rx"), help: ArgumentHelp("The prescription (.rx text).", valueName: "RX")) var prescriptionPath: String
     @Option(help: "For a mono file: whose fitting to apply (left or right).") var ear: Ear?
     @Flag(help: "Keep the real-time delay in OUT (it is then longer by the latency).") var keepLatency = false
+    @Option(help: ArgumentHelp("Also write the debug dump (spectra, levels, gains) for the file into this directory.", valueName: "DIR"))
+    var dump: String?
     @OptionGroup var engineOptions: EngineOptions
 
     func run() throws {
@@ -42,13 +46,20 @@ struct ProcessCommand: ParsableCommand {
         }
         let geometry = try engineOptions.geometry(sampleRate: sampleRate)
         let fitting: Fitting
+        let filters: FilterSet
         let engine: OverlapSaveEngine
         do {
             fitting = try Fitting(prescription: rx, sampleRate: sampleRate, geometry: geometry)
-            engine = try OverlapSaveEngine(
-                geometry: geometry, sampleRate: sampleRate, filters: fitting.filterSet(ears: ears), blockSize: Self.blockFrames)
+            filters = fitting.filterSet(ears: ears)
+            engine = try OverlapSaveEngine(geometry: geometry, sampleRate: sampleRate, filters: filters, blockSize: Self.blockFrames)
         } catch {
             throw RibbitError.data(error.description)
+        }
+
+        let recorder = try dump.map { directory throws(RibbitError) in
+            try ProcessDump(
+                directory: directory, ears: ears, fitting: fitting, filters: filters, latencyFrames: engine.latencyFrames,
+                fileFrames: reader.frameCount)
         }
 
         // Write next to OUT and rename at the end: a failed run leaves no half-written OUT.
@@ -56,12 +67,16 @@ struct ProcessCommand: ParsableCommand {
         let written: Int
         do {
             let writer = try AudioFileWriter(path: partial, format: format)
-            written = try Self.stream(reader, through: engine, to: writer, keepLatency: keepLatency)
+            written = try Self.stream(reader, through: engine, to: writer, keepLatency: keepLatency, dump: recorder)
             try writer.close()
+        } catch let error as RibbitError {
+            try? FileManager.default.removeItem(atPath: partial)
+            throw error
         } catch {
             try? FileManager.default.removeItem(atPath: partial)
-            throw RibbitError.cannotCreate(error.description)
+            throw RibbitError.cannotCreate("\(error)")
         }
+        try recorder?.finish()
         guard rename(partial, output) == 0 else {
             let reason = String(cString: strerror(errno))
             try? FileManager.default.removeItem(atPath: partial)
@@ -81,6 +96,9 @@ struct ProcessCommand: ParsableCommand {
         if limitedPercent >= 1 {
             print("  note          the output often reached the ceiling: the input is loud for this fitting, so loud parts are less amplified")
         }
+        if let recorder {
+            print("  dump          \(recorder.directory)/dump.jsonl (\(recorder.frameCount) frames), dump.csv, dump.svg")
+        }
         if counters.sanitizedInputs > 0 {
             print("  input         \(counters.sanitizedInputs) samples were NaN, infinite or beyond +-1e6 and were replaced")
         }
@@ -92,18 +110,20 @@ struct ProcessCommand: ParsableCommand {
     /// output sample i (aligned) is engine output i + L; the input is padded with zeros to flush.
     /// Returns the frames written.
     static func stream(_ reader: AudioFileReader, through engine: OverlapSaveEngine, to writer: AudioFileWriter,
-                       keepLatency: Bool) throws(AudioFileError) -> Int
+                       keepLatency: Bool, dump: ProcessDump? = nil) throws -> Int
     {
         let channels = reader.format.channelCount
         let skip = keepLatency ? 0 : engine.latencyFrames
         let total = reader.frameCount + (keepLatency ? engine.latencyFrames : 0)
         let interleaved = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * channels)
         let planar = (0..<channels).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: blockFrames) }
+        let unprocessed = (0..<(dump == nil ? 0 : channels)).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: blockFrames) }
         let inputs = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
         let outputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
         defer {
             interleaved.deallocate()
             planar.forEach { $0.deallocate() }
+            unprocessed.forEach { $0.deallocate() }
             inputs.deallocate()
             outputs.deallocate()
         }
@@ -118,7 +138,11 @@ struct ProcessCommand: ParsableCommand {
             for c in 0..<channels {
                 for i in 0..<blockFrames { planar[c][i] = i < got ? interleaved[i * channels + c] : 0 }
             }
+            for (copy, source) in zip(unprocessed, planar) { copy.update(from: source, count: blockFrames) }
             engine.process(inputs: inputs, outputs: outputs, frameCount: blockFrames)
+            try dump?.observe(
+                inputs: unprocessed.map { UnsafePointer($0) }, outputs: planar.map { UnsafePointer($0) }, frameCount: blockFrames,
+                limitedSamples: engine.counters.limitedSamples)
             let first = max(0, skip - produced)
             let count = min(blockFrames - first, total - written)
             produced += blockFrames

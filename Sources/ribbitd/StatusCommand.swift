@@ -48,6 +48,7 @@ struct StatusCommand: ParsableCommand {
                 jack.ribbitLoadPercent, jack.longestCallbackMicroseconds))
             lines.append("xruns         \(jack.xruns) (\(status.totalXruns) since start)")
             if jack.limitedSamples > 0 { lines.append("ceiling       acted on \(jack.limitedSamples) samples") }
+            if let listeners = status.dumpListeners, listeners > 0 { lines.append("dump          \(listeners) client(s) watching (`ribbitd dump`)") }
         } else {
             lines.append("jack          not connected: \(status.jackProblem ?? "unknown"); retrying")
         }

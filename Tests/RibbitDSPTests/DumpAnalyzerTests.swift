@@ -8,7 +8,7 @@ import Testing
     @Test(arguments: [(1000.0, 0.1), (250.0, 0.01), (4000.0, 0.5), (125.0, 0.05)])
     func sineLevelsAndItsBand(frequency: Double, amplitude: Double) {
         let x = Signals.sine(count: 8192, frequencyHz: frequency, sampleRate: 48000, amplitude: amplitude)
-        let dump = DumpAnalyzer.analyze(input: x, output: x, recentInput: x[4352...], recentOutput: x[4352...], sampleRate: 48000)
+        let dump = DumpAnalyzer().analyze(input: x, output: x, recentInput: x[4352...], recentOutput: x[4352...], sampleRate: 48000)
         let rms = 20 * log10(amplitude / 2.0.squareRoot())
         #expect(abs(dump.inputRMSDB - rms) < 0.01)
         #expect(abs(dump.inputPeakDB - 20 * log10(amplitude)) < 0.01)

@@ -9,14 +9,24 @@ import Testing
 /// The daemon's life: real-time rules, JACK restarts, state, and its control socket.
 extension DaemonTests {
     /// 10 s of noise through ribbit at period 64 with two prescription switches (and a bypass
-    /// and a pause on top): no allocation, free, mutex lock or system call inside the process
-    /// callback, counted by an LD_PRELOAD shim around JACK's process callback.
+    /// and a pause on top, and a dump client listening for 8 s): no allocation, free, mutex lock
+    /// or system call inside the process callback, counted by an LD_PRELOAD shim around JACK's
+    /// process callback.
     @Test func processCallbackNeverAllocatesOrLocks() throws {
         let server = try JackTestServer(period: 64)
         let daemon = try DaemonUnderTest(
             server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path], audit: true)
         try daemon.waitUntilProcessing()
         let probe = try Probe(server: server, signal: "noise", levelDBFS: -40, seconds: 10)
+        // A dump client listens for most of the time: the RT thread then also fills the ring.
+        let frames = daemon.directory.appendingPathComponent("dump.jsonl")
+        _ = FileManager.default.createFile(atPath: frames.path, contents: nil)
+        let dump = Process()
+        dump.executableURL = DaemonUnderTest.binary
+        dump.arguments = ["dump", "--json", "--duration", "8"]
+        dump.environment = daemon.environment
+        dump.standardOutput = try FileHandle(forWritingTo: frames)
+        try dump.run()
         for (seconds, command) in [
             (2.0, ["load", TestPaths.prescription("ski-slope.rx").path]), (2, ["bypass", "on"]), (1, ["bypass", "off"]),
             (1, ["pause"]), (1, ["resume"]), (1, ["load", TestPaths.prescription("asymmetric.rx").path]),
@@ -25,6 +35,10 @@ extension DaemonTests {
             #expect(try daemon.ribbitd(command).status == 0)
         }
         _ = try probe.finish()
+        dump.waitUntilExit()
+        #expect(dump.terminationStatus == 0)
+        let dumped = try String(contentsOf: frames, encoding: .utf8).split(separator: "\n").count
+        #expect(dumped >= 150, "the dump client got \(dumped) frames in 8 s")
         let status = try daemon.status()
         #expect(status.prescription?.name == "Asymmetric loss, worse right ear")
         #expect(try daemon.stop() == 0)

@@ -1,0 +1,143 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import RibbitControl
+
+struct DumpCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dump",
+        abstract: "Watch what the running daemon does to the sound: spectra, levels, gains (live, JSON, CSV or SVG).",
+        discussion: """
+            Without options: a live view in the terminal, refreshed 10 times a second: third-octave \
+            bars of input and output per ear with the target marked, levels, latency, xruns and the \
+            prescription; q, Ctrl-C or SIGTERM ends it. --json prints every frame (20 a second) as \
+            a line of JSON (docs/dump-format.md); --csv writes a row per frame and ear; --svg writes \
+            a plot of the spectra and gains averaged over the dump, with the audiogram. The daemon \
+            analyses sound only while a dump runs; its audio thread then copies each period into a \
+            ring it never waits on. `ribbitd process --dump DIR` writes the same for a file.
+            """)
+
+    enum EarChoice: String, ExpressibleByArgument, CaseIterable { case left, right, both }
+
+    @Flag(help: "Print each frame as a line of JSON on standard output.") var json = false
+    @Option(help: ArgumentHelp("Write one row per frame and ear with levels and band levels.", valueName: "FILE")) var csv: String?
+    @Option(help: ArgumentHelp("Write a plot of the spectra, gains and audiogram (averaged over the dump) at the end.", valueName: "FILE"))
+    var svg: String?
+    @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "SECONDS")) var duration: Double?
+    @Option(help: "Which ear: left, right or both.") var ear: EarChoice = .both
+
+    func validate() throws {
+        if let duration, !(duration > 0 && duration <= 86400) {
+            throw ValidationError("--duration takes seconds, more than 0 and at most 86400, not \(duration)")
+        }
+        if !json && csv == nil && svg == nil && isatty(1) == 0 {
+            throw ValidationError("the live view needs a terminal; use --json, --csv FILE or --svg FILE (with --duration SECONDS)")
+        }
+    }
+
+    func run() throws {
+        let ears = ear == .both ? ["left", "right"] : [ear.rawValue]
+        let stop = StopSignals()  // Ctrl-C and SIGTERM end the dump normally, files complete
+        let stream = try DumpStream.open()
+        var recorder = try DumpRecorder(ears: ears, jsonLines: json ? .standardOutput : nil, csvPath: csv, svgPath: svg)
+        let view = !json && isatty(1) == 1 ? TerminalView() : nil
+        defer { view?.restore() }
+        let deadline = duration.map { DumpStream.now() + $0 }
+        var lastDraw = -Double.infinity
+        var ended: RibbitError?
+        while deadline.map({ DumpStream.now() < $0 }) ?? true, !stop.requested, view?.quitTyped() != true {
+            switch stream.next(timeoutSeconds: 0.1) {
+            case .timedOut:
+                if recorder.frameCount == 0 { view?.waiting() }
+                continue
+            case .closed:
+                ended = .unavailable("the daemon ended the dump (it stopped or restarted, or this client took nothing for 10 s)")
+            case .unreadable:
+                ended = RibbitError(message: "the daemon sent a frame this ribbitd cannot read; is it the same version?", exitCode: ExitCode(70))
+            case .frame(let frame, let line):
+                try recorder.add(frame, line: line)
+                if let view, DumpStream.now() - lastDraw >= TerminalView.refreshSeconds {
+                    view.draw(frame, ears: ears)
+                    lastDraw = DumpStream.now()
+                }
+                continue
+            }
+            break
+        }
+        view?.restore()
+        try recorder.finish()
+        if let ended { throw ended }
+    }
+}
+
+/// SIGINT and SIGTERM blocked and then polled, so either ends the loop and the files and the
+/// terminal are finished properly.
+struct StopSignals {
+    private var set = sigset_t()
+
+    init() {
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    var requested: Bool {
+        var pending = set
+        var zero = timespec()
+        return sigtimedwait(&pending, nil, &zero) > 0
+    }
+}
+
+/// The dump stream of the running daemon: the connection after a `dump` request.
+final class DumpStream {
+    enum Item {
+        case frame(DumpFrame, Data)
+        case timedOut
+        case closed
+        case unreadable
+    }
+
+    private let fd: Int32
+    private let reader: LineReader
+
+    private init(fd: Int32) {
+        self.fd = fd
+        reader = LineReader(fd: fd)
+    }
+
+    deinit { close(fd) }
+
+    static func open() throws(RibbitError) -> DumpStream {
+        let path = RibbitPaths().socketPath
+        let reply: ControlReply
+        let stream: DumpStream
+        do {
+            stream = DumpStream(fd: try ControlClient.connect(socketPath: path))
+            reply = try ControlClient.ask(stream.fd, ControlRequest(command: .dump), timeoutSeconds: 10, reader: stream.reader)
+        } catch {
+            switch error {
+            case .notRunning, .refused: throw .unavailable(error.description)
+            case .failed: throw RibbitError(message: error.description, exitCode: ExitCode(70))
+            }
+        }
+        guard reply.ok else { throw .unavailable(reply.error ?? "the daemon refused the dump") }
+        return stream
+    }
+
+    func next(timeoutSeconds: Double) -> Item {
+        switch reader.next(timeoutSeconds: timeoutSeconds) {
+        case .timedOut: return .timedOut
+        case .closed: return .closed
+        case .line(let line):
+            guard let frame = try? JSONDecoder().decode(DumpFrame.self, from: line) else { return .unreadable }
+            return .frame(frame, line)
+        }
+    }
+
+    static func now() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+}

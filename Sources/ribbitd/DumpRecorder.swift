@@ -1,0 +1,163 @@
+import Foundation
+import RibbitControl
+import RibbitDSP
+
+/// Writes dump frames where they were asked for: JSON lines as they come, a CSV row per frame
+/// and ear, and at the end an SVG of their average. Used by `dump` and `process --dump`.
+struct DumpRecorder {
+    let ears: [String]
+    private let jsonLines: FileHandle?
+    private let csv: FileHandle?
+    private let svgPath: String?
+    private var average = DumpAverage()
+    private(set) var frameCount = 0
+
+    init(ears: [String], jsonLines: FileHandle?, csvPath: String?, svgPath: String?) throws(RibbitError) {
+        self.ears = ears
+        self.jsonLines = jsonLines
+        self.svgPath = svgPath
+        csv = try csvPath.map { path throws(RibbitError) in
+            let handle = try Self.create(path)
+            handle.write(Data((CSVRow.header.joined(separator: ",") + "\n").utf8))
+            return handle
+        }
+    }
+
+    /// - Parameter line: the frame's JSON as received (written as it is when no ear is left out).
+    mutating func add(_ frame: DumpFrame, line: Data? = nil) throws(RibbitError) {
+        var frame = frame
+        frame.ears = frame.ears.filter { ears.contains($0.key) }
+        frameCount += 1
+        if let jsonLines {
+            if let line, frame.ears.count == ears.count {
+                jsonLines.write(line + Data([0x0A]))
+            } else {
+                jsonLines.write(ControlProtocol.encode(frame))
+            }
+        }
+        if let csv {
+            for ear in ears {
+                guard let values = frame.ears[ear] else { continue }
+                csv.write(Data((CSVRow.fields(frame, ear: ear, values).joined(separator: ",") + "\n").utf8))
+            }
+        }
+        if svgPath != nil { average.add(frame) }
+    }
+
+    /// Closes the files and writes the SVG; an error if the SVG has no frame to show.
+    func finish() throws(RibbitError) {
+        try? csv?.close()
+        guard let svgPath else { return }
+        guard let summary = average.frame else {
+            throw .unavailable("no frame arrived, so \(svgPath) was not written; is JACK running? (`ribbitd status`)")
+        }
+        let svg = DumpSVG.render(summary, ears: ears, frames: average.count, seconds: average.seconds)
+        do { try Data(svg.utf8).write(to: URL(fileURLWithPath: svgPath), options: .atomic) } catch {
+            throw .cannotCreate("\(svgPath): cannot write (\(describe(error)))")
+        }
+    }
+
+    static func create(_ path: String) throws(RibbitError) -> FileHandle {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            throw .cannotCreate("\(path): cannot write (check that the directory exists and is writable)")
+        }
+        return handle
+    }
+}
+
+/// The CSV columns: one row per frame and ear (docs/dump-format.md).
+enum CSVRow {
+    static var header: [String] {
+        let bands = DumpAnalyzer.bandCentersHz.map { String(Int($0)) }
+        return ["time_s", "ear", "output", "input_rms_dbfs", "input_peak_dbfs", "output_rms_dbfs", "output_peak_dbfs", "limited_samples",
+            "dropped_frames"]
+            + bands.map { "input_\($0)hz_dbfs" } + bands.map { "output_\($0)hz_dbfs" } + bands.map { "target_gain_\($0)hz_db" }
+    }
+
+    static func fields(_ frame: DumpFrame, ear: String, _ e: DumpFrame.Ear) -> [String] {
+        let levels = [e.inputRMSDB, e.inputPeakDB, e.outputRMSDB, e.outputPeakDB].map(number)
+        return [String(format: "%.3f", frame.time), ear, frame.output.rawValue] + levels
+            + ["\(frame.limitedSamples)", "\(frame.droppedFrames)"]
+            + e.inputBandsDB.map(number) + e.outputBandsDB.map(number) + e.targetGainDB.map { $0.map(number) ?? "" }
+    }
+
+    static func number(_ value: Double) -> String { String(format: "%.2f", value) }
+}
+
+/// The power average of frames, for the SVG: band and spectrum levels and RMS averaged as
+/// power (loud moments count as they sound), peaks as the maximum; the gains, audiogram and
+/// prescription of the newest frame.
+struct DumpAverage {
+    private var total: DumpFrame?  // levels as power sums (peaks as maximum power)
+    private(set) var count = 0
+    private var firstTime = 0.0
+    private var limited = 0
+
+    /// The time the frames cover.
+    var seconds: Double { (total?.time ?? 0) - firstTime }
+
+    mutating func add(_ frame: DumpFrame) {
+        count += 1
+        limited += frame.limitedSamples
+        let powers = frame.mapLevels(Self.power)
+        guard var sum = total else {
+            firstTime = frame.time - DumpFrame.intervalSeconds
+            total = powers
+            return
+        }
+        for (name, ear) in powers.ears {
+            guard var s = sum.ears[name] else { continue }
+            func add(_ a: inout [Double], _ b: [Double]) { for i in a.indices where i < b.count { a[i] += b[i] } }
+            add(&s.inputBandsDB, ear.inputBandsDB)
+            add(&s.outputBandsDB, ear.outputBandsDB)
+            add(&s.inputSpectrumDB, ear.inputSpectrumDB)
+            add(&s.outputSpectrumDB, ear.outputSpectrumDB)
+            s.inputRMSDB += ear.inputRMSDB
+            s.outputRMSDB += ear.outputRMSDB
+            s.inputPeakDB = max(s.inputPeakDB, ear.inputPeakDB)
+            s.outputPeakDB = max(s.outputPeakDB, ear.outputPeakDB)
+            (s.targetGainDB, s.combinationWindowDB, s.appliedGainDB, s.audiogram) =
+                (ear.targetGainDB, ear.combinationWindowDB, ear.appliedGainDB, ear.audiogram)
+            sum.ears[name] = s
+        }
+        (sum.time, sum.prescription, sum.output, sum.xruns, sum.droppedFrames, sum.latencyFrames) =
+            (frame.time, frame.prescription, frame.output, frame.xruns, frame.droppedFrames, frame.latencyFrames)
+        total = sum
+    }
+
+    /// The average as a frame, in dB again; nil before the first frame.
+    var frame: DumpFrame? {
+        guard let total else { return nil }
+        let n = Double(count)
+        var average = total.mapLevels { Self.decibels($0 / n) }
+        for (name, ear) in total.ears {
+            average.ears[name]?.inputPeakDB = Self.decibels(ear.inputPeakDB)  // a maximum, not a sum
+            average.ears[name]?.outputPeakDB = Self.decibels(ear.outputPeakDB)
+        }
+        average.limitedSamples = limited
+        return average
+    }
+
+    static func power(_ db: Double) -> Double { pow(10, db / 10) }
+    static func decibels(_ power: Double) -> Double { max(-140, 10 * log10(max(power, 1e-30))) }
+}
+
+extension DumpFrame {
+    /// The frame with `transform` applied to every level: band and spectrum levels, RMS and peak.
+    func mapLevels(_ transform: (Double) -> Double) -> DumpFrame {
+        var copy = self
+        for (name, ear) in ears {
+            var e = ear
+            e.inputBandsDB = ear.inputBandsDB.map(transform)
+            e.outputBandsDB = ear.outputBandsDB.map(transform)
+            e.inputSpectrumDB = ear.inputSpectrumDB.map(transform)
+            e.outputSpectrumDB = ear.outputSpectrumDB.map(transform)
+            e.inputRMSDB = transform(ear.inputRMSDB)
+            e.outputRMSDB = transform(ear.outputRMSDB)
+            e.inputPeakDB = transform(ear.inputPeakDB)
+            e.outputPeakDB = transform(ear.outputPeakDB)
+            copy.ears[name] = e
+        }
+        return copy
+    }
+}

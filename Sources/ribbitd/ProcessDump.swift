@@ -1,0 +1,88 @@
+import Foundation
+import RibbitControl
+import RibbitDSP
+import RibbitFitting
+import RibbitPrescription
+
+/// `process --dump DIR`: the dump of a file, frame for frame as the daemon would send it, in
+/// DIR/dump.jsonl, DIR/dump.csv and DIR/dump.svg. Input and output are paired sample for
+/// sample (the engine's latency taken out), one frame per 50 ms of the file.
+final class ProcessDump {
+    let directory: String
+    private let ears: [Ear]
+    private let fittings: [DumpFitting]
+    private let prescription: DaemonStatus.ActivePrescription
+    private let sampleRate: Double
+    private let latencyFrames: Int
+    private let fileFrames: Int
+    private let hopFrames: Int
+    private let accumulator: DumpAccumulator
+    private var recorder: DumpRecorder
+    /// Input samples waiting for their output (the engine's latency), per channel.
+    private var pendingInput: [[Float]]
+    private var outputToSkip: Int
+    private var paired = 0
+    private var lastLimited = 0
+
+    init(directory: String, ears: [Ear], fitting: Fitting, filters: FilterSet, latencyFrames: Int, fileFrames: Int) throws(RibbitError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw .cannotCreate("\(directory): exists and is not a directory; --dump takes a directory for dump.jsonl, dump.csv and dump.svg")
+        }
+        do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+            throw .cannotCreate("\(directory): cannot create the dump directory (\(describe(error)))")
+        }
+        self.directory = directory
+        self.ears = ears
+        sampleRate = fitting.sampleRate
+        fittings = DumpFitting.ears(ears, filters: filters, fitting: fitting, sampleRate: sampleRate)
+        let rx = fitting.prescription
+        prescription = .init(id: nil, name: rx.name, environment: rx.environment, audiologist: rx.audiologist, rule: rx.rule.rawValue, signature: nil)
+        self.latencyFrames = latencyFrames
+        self.fileFrames = fileFrames
+        hopFrames = Int((DumpFrame.intervalSeconds * sampleRate).rounded())
+        accumulator = DumpAccumulator(earCount: ears.count)
+        pendingInput = Array(repeating: [], count: ears.count)
+        outputToSkip = latencyFrames
+        let names = ears.map(\.rawValue)
+        recorder = try DumpRecorder(
+            ears: names, jsonLines: try DumpRecorder.create(directory + "/dump.jsonl"), csvPath: directory + "/dump.csv",
+            svgPath: directory + "/dump.svg")
+    }
+
+    var frameCount: Int { recorder.frameCount }
+
+    /// One engine block: each channel's input (before processing) and output (after).
+    func observe(inputs: [UnsafePointer<Float>], outputs: [UnsafePointer<Float>], frameCount: Int, limitedSamples: Int) throws(RibbitError) {
+        for c in ears.indices { pendingInput[c].append(contentsOf: UnsafeBufferPointer(start: inputs[c], count: frameCount)) }
+        // The first `latency` output samples come from before the file started.
+        let skip = min(outputToSkip, frameCount)
+        outputToSkip -= skip
+        var offset = skip
+        while offset < frameCount && paired < fileFrames {
+            let count = min(frameCount - offset, hopFrames - accumulator.pendingFrames, fileFrames - paired)
+            for c in ears.indices {
+                accumulator.append(ear: c, input: pendingInput[c][0..<count], output: UnsafeBufferPointer(start: outputs[c] + offset, count: count))
+                pendingInput[c].removeFirst(count)
+            }
+            offset += count
+            paired += count
+            if accumulator.pendingFrames == hopFrames || paired == fileFrames { try emit(limitedSamples: limitedSamples) }
+        }
+    }
+
+    private func emit(limitedSamples: Int) throws(RibbitError) {
+        let dumps = accumulator.analyze(sampleRate: sampleRate)
+        var earFrames = [String: DumpFrame.Ear]()
+        for (c, ear) in ears.enumerated() {
+            earFrames[ear.rawValue] = DumpFrame.Ear(dump: dumps[c], gains: fittings[c].gains, thresholds: fittings[c].thresholds)
+        }
+        let frame = DumpFrame(
+            time: Double(paired) / sampleRate, sampleRate: Int(sampleRate), latencyFrames: latencyFrames, xruns: 0, output: .processing,
+            prescription: prescription, limitedSamples: limitedSamples - lastLimited, droppedFrames: 0, ears: earFrames)
+        lastLimited = limitedSamples
+        try recorder.add(frame)
+    }
+
+    func finish() throws(RibbitError) { try recorder.finish() }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import FoundationXML
+import Glibc
+import RibbitControl
+import RibbitDSP
+import RibbitFitting
+import RibbitPrescription
+import RibbitTestSupport
+import Testing
+
+extension DaemonTests {
+    /// A 1 kHz tone at -40 dBFS through mild-presbycusis: in the dump, the output level in the
+    /// tone's band is the input level plus the target gain within +-1 dB; the frame carries the
+    /// prescription's target, the filter's response and the audiogram; CSV and SVG hold what they promise.
+    @Test func dumpShowsTheTargetGainOfATone() throws {
+        let server = try JackTestServer()
+        let rxPath = TestPaths.prescription("mild-presbycusis.rx").path
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", rxPath])
+        try daemon.waitUntilProcessing()
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 5)
+        usleep(500_000)
+        let csv = daemon.directory.appendingPathComponent("dump.csv").path
+        let svg = daemon.directory.appendingPathComponent("dump.svg").path
+        let result = try daemon.ribbitd(["dump", "--json", "--duration", "3", "--csv", csv, "--svg", svg])
+        _ = try probe.finish()
+        #expect(result.status == 0, "\(result.stderr)")
+        let frames = try result.stdout.split(separator: "\n").map { try JSONDecoder().decode(DumpFrame.self, from: Data($0.utf8)) }
+        // 20 a second on a fixed grid: 3 s gives 60, give or take the first and the last.
+        #expect((57...61).contains(frames.count), "\(frames.count) frames in 3 s")
+        #expect(zip(frames, frames.dropFirst()).allSatisfy { abs($1.time - $0.time - 0.05) < 0.03 })
+        let rx = try Prescription.parse(Data(contentsOf: URL(fileURLWithPath: rxPath)))
+        let fitting = try Fitting(prescription: rx, sampleRate: 48000)
+        let band = try #require(DumpAnalyzer.bandCentersHz.firstIndex(of: 1000))
+        let bin = Int(1000 / DumpAnalyzer.spectrumBinHz(sampleRate: 48000))  // 21.33 -> bin 21 at 984 Hz
+        for frame in frames.suffix(10) {
+            #expect(frame.sampleRate == 48000 && frame.latencyFrames == 96 && frame.output == .processing)
+            #expect(frame.prescription?.name == rx.name && frame.droppedFrames == 0)
+            for ear in Ear.allCases {
+                let values = try #require(frame.ears[ear.rawValue])
+                let measured = values.outputBandsDB[band] - values.inputBandsDB[band]
+                let target = fitting.targetGainDB(for: ear, atHz: 1000)
+                #expect(abs(measured - target) <= 1, "\(ear): \(measured) dB measured, \(target) dB target")
+                #expect(abs(values.inputBandsDB[band] + 40) < 1 && abs(values.inputRMSDB + 40) < 0.5)
+                #expect(abs(values.outputRMSDB - values.inputRMSDB - target) <= 1)
+                #expect(abs(try #require(values.targetGainDB[band]) - target) < 0.01)
+                let binTarget = fitting.targetGainDB(for: ear, atHz: Double(bin) * 46.875)
+                #expect(abs(try #require(values.combinationWindowDB[bin]) - binTarget) < 0.01)
+                #expect(abs(values.appliedGainDB[bin] - binTarget) < 1, "the filter's response at \(bin) against the window")
+                #expect(values.audiogram.map(\.frequencyHz) == rx.thresholds[ear]!.keys.sorted())
+                #expect(values.audiogram.map(\.thresholdDBHL) == rx.thresholds[ear]!.keys.sorted().map { rx.thresholds[ear]![$0]! })
+            }
+        }
+        // The CSV: a header and a row per frame and ear.
+        let rows = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n")
+        #expect(rows.first?.hasPrefix("time_s,ear,output,input_rms_dbfs") == true)
+        #expect(rows.count == 1 + 2 * frames.count)
+        // The SVG: well-formed XML with every series, and one mark per audiogram point.
+        let ids = try SVGContents(svg)
+        for ear in ["left", "right"] {
+            for series in ["input-spectrum", "output-spectrum", "target-gain", "applied-gain", "measured-gain"] {
+                #expect(ids.ids.contains("\(ear)-\(series)"), "\(ear)-\(series) missing from the SVG")
+            }
+            #expect(ids.ids.contains("audiogram-\(ear)"))
+        }
+        #expect(ids.marks == ["X": rx.thresholds[.left]!.count, "O": rx.thresholds[.right]!.count])
+        try daemon.stop()
+    }
+
+    /// A dump client that stops reading holds up neither the daemon nor another dump client, and
+    /// when it reads again every line it gets is whole; once it has gone, the daemon stops
+    /// copying for the dump (status shows no listener).
+    @Test func aStalledDumpClientCostsNothingAndGetsWholeLines() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path])
+        try daemon.waitUntilProcessing()
+        let socket = try UnixSocket.connect(to: RibbitPaths(environment: daemon.environment).socketPath)
+        defer { close(socket) }
+        #expect(UnixSocket.writeAll(socket, ControlProtocol.encode(ControlRequest(command: .dump))))
+        usleep(3_000_000)  // about 60 frames, more than the socket holds: the daemon has had to wait
+        let started = Date()
+        #expect(try daemon.status().dumpListeners == 1)
+        #expect(Date().timeIntervalSince(started) < 1, "status took \(Date().timeIntervalSince(started)) s")
+        let other = try daemon.ribbitd(["dump", "--json", "--duration", "1"])
+        #expect(other.status == 0, "\(other.stderr)")
+        #expect(other.stdout.split(separator: "\n").count >= 18)
+        // Now read what the stalled client was sent: its reply, then only whole frames.
+        let reader = LineReader(fd: socket)
+        guard case .line(let first) = reader.next(timeoutSeconds: 2) else { Issue.record("no reply"); return }
+        #expect(try JSONDecoder().decode(ControlReply.self, from: first).ok)
+        var frames = [DumpFrame]()
+        while case .line(let line) = reader.next(timeoutSeconds: 0.5), frames.count < 200 {
+            frames.append(try JSONDecoder().decode(DumpFrame.self, from: line))
+        }
+        #expect(frames.count >= 10)
+        #expect(frames.allSatisfy { $0.droppedFrames == 0 }, "the audio thread had to drop samples")
+        close(socket)
+        let deadline = Date().addingTimeInterval(2)
+        while try daemon.status().dumpListeners != 0 && Date() < deadline { usleep(50_000) }
+        #expect(try daemon.status().dumpListeners == 0)
+        try daemon.stop()
+    }
+
+    /// The live view at 80 x 24 in tmux: header, bars and levels of both ears on screen, no line
+    /// wider than 80; after q the terminal is back in canonical mode with echo.
+    @Test func liveViewFitsEightyByTwentyFourAndRestoresTheTerminal() throws {
+        let tmux = try #require(Built.tool("tmux"), "tmux is needed (apt-get install tmux)")
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path])
+        try daemon.waitUntilProcessing()
+        let probe = try Probe(server: server, signal: "noise", levelDBFS: -40, seconds: 8)
+        let tmuxServer = "ribbit-test-\(getpid())"  // a private tmux server, stopped by its own command
+        let stty = daemon.directory.appendingPathComponent("stty.txt").path
+        let env = ["XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"].map { "\($0)=\(daemon.environment[$0]!)" }
+        func tmuxRun(_ arguments: [String]) throws -> RunResult {
+            try Built.run(tmux, ["-L", tmuxServer] + arguments)
+        }
+        defer { _ = try? tmuxRun(["kill-server"]) }
+        let command = "env \(env.joined(separator: " ")) \(DaemonUnderTest.binary.path) dump; stty -a > \(stty); sleep 30"
+        let tmuxEnvironment = ProcessInfo.processInfo.environment.merging(["TERM": "xterm-256color"]) { $1 }
+        let status = try Built.runLeavingDaemon(
+            tmux, ["-L", tmuxServer, "new-session", "-d", "-x", "80", "-y", "24", "-s", "dump", command], environment: tmuxEnvironment)
+        #expect(status == 0)
+        usleep(2_000_000)
+        let pane = try tmuxRun(["capture-pane", "-p", "-t", "dump"]).stdout
+        let lines = pane.split(separator: "\n", omittingEmptySubsequences: false).dropLast()  // after the last newline
+        #expect(pane.contains("ribbit dump  Steep ski-slope loss"), "\(pane)")
+        #expect(pane.contains("latency 96 samples (2.00 ms)"))
+        #expect(pane.contains("░") && pane.contains("█"), "\(pane)")
+        #expect(pane.contains("1k") && pane.contains("8k") && pane.contains("L in") && pane.contains("R in"), "\(pane)")
+        #expect(lines.allSatisfy { $0.count <= 80 } && lines.count == 24, "\(pane)")
+        print(pane)
+        _ = try tmuxRun(["send-keys", "-t", "dump", "q"])
+        let deadline = Date().addingTimeInterval(3)
+        while !FileManager.default.fileExists(atPath: stty) && Date() < deadline { usleep(50_000) }
+        usleep(200_000)
+        let settings = try String(contentsOfFile: stty, encoding: .utf8)
+        #expect(settings.contains(" icanon") && !settings.contains("-icanon"), "\(settings)")
+        #expect(settings.contains(" echo ") && !settings.contains("-echo "), "\(settings)")
+        // Back in the main screen: the view's lines are gone.
+        let after = try tmuxRun(["capture-pane", "-p", "-t", "dump"]).stdout
+        #expect(!after.contains("ribbit dump  Steep"), "\(after)")
+        _ = try probe.finish()
+        try daemon.stop()
+    }
+}
+
+/// The ids and audiogram marks of an SVG file (parsing it proves it is well-formed XML).
+struct SVGContents {
+    var ids = Set<String>()
+    var marks = [String: Int]()
+
+    init(_ path: String) throws {
+        let collector = Collector()
+        let parser = XMLParser(data: try Data(contentsOf: URL(fileURLWithPath: path)))
+        parser.delegate = collector
+        guard parser.parse() else { throw TestSetupError("\(path) is not well-formed XML: \(parser.parserError.map { "\($0)" } ?? "")") }
+        ids = collector.ids
+        marks = collector.marks
+    }
+
+    private final class Collector: NSObject, XMLParserDelegate {
+        var ids = Set<String>()
+        var marks = [String: Int]()
+        private var inMark = false
+
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+            if let id = attributes["id"] { ids.insert(id) }
+            inMark = attributes["class"]?.hasPrefix("audiogram-") == true
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            if inMark { marks[string, default: 0] += 1 }
+        }
+
+        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) { inMark = false }
+    }
+}
