@@ -94,6 +94,8 @@ let package = Package(
         .testTarget(name: "RibbitStoreTests", dependencies: ["RibbitStore", "RibbitTestSupport"]),
         .testTarget(name: "RibbitSignatureTests", dependencies: ["RibbitSignature", "RibbitPrescription", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitTestSupport"]),
+        .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack"]),
+        .testTarget(name: "RibbitControlTests", dependencies: ["RibbitControl", "RibbitDSP", "RibbitTestSupport"]),
         .testTarget(
             name: "RibbitDaemonTests",
             dependencies: [

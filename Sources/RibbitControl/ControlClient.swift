@@ -102,6 +102,8 @@ public final class LineReader {
 
     private let fd: Int32
     private var buffer = Data()
+    /// How much of `buffer` is known to hold no newline (a long line is not scanned again).
+    private var scanned = 0
 
     public init(fd: Int32) { self.fd = fd }
 
@@ -110,11 +112,13 @@ public final class LineReader {
         let deadline = Self.now() + timeoutSeconds
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
+            if let newline = buffer[(buffer.startIndex + scanned)...].firstIndex(of: 0x0A) {
                 let line = Data(buffer[buffer.startIndex..<newline])
                 buffer = Data(buffer[(newline + 1)...])
+                scanned = 0
                 return .line(line)
             }
+            scanned = buffer.count
             let left = deadline - Self.now()
             guard left > 0 else { return .timedOut }
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

@@ -128,7 +128,6 @@ extension DaemonTests {
         #expect(pane.contains("░") && pane.contains("█"), "\(pane)")
         #expect(pane.contains("1k") && pane.contains("8k") && pane.contains("L in") && pane.contains("R in"), "\(pane)")
         #expect(lines.allSatisfy { $0.count <= 80 } && lines.count == 24, "\(pane)")
-        print(pane)
         _ = try tmuxRun(["send-keys", "-t", "dump", "q"])
         let deadline = Date().addingTimeInterval(3)
         while !FileManager.default.fileExists(atPath: stty) && Date() < deadline { usleep(50_000) }

@@ -1,0 +1,112 @@
+import Foundation
+import Glibc
+import RibbitControl
+import RibbitDSP
+import RibbitTestSupport
+import Testing
+
+/// The dump stream's socket side without JACK: a real ControlServer on a Unix socket in a
+/// private directory, driven as the daemon's poll loop drives it.
+@Suite struct DumpStreamTests {
+    func frame(time: Double) -> DumpFrame {
+        let x = Signals.sine(count: 4096, frequencyHz: 1000, sampleRate: 48000, amplitude: 0.1)
+        let dump = DumpAnalyzer().analyze(input: x, output: x, recentInput: x[...], recentOutput: x[...], sampleRate: 48000)
+        let gains = EarGains(curve: .unity, filters: .delay(96, channelCount: 1, fftLength: 256), channel: 0, sampleRate: 48000)
+        let ear = DumpFrame.Ear(dump: dump, gains: gains, thresholds: [1000: 30, 500: 20])
+        return DumpFrame(
+            time: time, sampleRate: 48000, latencyFrames: 96, xruns: 0, output: .processing, prescription: nil, limitedSamples: 0,
+            droppedFrames: 0, ears: ["left": ear, "right": ear])
+    }
+
+    /// What the daemon encodes is what a client decodes, audiogram sorted by frequency.
+    @Test func aFrameSurvivesTheWire() throws {
+        let original = frame(time: 1.25)
+        let line = ControlProtocol.encode(original)
+        #expect(line.last == 0x0A && !line.dropLast().contains(0x0A), "one line")
+        let decoded = try JSONDecoder().decode(DumpFrame.self, from: line)
+        #expect(decoded == original)
+        #expect(decoded.ears["left"]?.audiogram.map(\.frequencyHz) == [500, 1000])
+    }
+
+    /// A subscriber that does not read for a while is never sent half a line: lines of 5 MiB
+    /// (more than any socket buffer takes at once, so they go out in pieces) arrive whole,
+    /// newer ones are missed while an older one is still going out, and the server never waits.
+    @Test func aSlowSubscriberGetsWholeLinesOnly() throws {
+        let directory = try TestPaths.temporaryDirectory()
+        let path = directory.appendingPathComponent("run/ribbitd.sock").path
+        let server = try ControlServer(path: path)
+        let client = try UnixSocket.connect(to: path)
+        defer { close(client) }
+        #expect(UnixSocket.writeAll(client, ControlProtocol.encode(ControlRequest(command: .dump))))
+        var now = 0.0
+        while server.subscriberCount == 0 && now < 1 {
+            var fds = server.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&fds, nfds_t(fds.count), 10)
+            for entry in fds where entry.revents != 0 { server.handleReadable(entry.fd, now: now) { _ in ControlReply(ok: true) } }
+            now += 0.01
+        }
+        #expect(server.subscriberCount == 1)
+        let padding = String(repeating: "x", count: 5 << 20)
+        var offered = 0
+        func offer() {
+            let started = Date()
+            server.broadcast(Data("{\"seq\":\(offered),\"pad\":\"\(padding)\"}\n".utf8), now: now)
+            #expect(Date().timeIntervalSince(started) < 0.5, "broadcast waited")
+            offered += 1
+        }
+        for _ in 0..<5 { offer() }
+        let reader = LineReader(fd: client)
+        guard case .line(let reply) = reader.next(timeoutSeconds: 1) else { Issue.record("no reply"); return }
+        #expect(try JSONDecoder().decode(ControlReply.self, from: reply).ok)
+        struct Line: Decodable { var seq: Int; var pad: String }
+        var received = [Int]()
+        while offered < 60 && received.count < 4 {
+            switch reader.next(timeoutSeconds: 0.02) {
+            case .line(let data):
+                let line = try? JSONDecoder().decode(Line.self, from: data)
+                #expect(line?.pad.count == padding.count, "a cut or spliced line of \(data.count) bytes")
+                received.append(line?.seq ?? -1)
+            case .timedOut, .closed:
+                offer()  // also sends the rest of the line under way
+            }
+        }
+        #expect(received.count >= 2 && received.first == 0, "\(received)")
+        #expect(received.last! < offered - 1 && Set(received).count == received.count, "\(received) of \(offered)")
+        #expect(server.subscriberCount == 1, "a slow reader is not dropped while it makes progress")
+    }
+
+    /// A subscriber that takes nothing for 10 s is dropped; one that has gone is dropped at once.
+    @Test func stalledOrGoneSubscribersAreDropped() throws {
+        let directory = try TestPaths.temporaryDirectory()
+        let path = directory.appendingPathComponent("run/ribbitd.sock").path
+        let server = try ControlServer(path: path)
+        var notices = [String]()
+        server.onNotice = { notices.append($0) }
+        let stalled = try UnixSocket.connect(to: path)
+        let gone = try UnixSocket.connect(to: path)
+        defer { close(stalled) }
+        for fd in [stalled, gone] { #expect(UnixSocket.writeAll(fd, ControlProtocol.encode(ControlRequest(command: .dump)))) }
+        var now = 0.0
+        while server.subscriberCount < 2 && now < 1 {
+            var fds = server.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&fds, nfds_t(fds.count), 10)
+            for entry in fds where entry.revents != 0 { server.handleReadable(entry.fd, now: now) { _ in ControlReply(ok: true) } }
+            now += 0.01
+        }
+        #expect(server.subscriberCount == 2)
+        close(gone)
+        let line = ControlProtocol.encode(frame(time: 0))
+        server.broadcast(line, now: now)
+        server.broadcast(line, now: now + 0.05)
+        #expect(server.subscriberCount == 1, "the closed client is still counted")
+        for _ in 0..<400 { server.broadcast(line, now: now) }  // fills the stalled client's socket
+        var t = now
+        while server.subscriberCount > 0 && t < now + 20 {
+            t += 0.5
+            server.broadcast(line, now: t)
+        }
+        #expect(server.subscriberCount == 0)
+        #expect(t > now + 10 && t <= now + 11, "dropped after \(t - now) s")
+        #expect(notices.contains { $0.contains("took nothing for 10 s") })
+    }
+}
