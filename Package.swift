@@ -103,6 +103,9 @@ let package = Package(
                 "RibbitStore",
             ]
         ),
-        .testTarget(name: "RibbitCLITests", dependencies: ["RibbitAudioFile", "RibbitDSP", "RibbitTestSupport", "RibbitImage", "RibbitQR", "RibbitStore"]),
+        .testTarget(
+            name: "RibbitCLITests",
+            dependencies: ["RibbitAudioFile", "RibbitDSP", "RibbitTestSupport", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitControl"]
+        ),
     ]
 )

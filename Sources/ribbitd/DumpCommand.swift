@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import RibbitControl
+import RibbitPrescription
 
 struct DumpCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,16 +27,13 @@ struct DumpCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "SECONDS")) var duration: Double?
     @Option(help: "Which ear: left, right or both.") var ear: EarChoice = .both
 
-    func validate() throws {
+    func run() throws {
         if let duration, !(duration > 0 && duration <= 86400) {
-            throw ValidationError("--duration takes seconds, more than 0 and at most 86400, not \(duration)")
+            throw RibbitError.usage("--duration takes seconds, more than 0 and at most 86400, not \(Prescription.number(duration))")
         }
         if !json && csv == nil && svg == nil && isatty(1) == 0 {
-            throw ValidationError("the live view needs a terminal; use --json, --csv FILE or --svg FILE (with --duration SECONDS)")
+            throw RibbitError.usage("the live view needs a terminal; use --json, --csv FILE or --svg FILE (with --duration SECONDS)")
         }
-    }
-
-    func run() throws {
         let ears = ear == .both ? ["left", "right"] : [ear.rawValue]
         let stop = StopSignals()  // Ctrl-C and SIGTERM end the dump normally, files complete
         let stream = try DumpStream.open()

@@ -43,7 +43,7 @@ func rx(_ name: String) -> String { TestPaths.prescription(name).path }
     @Test func helpListsTheCommandsAndExitCodes() throws {
         let help = try Ribbitd.run(["--help"])
         #expect(help.status == 0)
-        for word in ["run", "status", "load", "pause", "resume", "bypass", "stop", "ports", "process", "rx", "measure", "Exit codes",
+        for word in ["run", "status", "load", "pause", "resume", "bypass", "stop", "ports", "dump", "process", "rx", "measure", "Exit codes",
             "65 bad prescription", "69 the daemon or JACK is not reachable"]
         {
             #expect(help.stdout.contains(word))
@@ -51,7 +51,11 @@ func rx(_ name: String) -> String { TestPaths.prescription(name).path }
         let runHelp = try Ribbitd.run(["run", "--help"])
         for word in ["--rx", "--input", "--output", "--no-connect", "--config", "--log-level", "pw-jack"] { #expect(runHelp.stdout.contains(word)) }
         let processHelp = try Ribbitd.run(["process", "--help"])
-        for word in ["--rx", "--ear", "--keep-latency", "--fft", "--hop", "--taps"] { #expect(processHelp.stdout.contains(word)) }
+        for word in ["--rx", "--ear", "--keep-latency", "--dump", "--fft", "--hop", "--taps"] { #expect(processHelp.stdout.contains(word)) }
+        let dumpHelp = try Ribbitd.run(["dump", "--help"])
+        for word in ["--json", "--csv", "--svg", "--duration", "--ear", "q, Ctrl-C or SIGTERM", "docs/dump-format.md"] {
+            #expect(dumpHelp.stdout.contains(word), "\(word)")
+        }
     }
 
     @Test func rxShowPrintsTheTargetGainTable() throws {
