@@ -75,7 +75,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "ribbit-bench",
-            dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "CFFTW"],
+            dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl", "CFFTW"],
             path: "bench/ribbit-bench",
             linkerSettings: bindNow
         ),

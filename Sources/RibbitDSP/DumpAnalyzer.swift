@@ -37,7 +37,7 @@ public struct EarGains: Sendable, Equatable {
         targetBandsDB = DumpAnalyzer.bandCentersHz.map { decibels(curve.amplitude(atHz: $0)) }
         combinationWindowDB = bins.map { decibels(curve.amplitude(atHz: $0)) }
         appliedGainDB = filters.magnitudeDB(channel: channel, atHz: bins, sampleRate: sampleRate, floorDB: DumpAnalyzer.floorDB)
-            .map { ($0 * 100).rounded() / 100 }
+            .map { ($0 * 100).rounded() / 100 + 0 }  // + 0: no "-0" from a tiny ripple
     }
 }
 
@@ -138,7 +138,7 @@ public final class DumpAnalyzer {
     /// dB of a mean square, to 0.01 dB (JSON stays short), floored; NaN (a NaN input) reads as the floor.
     static func decibelsOfPower(_ p: Double) -> Double {
         guard p.isFinite else { return p.isNaN ? floorDB : 0 }
-        return max(floorDB, (1000 * log10(max(p, 1e-30))).rounded() / 100)
+        return max(floorDB, (1000 * log10(max(p, 1e-30))).rounded() / 100 + 0)  // + 0: -0.0 reads as 0
     }
 
     static func rmsDB(_ x: ArraySlice<Float>) -> Double {

@@ -166,7 +166,7 @@ public final class Daemon {
         let frame = dump.frame(
             from: session.processor, running: running, time: now - started,
             xruns: session.client.events.xruns.load(ordering: .relaxed), output: output, prescription: activeDescription)
-        server.broadcast(ControlProtocol.encode(frame), now: now)
+        server.broadcast(frame.jsonLine(), now: now)
     }
 
     private func attemptConnection(now: Double) {

@@ -32,7 +32,7 @@ struct DumpRecorder {
             if let line, frame.ears.count == ears.count {
                 jsonLines.write(line + Data([0x0A]))
             } else {
-                jsonLines.write(ControlProtocol.encode(frame))
+                jsonLines.write(frame.jsonLine())
             }
         }
         if let csv {

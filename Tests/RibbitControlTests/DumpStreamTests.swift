@@ -28,6 +28,28 @@ import Testing
         #expect(decoded.ears["left"]?.audiogram.map(\.frequencyHz) == [500, 1000])
     }
 
+    /// The direct writer makes the very bytes JSONEncoder makes, for frames with and without a
+    /// prescription, with nulls, negative levels, odd times and a name that needs escaping.
+    @Test func theDirectWriterMatchesJSONEncoder() throws {
+        var full = frame(time: 1.2345678)
+        full.prescription = .init(id: 7, name: "Dr. \"Quote\" \\ tab\t/slash", environment: "noisy", audiologist: "A. B.", rule: "nal-r",
+            signature: "signed by A (trusted)")
+        full.ears["left"]!.combinationWindowDB[300] = nil
+        full.ears["left"]!.inputRMSDB = -0.05
+        full.xruns = 3
+        full.limitedSamples = 12345
+        for original in [frame(time: 0.05), frame(time: 1e-5), full] {
+            let direct = original.jsonLine()
+            let a = Array(direct), b = Array(ControlProtocol.encode(original))
+            let at = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count)
+            if a != b {
+                let around = { (x: [UInt8]) in String(decoding: x[max(0, at - 40)..<min(x.count, at + 40)], as: UTF8.self) }
+                Issue.record("the writers differ at byte \(at): \(around(a)) | JSONEncoder: \(around(b))")
+            }
+            #expect(try JSONDecoder().decode(DumpFrame.self, from: direct) == original)
+        }
+    }
+
     /// A subscriber that does not read for a while is never sent half a line: lines of 5 MiB
     /// (more than any socket buffer takes at once, so they go out in pieces) arrive whole,
     /// newer ones are missed while an older one is still going out, and the server never waits.

@@ -3,6 +3,7 @@
 // (a release build). Figures are printed, never asserted: see Tests/ for the promises.
 import CFFTW
 import Foundation
+import RibbitControl
 import RibbitDSP
 import RibbitFitting
 import RibbitPrescription
@@ -142,3 +143,43 @@ for row in [rows[0], rows[5]] {
 print("")
 print("latency: the engine's own delay when the host's period is a multiple of the hop (JACK adds its own periods on top).")
 print("ratio: engine CPU per hop / bare FFTW r2c+c2r per hop for the same frames, stereo. 'us per 64 st.': per 64 stereo samples.")
+
+// The dump's cost on the daemon's control thread, per frame (20 a second while a client listens):
+// analysing 50 ms of stereo (both ears' bands and spectra) and encoding the frame as its JSON line.
+do {
+    let rate = 48000.0
+    let fitting = try! Fitting(prescription: prescriptions[1], sampleRate: rate)
+    let filters = fitting.filterSet(ears: [.left, .right])
+    let fittings = DumpFitting.ears([.left, .right], filters: filters, fitting: fitting, sampleRate: rate)
+    let hop = Int(DumpFrame.intervalSeconds * rate)
+    let noise = Signals.whiteNoise(count: 200 * hop, rms: 0.01, seed: 3)
+    let accumulator = DumpAccumulator(earCount: 2)
+    var dumps = [EarDump]()
+    let frames = 200
+    let analysis = bestOf(repeats) {
+        for i in 0..<frames {
+            let chunk = noise[(i * hop)..<((i + 1) * hop)]
+            for ear in 0..<2 { accumulator.append(ear: ear, input: chunk, output: chunk) }
+            dumps = accumulator.analyze(sampleRate: rate)
+        }
+    }
+    let frame = DumpFrame(
+        time: 12.34, sampleRate: 48000, latencyFrames: 96, xruns: 0, output: .processing, prescription: nil, limitedSamples: 0,
+        droppedFrames: 0,
+        ears: [
+            "left": DumpFrame.Ear(dump: dumps[0], gains: fittings[0].gains, thresholds: fittings[0].thresholds),
+            "right": DumpFrame.Ear(dump: dumps[1], gains: fittings[1].gains, thresholds: fittings[1].thresholds),
+        ])
+    var bytes = 0
+    let encoding = bestOf(repeats) {
+        for _ in 0..<frames { bytes = frame.jsonLine().count }
+    }
+    let foundation = bestOf(repeats) { for _ in 0..<frames { _ = ControlProtocol.encode(frame) } }
+    let perFrame = (analysis + encoding) / Double(frames)
+    print("")
+    print(String(
+        format: "dump frame (control thread, stereo 48 kHz): analysis %.0f us + JSON %.0f us (%.1f KiB line) = %.0f us; at 20 frames/s %.2f %% of one core",
+        analysis / Double(frames) * 1e6, encoding / Double(frames) * 1e6, Double(bytes) / 1024, perFrame * 1e6, perFrame * 20 * 100))
+    print(String(format: "  the same frame through Foundation's JSONEncoder: %.0f us (%.1fx the direct writer)",
+        foundation / Double(frames) * 1e6, foundation / encoding))
+}
