@@ -3,7 +3,8 @@
 #  1. added latency through ribbit, measured with jack_iodelay, minus the same measurement
 #     through jack_thru (the loop itself costs one period), at periods 32, 64, 128 and 256;
 #  2. xruns, DSP load and RSS over BENCH_SECONDS (default 60) at period 64 while ribbit-probe
-#     plays through ribbit, against the same run through jack_thru (a minimal C client).
+#     plays through ribbit, against the same run through jack_thru (a minimal C client);
+#  3. the cost of a dump client (`ribbitd dump`) to the audio thread and to the daemon.
 # Usage: bench/jack-bench.sh   (make bench builds ribbitd and ribbit-probe first)
 set -euo pipefail
 RIBBITD=${RIBBITD:-.build/release/ribbitd}
@@ -63,72 +64,137 @@ json_number() {  # key json
     sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p" <<<"$2"
 }
 
-echo "ribbit JACK bench: $(nproc) cores, jackd $REALTIME, dummy driver, 48 kHz, prescription $RX"
-echo
-echo "| period | through jack_thru | through ribbit | added by ribbit | added (ms) | reported to JACK |"
-echo "| --- | --- | --- | --- | --- | --- |"
-for period in 32 64 128 256; do
-    start_jackd "$period"
+# Which parts to run: BENCH_SECTIONS="latency load dump" (the default runs all three).
+SECTIONS=${BENCH_SECTIONS:-latency load dump}
+
+# 1. Added latency per period.
+latency() {
+    echo
+    echo "| period | through jack_thru | through ribbit | added by ribbit | added (ms) | reported to JACK |"
+    echo "| --- | --- | --- | --- | --- | --- |"
+    for period in 32 64 128 256; do
+        start_jackd "$period"
+        jack_thru >/dev/null 2>&1 &
+        thru=$!
+        pids+=("$thru")
+        wait_port jack_thru:input_1
+        baseline=$(iodelay jack_thru:input_1 jack_thru:output_1)
+        stop "$thru"
+        "$RIBBITD" run --no-connect --rx "$RX" >"$work/ribbitd.log" 2>&1 &
+        daemon=$!
+        pids+=("$daemon")
+        wait_port ribbit:in_left
+        through=$(iodelay ribbit:in_left ribbit:out_left)
+        reported=$(json_number latencyFrames "$("$RIBBITD" status --json)")
+        "$RIBBITD" stop >/dev/null
+        wait "$daemon" 2>/dev/null || true
+        stop "$jackd_pid"
+        added=$((through - baseline))
+        printf "| %d | %d | %d | %d | %.2f | %d |\n" "$period" "$baseline" "$through" "$added" "$(echo "$added / 48" | bc -l)" "$reported"
+    done
+}
+
+# 2. xruns, load and memory over LOAD_SECONDS.
+load() {
+
+    echo
+    echo "Over $LOAD_SECONDS s at period 64, with ribbit-probe playing noise (-40 dBFS) through the client and"
+    echo "recording it (counting xruns while it does), first through jack_thru as the baseline:"
+    run_probe() {  # in-left,in-right out-left,out-right -> the probe's xruns
+        "$PROBE" --seconds "$LOAD_SECONDS" --signal noise --level -40 --to "$1" --from "$2" --out "$work/probe.wav" |
+            awk '{ for (i = 1; i < NF; i++) if ($i == "xruns") print $(i + 1) }'
+    }
+    mib() { echo "$1 / 1024" | bc -l; }
+
+    start_jackd 64
     jack_thru >/dev/null 2>&1 &
     thru=$!
     pids+=("$thru")
     wait_port jack_thru:input_1
-    baseline=$(iodelay jack_thru:input_1 jack_thru:output_1)
+    thru_xruns=$(run_probe jack_thru:input_1,jack_thru:input_2 jack_thru:output_1,jack_thru:output_2)
+    thru_rss=$(own_rss "$thru")
+    thru_total=$(awk '/VmRSS/ { print $2 }' "/proc/$thru/status")
     stop "$thru"
+    stop "$jackd_pid"
+
+    start_jackd 64
     "$RIBBITD" run --no-connect --rx "$RX" >"$work/ribbitd.log" 2>&1 &
     daemon=$!
     pids+=("$daemon")
     wait_port ribbit:in_left
-    through=$(iodelay ribbit:in_left ribbit:out_left)
-    reported=$(json_number latencyFrames "$("$RIBBITD" status --json)")
+    at_start=$(json_number xruns "$("$RIBBITD" status --json)")
+    ribbit_xruns=$(run_probe ribbit:in_left,ribbit:in_right ribbit:out_left,ribbit:out_right)
+    status=$("$RIBBITD" status --json)
+    rss=$(own_rss "$daemon")
+    total=$(awk '/VmRSS/ { print $2 }' "/proc/$daemon/status")
+    hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$daemon/status")
     "$RIBBITD" stop >/dev/null
     wait "$daemon" 2>/dev/null || true
     stop "$jackd_pid"
-    added=$((through - baseline))
-    printf "| %d | %d | %d | %d | %.2f | %d |\n" "$period" "$baseline" "$through" "$added" "$(echo "$added / 48" | bc -l)" "$reported"
-done
 
-echo
-echo "Over $LOAD_SECONDS s at period 64, with ribbit-probe playing noise (-40 dBFS) through the client and"
-echo "recording it (counting xruns while it does), first through jack_thru as the baseline:"
-run_probe() {  # in-left,in-right out-left,out-right -> the probe's xruns
-    "$PROBE" --seconds "$LOAD_SECONDS" --signal noise --level -40 --to "$1" --from "$2" --out "$work/probe.wav" |
-        awk '{ for (i = 1; i < NF; i++) if ($i == "xruns") print $(i + 1) }'
+    printf "  xruns while the probe recorded   %s through ribbit, %s through jack_thru (ribbit's own callback: %s in that time)\n" \
+        "$ribbit_xruns" "$thru_xruns" "$(($(json_number xruns "$status") - at_start))"
+    printf "  JACK DSP load (whole graph)      %.1f %%\n" "$(json_number dspLoadPercent "$status")"
+    printf "  ribbit's share of each period    %.2f %% (longest callback %.0f us of %.0f us)\n" \
+        "$(json_number ribbitLoadPercent "$status")" "$(json_number longestCallbackMicroseconds "$status")" "$(echo "64 / 48 * 1000" | bc -l)"
+    printf "  ribbitd RSS without JACK's shm   %.1f MiB; %.1f MiB with it (high-water mark %.1f MiB)\n" \
+        "$(mib "$rss")" "$(mib "$total")" "$(mib "$hwm")"
+    printf "  jack_thru (baseline), same       %.1f MiB; %.1f MiB with it; ribbitd / jack_thru = %.2fx\n" \
+        "$(mib "$thru_rss")" "$(mib "$thru_total")" "$(echo "$rss / $thru_rss" | bc -l)"
 }
-mib() { echo "$1 / 1024" | bc -l; }
 
-start_jackd 64
-jack_thru >/dev/null 2>&1 &
-thru=$!
-pids+=("$thru")
-wait_port jack_thru:input_1
-thru_xruns=$(run_probe jack_thru:input_1,jack_thru:input_2 jack_thru:output_1,jack_thru:output_2)
-thru_rss=$(own_rss "$thru")
-thru_total=$(awk '/VmRSS/ { print $2 }' "/proc/$thru/status")
-stop "$thru"
-stop "$jackd_pid"
+# 3. What a dump client costs: the same daemon and noise, DUMP_SECONDS (default 20) without a
+#    client, then as long with `ribbitd dump --json` reading every frame. The audio thread's
+#    share of each period comes from the status' cycle count and cumulative load, taken at the
+#    edges of each window; the daemon's whole CPU time (all threads) from /proc.
+dump() {
+    DUMP_SECONDS=${DUMP_SECONDS:-20}
+    echo
+    echo "The dump's cost over $DUMP_SECONDS s without and $DUMP_SECONDS s with a dump client (period 64, noise at -40 dBFS):"
+    start_jackd 64
+    "$RIBBITD" run --no-connect --rx "$RX" >"$work/ribbitd.log" 2>&1 &
+    daemon=$!
+    pids+=("$daemon")
+    wait_port ribbit:in_left
+    "$PROBE" --seconds $((2 * DUMP_SECONDS + 4)) --signal noise --level -40 --to ribbit:in_left,ribbit:in_right \
+        --from ribbit:out_left,ribbit:out_right --out "$work/probe-dump.wav" >/dev/null &
+    probe=$!
+    pids+=("$probe")
+    sleep 1
+    busy_seconds() {  # status json -> seconds spent in the process callback since the client started
+        echo "$(json_number ribbitLoadPercent "$1") / 100 * $(json_number cycles "$1") * 64 / 48000" | bc -l
+    }
+    cpu_seconds() { awk '{ print ($14 + $15) / 100 }' "/proc/$daemon/stat"; }
+    window() {  # seconds -> "callback-share-% daemon-cpu-%"
+        local s0 c0 s1 c1
+        s0=$("$RIBBITD" status --json); c0=$(cpu_seconds)
+        sleep "$1"
+        s1=$("$RIBBITD" status --json); c1=$(cpu_seconds)
+        local busy frames
+        busy=$(echo "$(busy_seconds "$s1") - $(busy_seconds "$s0")" | bc -l)
+        frames=$(echo "($(json_number cycles "$s1") - $(json_number cycles "$s0")) * 64 / 48000" | bc -l)
+        echo "$(echo "100 * $busy / $frames" | bc -l) $(echo "100 * ($c1 - $c0) / $1" | bc -l)"
+    }
+    read -r quiet_share quiet_cpu <<<"$(window "$DUMP_SECONDS")"
+    "$RIBBITD" dump --json --duration $((DUMP_SECONDS + 2)) >"$work/dump.jsonl" &
+    dump=$!
+    pids+=("$dump")
+    sleep 1
+    read -r dump_share dump_cpu <<<"$(window "$DUMP_SECONDS")"
+    wait "$dump" 2>/dev/null || true
+    frames=$(wc -l <"$work/dump.jsonl")
+    dropped=$(tail -1 "$work/dump.jsonl" | sed -n 's/.*"droppedFrames":\([0-9]*\).*/\1/p')
+    stop "$probe"
+    "$RIBBITD" stop >/dev/null
+    wait "$daemon" 2>/dev/null || true
+    stop "$jackd_pid"
+    printf "| | audio thread's share of each period | ribbitd CPU, all threads (%% of one core) |\n| --- | --- | --- |\n"
+    printf "| no dump client | %.3f %% | %.2f %% |\n" "$quiet_share" "$quiet_cpu"
+    printf "| dump client reading every frame | %.3f %% | %.2f %% |\n" "$dump_share" "$dump_cpu"
+    printf "  with the client: %.2fx the audio thread's time, +%.2f %% of a core for the daemon; %d frames in %d s, %s sample frames dropped by the ring\n" \
+        "$(echo "$dump_share / $quiet_share" | bc -l)" "$(echo "$dump_cpu - $quiet_cpu" | bc -l)" "$frames" "$((DUMP_SECONDS + 2))" "${dropped:-?}"
 
-start_jackd 64
-"$RIBBITD" run --no-connect --rx "$RX" >"$work/ribbitd.log" 2>&1 &
-daemon=$!
-pids+=("$daemon")
-wait_port ribbit:in_left
-at_start=$(json_number xruns "$("$RIBBITD" status --json)")
-ribbit_xruns=$(run_probe ribbit:in_left,ribbit:in_right ribbit:out_left,ribbit:out_right)
-status=$("$RIBBITD" status --json)
-rss=$(own_rss "$daemon")
-total=$(awk '/VmRSS/ { print $2 }' "/proc/$daemon/status")
-hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$daemon/status")
-"$RIBBITD" stop >/dev/null
-wait "$daemon" 2>/dev/null || true
-stop "$jackd_pid"
+}
 
-printf "  xruns while the probe recorded   %s through ribbit, %s through jack_thru (ribbit's own callback: %s in that time)\n" \
-    "$ribbit_xruns" "$thru_xruns" "$(($(json_number xruns "$status") - at_start))"
-printf "  JACK DSP load (whole graph)      %.1f %%\n" "$(json_number dspLoadPercent "$status")"
-printf "  ribbit's share of each period    %.2f %% (longest callback %.0f us of %.0f us)\n" \
-    "$(json_number ribbitLoadPercent "$status")" "$(json_number longestCallbackMicroseconds "$status")" "$(echo "64 / 48 * 1000" | bc -l)"
-printf "  ribbitd RSS without JACK's shm   %.1f MiB; %.1f MiB with it (high-water mark %.1f MiB)\n" \
-    "$(mib "$rss")" "$(mib "$total")" "$(mib "$hwm")"
-printf "  jack_thru (baseline), same       %.1f MiB; %.1f MiB with it; ribbitd / jack_thru = %.2fx\n" \
-    "$(mib "$thru_rss")" "$(mib "$thru_total")" "$(echo "$rss / $thru_rss" | bc -l)"
+echo "ribbit JACK bench: $(nproc) cores, jackd $REALTIME, dummy driver, 48 kHz, prescription $RX"
+for section in $SECTIONS; do "$section"; done
