@@ -41,19 +41,20 @@ RELEASE := swift build -c release --static-swift-stdlib
 build:
 	$(RELEASE) --product ribbitd
 
-# The demo: synthetic speech at a microphone-like level through a sample prescription,
-# then the measured response against the prescription (fails beyond 2 dB).
+# The demo: synthetic speech at a microphone-like level through a sample prescription, with its
+# debug dump, then the measured response against the prescription (fails beyond 2 dB).
 demo: deps build
 	@mkdir -p $(DEMO)
 	espeak-ng -s 150 -w $(DEMO)/raw.wav "The quick brown fox jumps over the lazy dog. She sells sea shells by the sea shore. Six thick thistle sticks."
 	sox -q $(DEMO)/raw.wav -r 48000 -c 2 -b 16 $(DEMO)/speech.wav gain -n -26
 	.build/release/ribbitd rx show $(DEMO_RX)
 	@echo
-	.build/release/ribbitd process $(DEMO)/speech.wav $(DEMO)/speech-processed.wav --rx $(DEMO_RX)
+	.build/release/ribbitd process $(DEMO)/speech.wav $(DEMO)/speech-processed.wav --rx $(DEMO_RX) --dump $(DEMO)/dump
 	@echo
 	.build/release/ribbitd measure $(DEMO)/speech.wav $(DEMO)/speech-processed.wav --rx $(DEMO_RX) --tolerance 2
 	@echo
 	@echo "Listen: $(DEMO)/speech.wav (as spoken) and $(DEMO)/speech-processed.wav (as the hearing aid plays it)."
+	@echo "Look: $(DEMO)/dump/dump.svg (spectra, gains, audiogram; docs/dump-format.md)."
 
 # Engine speed against bare FFTW, then the daemon under JACK: latency, load, xruns, memory.
 bench: deps build
