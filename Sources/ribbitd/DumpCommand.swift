@@ -42,17 +42,20 @@ struct DumpCommand: ParsableCommand {
         defer { view?.restore() }
         let deadline = duration.map { DumpStream.now() + $0 }
         var lastDraw = -Double.infinity
+        var lastFrame = DumpStream.now() - 1
         var ended: RibbitError?
         while deadline.map({ DumpStream.now() < $0 }) ?? true, !stop.requested, view?.quitTyped() != true {
             switch stream.next(timeoutSeconds: 0.1) {
             case .timedOut:
-                if recorder.frameCount == 0 { view?.waiting() }
+                // No frame: the daemon has no JACK connection (yet, or any more).
+                if DumpStream.now() - lastFrame > 1 { view?.waiting(hadFrames: recorder.frameCount > 0) }
                 continue
             case .closed:
                 ended = .unavailable("the daemon ended the dump (it stopped or restarted, or this client took nothing for 10 s)")
             case .unreadable:
                 ended = RibbitError(message: "the daemon sent a frame this ribbitd cannot read; is it the same version?", exitCode: ExitCode(70))
             case .frame(let frame, let line):
+                lastFrame = DumpStream.now()
                 try recorder.add(frame, line: line)
                 if let view, DumpStream.now() - lastDraw >= TerminalView.refreshSeconds {
                     view.draw(frame, ears: ears)

@@ -46,10 +46,12 @@ final class TerminalView {
         return false
     }
 
-    func waiting() {
+    /// Says on the top line that no frame comes (the rest of the screen keeps the last one).
+    func waiting(hadFrames: Bool) {
         let (columns, _) = Self.size()
-        let text = "ribbit dump: waiting for the daemon's first frame (is JACK running? `ribbitd status`)  q: quit"
-        emit("\u{1B}[H" + String(text.prefix(columns)) + "\u{1B}[K")
+        let text = (hadFrames ? "ribbit dump: no new frame for over a second" : "ribbit dump: waiting for the daemon's first frame")
+            + " (is JACK running? `ribbitd status`)  q: quit"
+        emit("\u{1B}[H\u{1B}[7m" + String(text.prefix(columns)) + "\u{1B}[0m\u{1B}[K")
     }
 
     func draw(_ frame: DumpFrame, ears: [String]) {

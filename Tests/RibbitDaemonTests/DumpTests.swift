@@ -100,7 +100,7 @@ extension DaemonTests {
     }
 
     /// The live view at 80 x 24 in tmux: header, bars and levels of both ears on screen, no line
-    /// wider than 80; after q the terminal is back in canonical mode with echo.
+    /// wider than 80; after q, and after Ctrl-C, the terminal is back in canonical mode with echo.
     @Test func liveViewFitsEightyByTwentyFourAndRestoresTheTerminal() throws {
         let tmux = try #require(Built.tool("tmux"), "tmux is needed (apt-get install tmux)")
         let server = try JackTestServer()
@@ -137,6 +137,17 @@ extension DaemonTests {
         // Back in the main screen: the view's lines are gone.
         let after = try tmuxRun(["capture-pane", "-p", "-t", "dump"]).stdout
         #expect(!after.contains("ribbit dump  Steep"), "\(after)")
+        // Ctrl-C ends it as cleanly (SIGINT, taken by the dump loop, not by a default handler).
+        let again = daemon.directory.appendingPathComponent("stty-after-ctrl-c.txt").path
+        _ = try tmuxRun(["respawn-pane", "-k", "-t", "dump", command.replacingOccurrences(of: stty, with: again)])
+        usleep(1_500_000)
+        #expect(try tmuxRun(["capture-pane", "-p", "-t", "dump"]).stdout.contains("ribbit dump  Steep"))
+        _ = try tmuxRun(["send-keys", "-t", "dump", "C-c"])
+        let secondDeadline = Date().addingTimeInterval(3)
+        while !FileManager.default.fileExists(atPath: again) && Date() < secondDeadline { usleep(50_000) }
+        usleep(200_000)
+        let afterInterrupt = (try? String(contentsOfFile: again, encoding: .utf8)) ?? ""
+        #expect(afterInterrupt.contains(" icanon") && afterInterrupt.contains(" echo "), "\(afterInterrupt)")
         _ = try probe.finish()
         try daemon.stop()
     }
