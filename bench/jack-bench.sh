@@ -60,6 +60,8 @@ own_rss() {
     awk '/^[0-9a-f]+-[0-9a-f]+ / { jack = ($6 ~ /^\/dev\/shm\/jack/) } /^Rss:/ { if (!jack) own += $2 } END { print own }' "/proc/$1/smaps"
 }
 
+mib() { echo "$1 / 1024" | bc -l; }
+
 json_number() {  # key json
     sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p" <<<"$2"
 }
@@ -104,7 +106,6 @@ load() {
         "$PROBE" --seconds "$LOAD_SECONDS" --signal noise --level -40 --to "$1" --from "$2" --out "$work/probe.wav" |
             awk '{ for (i = 1; i < NF; i++) if ($i == "xruns") print $(i + 1) }'
     }
-    mib() { echo "$1 / 1024" | bc -l; }
 
     start_jackd 64
     jack_thru >/dev/null 2>&1 &
@@ -176,11 +177,13 @@ dump() {
         echo "$(echo "100 * $busy / $frames" | bc -l) $(echo "100 * ($c1 - $c0) / $1" | bc -l)"
     }
     read -r quiet_share quiet_cpu <<<"$(window "$DUMP_SECONDS")"
+    quiet_rss=$(own_rss "$daemon")
     "$RIBBITD" dump --json --duration $((DUMP_SECONDS + 2)) >"$work/dump.jsonl" &
     dump=$!
     pids+=("$dump")
     sleep 1
     read -r dump_share dump_cpu <<<"$(window "$DUMP_SECONDS")"
+    dump_rss=$(own_rss "$daemon")
     wait "$dump" 2>/dev/null || true
     frames=$(wc -l <"$work/dump.jsonl")
     dropped=$(tail -1 "$work/dump.jsonl" | sed -n 's/.*"droppedFrames":\([0-9]*\).*/\1/p')
@@ -188,9 +191,9 @@ dump() {
     "$RIBBITD" stop >/dev/null
     wait "$daemon" 2>/dev/null || true
     stop "$jackd_pid"
-    printf "| | audio thread's share of each period | ribbitd CPU, all threads (%% of one core) |\n| --- | --- | --- |\n"
-    printf "| no dump client | %.3f %% | %.2f %% |\n" "$quiet_share" "$quiet_cpu"
-    printf "| dump client reading every frame | %.3f %% | %.2f %% |\n" "$dump_share" "$dump_cpu"
+    printf "| | audio thread's share of each period | ribbitd CPU, all threads (%% of one core) | ribbitd RSS without JACK's shm |\n| --- | --- | --- | --- |\n"
+    printf "| no dump client | %.3f %% | %.2f %% | %.1f MiB |\n" "$quiet_share" "$quiet_cpu" "$(mib "$quiet_rss")"
+    printf "| dump client reading every frame | %.3f %% | %.2f %% | %.1f MiB |\n" "$dump_share" "$dump_cpu" "$(mib "$dump_rss")"
     printf "  with the client: %.2fx the audio thread's time, +%.2f %% of a core for the daemon; %d frames in %d s, %s sample frames dropped by the ring\n" \
         "$(echo "$dump_share / $quiet_share" | bc -l)" "$(echo "$dump_cpu - $quiet_cpu" | bc -l)" "$frames" "$((DUMP_SECONDS + 2))" "${dropped:-?}"
 
