@@ -66,7 +66,7 @@ struct DumpCommand: ParsableCommand {
             break
         }
         view?.restore()
-        try recorder.finish()
+        try recorder.finish(noFrames: .unavailable("no frame arrived, so \(svg ?? "the SVG") was not written; is JACK running? (`ribbitd status`)"))
         if let ended { throw ended }
     }
 }

@@ -44,13 +44,11 @@ struct DumpRecorder {
         if svgPath != nil { average.add(frame) }
     }
 
-    /// Closes the files and writes the SVG; an error if the SVG has no frame to show.
-    func finish() throws(RibbitError) {
+    /// Closes the files and writes the SVG, or throws `noFrames` when there is nothing to plot.
+    func finish(noFrames: RibbitError) throws(RibbitError) {
         try? csv?.close()
         guard let svgPath else { return }
-        guard let summary = average.frame else {
-            throw .unavailable("no frame arrived, so \(svgPath) was not written; is JACK running? (`ribbitd status`)")
-        }
+        guard let summary = average.frame else { throw noFrames }
         let svg = DumpSVG.render(summary, ears: ears, frames: average.count, seconds: average.seconds)
         do { try Data(svg.utf8).write(to: URL(fileURLWithPath: svgPath), options: .atomic) } catch {
             throw .cannotCreate("\(svgPath): cannot write (\(describe(error)))")

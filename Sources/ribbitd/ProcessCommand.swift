@@ -69,6 +69,7 @@ struct ProcessCommand: ParsableCommand {
             let writer = try AudioFileWriter(path: partial, format: format)
             written = try Self.stream(reader, through: engine, to: writer, keepLatency: keepLatency, dump: recorder)
             try writer.close()
+            try recorder?.finish()
         } catch let error as RibbitError {
             try? FileManager.default.removeItem(atPath: partial)
             throw error
@@ -76,7 +77,6 @@ struct ProcessCommand: ParsableCommand {
             try? FileManager.default.removeItem(atPath: partial)
             throw RibbitError.cannotCreate("\(error)")
         }
-        try recorder?.finish()
         guard rename(partial, output) == 0 else {
             let reason = String(cString: strerror(errno))
             try? FileManager.default.removeItem(atPath: partial)

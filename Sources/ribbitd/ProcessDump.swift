@@ -84,5 +84,7 @@ final class ProcessDump {
         try recorder.add(frame)
     }
 
-    func finish() throws(RibbitError) { try recorder.finish() }
+    func finish() throws(RibbitError) {
+        try recorder.finish(noFrames: .data("the sound file has no samples, so \(directory)/dump.svg was not written"))
+    }
 }

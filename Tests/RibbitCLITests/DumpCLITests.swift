@@ -77,6 +77,8 @@ import Testing
         let writer = try AudioFileWriter(path: input, format: .wav(sampleRate: 48000, channelCount: 2))
         try writer.write(channels: [[Float](repeating: 0, count: 100), [Float](repeating: 0, count: 100)])
         try writer.close()
+        let empty = folder.appendingPathComponent("empty.wav").path
+        try AudioFileWriter(path: empty, format: .wav(sampleRate: 48000, channelCount: 2)).close()
         let aFile = folder.appendingPathComponent("a-file").path
         FileManager.default.createFile(atPath: aFile, contents: Data())
         let out = folder.appendingPathComponent("out.wav").path
@@ -84,6 +86,7 @@ import Testing
         environment["XDG_RUNTIME_DIR"] = folder.path  // no daemon listens there
         let cases: [([String], Int32, String)] = [
             (["process", input, out, "--rx", rx("flat.rx"), "--dump", aFile], 73, "exists and is not a directory"),
+            (["process", empty, out, "--rx", rx("flat.rx"), "--dump", folder.appendingPathComponent("d").path], 65, "has no samples"),
             (["dump", "--json"], 69, "the ribbit daemon is not running"),
             (["dump", "--duration", "0", "--json"], 64, "--duration takes seconds"),
             (["dump"], 64, "the live view needs a terminal"),
@@ -94,7 +97,7 @@ import Testing
             #expect(result.stderr.contains(message), "\(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         }
-        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(!FileManager.default.fileExists(atPath: out) && !FileManager.default.fileExists(atPath: out + ".partial"))
         let badEar = try Built.run(Ribbitd.binary, ["dump", "--ear", "middle", "--json"], environment: environment)
         #expect(badEar.status == 64 && badEar.stderr.contains("middle"), "\(badEar.stderr)")
     }

@@ -18,6 +18,20 @@ import Testing
             droppedFrames: 0, ears: ["left": ear, "right": ear])
     }
 
+    /// Runs the server's side of the poll loop, as the daemon does, until `subscribers` clients
+    /// have asked for the dump (at most a second); returns the clock it reached.
+    func serve(_ server: ControlServer, until subscribers: Int) -> Double {
+        var now = 0.0
+        while server.subscriberCount < subscribers && now < 1 {
+            var fds = server.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&fds, nfds_t(fds.count), 10)
+            for entry in fds where entry.revents != 0 { server.handleReadable(entry.fd, now: now) { _ in ControlReply(ok: true) } }
+            now += 0.01
+        }
+        #expect(server.subscriberCount == subscribers)
+        return now
+    }
+
     /// What the daemon encodes is what a client decodes, audiogram sorted by frequency.
     @Test func aFrameSurvivesTheWire() throws {
         let original = frame(time: 1.25)
@@ -60,14 +74,7 @@ import Testing
         let client = try UnixSocket.connect(to: path)
         defer { close(client) }
         #expect(UnixSocket.writeAll(client, ControlProtocol.encode(ControlRequest(command: .dump))))
-        var now = 0.0
-        while server.subscriberCount == 0 && now < 1 {
-            var fds = server.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            _ = poll(&fds, nfds_t(fds.count), 10)
-            for entry in fds where entry.revents != 0 { server.handleReadable(entry.fd, now: now) { _ in ControlReply(ok: true) } }
-            now += 0.01
-        }
-        #expect(server.subscriberCount == 1)
+        let now = serve(server, until: 1)
         let padding = String(repeating: "x", count: 5 << 20)
         var offered = 0
         func offer() {
@@ -108,14 +115,7 @@ import Testing
         let gone = try UnixSocket.connect(to: path)
         defer { close(stalled) }
         for fd in [stalled, gone] { #expect(UnixSocket.writeAll(fd, ControlProtocol.encode(ControlRequest(command: .dump)))) }
-        var now = 0.0
-        while server.subscriberCount < 2 && now < 1 {
-            var fds = server.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            _ = poll(&fds, nfds_t(fds.count), 10)
-            for entry in fds where entry.revents != 0 { server.handleReadable(entry.fd, now: now) { _ in ControlReply(ok: true) } }
-            now += 0.01
-        }
-        #expect(server.subscriberCount == 2)
+        let now = serve(server, until: 2)
         close(gone)
         let line = ControlProtocol.encode(frame(time: 0))
         server.broadcast(line, now: now)
