@@ -68,10 +68,14 @@ final class TerminalView {
         let shown = ears.filter { frame.ears[$0] != nil }
         let bands = frame.bandsHz.count
         let axis = 4  // "-90│"
-        // Three columns per band (input, output, target marker) when they fit, else two.
         let sideBySide = shown.count > 1 && columns >= 2 * (axis + 1 + 2 * bands) + 2
         let earWidth = sideBySide ? (columns - 2) / shown.count : columns
-        let bandWidth = earWidth >= axis + 1 + 3 * bands ? 3 : 2
+        // Three columns per band (input, output, target marker), two (no marker column), or
+        // one (output only) in a narrow terminal.
+        let bandWidth = earWidth >= axis + 1 + 3 * bands ? 3 : earWidth >= axis + 1 + 2 * bands ? 2 : 1
+        guard columns >= axis + 1 + bands, rows >= 8 else {
+            return [String("ribbit dump: the terminal is too small (\(columns) x \(rows); at least \(axis + 1 + bands) x 8)".prefix(columns))]
+        }
         let footer = 1, header = 2, perEarExtra = 2  // frequency labels, levels
         let chartRows = max(3, sideBySide
             ? rows - header - perEarExtra - footer
@@ -125,12 +129,12 @@ final class TerminalView {
                 let input = height(ear.inputBandsDB[b]), output = height(ear.outputBandsDB[b])
                 let target = ear.targetGainDB[b].map { height(ear.inputBandsDB[b] + $0) / 8 }
                 let base = row * 8
-                line += input >= base + 4 ? "\u{1B}[90m░\u{1B}[0m" : " "
+                if bandWidth > 1 { line += input >= base + 4 ? "\u{1B}[90m░\u{1B}[0m" : " " }
                 let fill = min(8, max(0, output - base))
                 if fill > 0 {
                     line += "\u{1B}[32m" + eighths[fill] + "\u{1B}[0m"
                 } else {
-                    line += target == row && bandWidth == 2 ? "\u{1B}[33m─\u{1B}[0m" : " "
+                    line += target == row && bandWidth < 3 ? "\u{1B}[33m─\u{1B}[0m" : " "
                 }
                 if bandWidth == 3 { line += target == row ? "\u{1B}[33m◂\u{1B}[0m" : " " }
                 visible += bandWidth
@@ -138,7 +142,8 @@ final class TerminalView {
             lines.append(line + String(repeating: " ", count: max(0, width - visible)))
         }
         var labels = [Character](repeating: " ", count: max(width, 4 + bands * bandWidth))
-        for (text, band) in [("125", 0), ("250", 3), ("500", 6), ("1k", 9), ("2k", 12), ("4k", 15), ("8k", 18)] where band < bands {
+        let octaves = [("125", 0), ("250", 3), ("500", 6), ("1k", 9), ("2k", 12), ("4k", 15), ("8k", 18)]
+        for (text, band) in bandWidth > 1 ? octaves : [octaves[0], octaves[3], octaves[6]] where band < bands {
             for (i, c) in text.enumerated() where 4 + band * bandWidth + i < labels.count { labels[4 + band * bandWidth + i] = c }
         }
         lines.append(String(String(labels).prefix(width)))
