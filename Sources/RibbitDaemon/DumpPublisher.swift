@@ -17,7 +17,8 @@ final class DumpPublisher {
     private var nextFrame = -Double.infinity
     private var lastLimited: Int
     private let droppedBefore: Int
-    private var gains: (filters: ObjectIdentifier, ears: [DumpFitting])?
+    /// Held strongly: an identifier alone could match a new filter set at a freed one's address.
+    private var gains: (filters: FilterSet, ears: [DumpFitting])?
 
     init(processor: RealtimeProcessor) {
         processor.dumpRing.discard()
@@ -57,10 +58,9 @@ final class DumpPublisher {
 
     /// The gains of the running filters, computed again only when other filters run.
     private func fittings(for running: RunningFilters, sampleRate: Double) -> [DumpFitting] {
-        let id = ObjectIdentifier(running.filters)
-        if let gains, gains.filters == id { return gains.ears }
+        if let gains, gains.filters === running.filters { return gains.ears }
         let ears = DumpFitting.ears([.left, .right], filters: running.filters, fitting: running.fitting, sampleRate: sampleRate)
-        gains = (id, ears)
+        gains = (running.filters, ears)
         return ears
     }
 }

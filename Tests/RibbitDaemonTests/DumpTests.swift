@@ -67,6 +67,52 @@ extension DaemonTests {
         try daemon.stop()
     }
 
+    /// The dump shows what runs now: after a load its targets, window, filter response and
+    /// audiogram are the new prescription's; in bypass a flat 0 dB and no audiogram.
+    @Test func dumpFollowsLoadAndBypass() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        let socket = try UnixSocket.connect(to: RibbitPaths(environment: daemon.environment).socketPath)
+        defer { close(socket) }
+        #expect(UnixSocket.writeAll(socket, ControlProtocol.encode(ControlRequest(command: .dump))))
+        let reader = LineReader(fd: socket)
+        guard case .line = reader.next(timeoutSeconds: 5) else { Issue.record("no reply"); return }
+        /// The first frame (within 3 s) that satisfies `condition`.
+        func frame(where condition: (DumpFrame) -> Bool) throws -> DumpFrame? {
+            let deadline = Date().addingTimeInterval(3)
+            while Date() < deadline, case .line(let line) = reader.next(timeoutSeconds: 1) {
+                let frame = try JSONDecoder().decode(DumpFrame.self, from: line)
+                if condition(frame) { return frame }
+            }
+            return nil
+        }
+        let band4k = try #require(DumpAnalyzer.bandCentersHz.firstIndex(of: 4000))
+        let bin4k = Int((4000 / DumpAnalyzer.spectrumBinHz(sampleRate: 48000)).rounded())
+        for name in ["mild-presbycusis.rx", "ski-slope.rx"] {
+            let rx = try Prescription.parse(Data(contentsOf: TestPaths.prescription(name)))
+            if name != "mild-presbycusis.rx" { #expect(try daemon.ribbitd(["load", TestPaths.prescription(name).path]).status == 0) }
+            let shown = try #require(try frame { $0.prescription?.name == rx.name }, "no frame with \(rx.name)")
+            let fitting = try Fitting(prescription: rx, sampleRate: 48000)
+            for ear in Ear.allCases {
+                let values = try #require(shown.ears[ear.rawValue])
+                let target = fitting.targetGainDB(for: ear, atHz: 4000)
+                #expect(abs(values.targetGainDB[band4k]! - target) < 0.01, "\(name) \(ear)")
+                let window = fitting.targetGainDB(for: ear, atHz: Double(bin4k) * 46.875)
+                #expect(abs(values.combinationWindowDB[bin4k]! - window) < 0.01)
+                #expect(abs(values.appliedGainDB[bin4k] - window) < 2, "\(name) \(ear): filter \(values.appliedGainDB[bin4k]) dB")
+                #expect(values.audiogram.count == rx.thresholds[ear]!.count)
+            }
+        }
+        #expect(try daemon.ribbitd(["bypass", "on"]).status == 0)
+        let bypassed = try #require(try frame { $0.output == .bypassed }, "no bypassed frame")
+        for values in bypassed.ears.values {
+            #expect(values.targetGainDB.allSatisfy { $0 == 0 } && values.combinationWindowDB.allSatisfy { $0 == 0 })
+            #expect(values.appliedGainDB.allSatisfy { abs($0) < 0.01 } && values.audiogram.isEmpty)
+        }
+        try daemon.stop()
+    }
+
     /// A dump client that stops reading holds up neither the daemon nor another dump client, and
     /// when it reads again every line it gets is whole; once it has gone, the daemon stops
     /// copying for the dump (status shows no listener).
