@@ -109,7 +109,7 @@ public final class LineReader {
 
     /// The next line without its newline; waits up to `timeoutSeconds` for it to complete.
     public func next(timeoutSeconds: Double) -> Result {
-        let deadline = Self.now() + timeoutSeconds
+        let deadline = MonotonicClock.seconds() + timeoutSeconds
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             if let newline = buffer[(buffer.startIndex + scanned)...].firstIndex(of: 0x0A) {
@@ -119,7 +119,7 @@ public final class LineReader {
                 return .line(line)
             }
             scanned = buffer.count
-            let left = deadline - Self.now()
+            let left = deadline - MonotonicClock.seconds()
             guard left > 0 else { return .timedOut }
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&entry, 1, Int32((left * 1000).rounded(.up)))
@@ -132,7 +132,12 @@ public final class LineReader {
         }
     }
 
-    static func now() -> Double {
+}
+
+/// CLOCK_MONOTONIC in seconds: for deadlines and intervals that a change of the wall clock must
+/// not move (the daemon's loop, the clients' timeouts).
+public enum MonotonicClock {
+    public static func seconds() -> Double {
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)
         return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9

@@ -69,15 +69,12 @@ struct JSONWriter {
         object { e in
             e.key("appliedGainDB") { $0.numbers(ear.appliedGainDB) }
             e.key("audiogram") { w in
-                w.bytes.append(UInt8(ascii: "["))
-                for (i, point) in ear.audiogram.enumerated() {
-                    if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
+                w.array(ear.audiogram) { w, point in
                     w.object { p in
                         p.key("frequencyHz") { $0.number(point.frequencyHz) }
                         p.key("thresholdDBHL") { $0.number(point.thresholdDBHL) }
                     }
                 }
-                w.bytes.append(UInt8(ascii: "]"))
             }
             e.key("combinationWindowDB") { $0.numbers(ear.combinationWindowDB) }
             e.key("inputBandsDB") { $0.numbers(ear.inputBandsDB) }
@@ -92,22 +89,21 @@ struct JSONWriter {
         }
     }
 
-    mutating func numbers(_ values: [Double]) {
+    mutating func array<T>(_ values: [T], _ element: (inout JSONWriter, T) -> Void) {
         bytes.append(UInt8(ascii: "["))
         for (i, value) in values.enumerated() {
             if i > 0 { bytes.append(UInt8(ascii: ",")) }
-            number(value)
+            element(&self, value)
         }
         bytes.append(UInt8(ascii: "]"))
     }
 
+    mutating func numbers(_ values: [Double]) { array(values) { $0.number($1) } }
+
     mutating func numbers(_ values: [Double?]) {
-        bytes.append(UInt8(ascii: "["))
-        for (i, value) in values.enumerated() {
-            if i > 0 { bytes.append(UInt8(ascii: ",")) }
-            if let value { number(value) } else { bytes.append(contentsOf: "null".utf8) }
+        array(values) { w, value in
+            if let value { w.number(value) } else { w.bytes.append(contentsOf: "null".utf8) }
         }
-        bytes.append(UInt8(ascii: "]"))
     }
 
     mutating func number(_ value: Int) { bytes.append(contentsOf: String(value).utf8) }

@@ -109,7 +109,7 @@ public final class DumpAnalyzer {
     public init() {}
 
     /// - Parameters:
-    ///   - input, output: the newest samples (at least `bandWindow`; fewer are zero-padded at the start).
+    ///   - input, output: the newest samples (`bandWindow` of them; with fewer, the windows span only those).
     ///   - recentInput, recentOutput: the samples since the previous frame, for RMS and peak.
     public func analyze(
         input: [Float], output: [Float], recentInput: ArraySlice<Float>, recentOutput: ArraySlice<Float>, sampleRate: Double

@@ -490,11 +490,7 @@ public final class Daemon {
         }
     }
 
-    static func now() -> Double {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
-    }
+    static func now() -> Double { MonotonicClock.seconds() }
 
     static func milliseconds(_ frames: Int, _ rate: Double) -> String { String(format: "%.2f", Double(frames) / rate * 1000) }
 

@@ -14,14 +14,22 @@ func askDaemon(_ request: ControlRequest) throws(RibbitError) -> DaemonAnswer {
     do {
         reply = try ControlClient.send(request, socketPath: RibbitPaths().socketPath)
     } catch {
-        switch error {
-        case .notRunning: return .notRunning(error.description)
-        case .refused: throw .unavailable(error.description)
-        case .failed: throw RibbitError(message: error.description, exitCode: ExitCode(70))
-        }
+        if case .notRunning = error { return .notRunning(error.description) }
+        throw RibbitError(error)
     }
     guard reply.ok else { throw .data(reply.error ?? "the daemon refused the request without saying why") }
     return .answered(reply.status)
+}
+
+extension RibbitError {
+    /// A failure to talk to the daemon: 69 when none is reachable (or it is another user's),
+    /// 70 when it answered wrongly.
+    init(_ error: ControlClientError) {
+        switch error {
+        case .notRunning, .refused: self = .unavailable(error.description)
+        case .failed: self.init(message: error.description, exitCode: ExitCode(70))
+        }
+    }
 }
 
 /// As askDaemon, for commands that need the daemon: none running is an error (exit 69).

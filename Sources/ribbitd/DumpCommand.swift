@@ -40,26 +40,26 @@ struct DumpCommand: ParsableCommand {
         var recorder = try DumpRecorder(ears: ears, jsonLines: json ? .standardOutput : nil, csvPath: csv, svgPath: svg)
         let view = !json && isatty(1) == 1 ? TerminalView() : nil
         defer { view?.restore() }
-        let deadline = duration.map { DumpStream.now() + $0 }
+        let deadline = duration.map { MonotonicClock.seconds() + $0 }
         var lastDraw = -Double.infinity
-        var lastFrame = DumpStream.now() - 1
+        var lastFrame = MonotonicClock.seconds() - 1
         var ended: RibbitError?
-        while deadline.map({ DumpStream.now() < $0 }) ?? true, !stop.requested, view?.quitTyped() != true {
+        while deadline.map({ MonotonicClock.seconds() < $0 }) ?? true, !stop.requested, view?.quitTyped() != true {
             switch stream.next(timeoutSeconds: 0.1) {
             case .timedOut:
                 // No frame: the daemon has no JACK connection (yet, or any more).
-                if DumpStream.now() - lastFrame > 1 { view?.waiting(hadFrames: recorder.frameCount > 0) }
+                if MonotonicClock.seconds() - lastFrame > 1 { view?.waiting(hadFrames: recorder.frameCount > 0) }
                 continue
             case .closed:
                 ended = .unavailable("the daemon ended the dump (it stopped or restarted, or this client took nothing for 10 s)")
             case .unreadable:
                 ended = RibbitError(message: "the daemon sent a frame this ribbitd cannot read; is it the same version?", exitCode: ExitCode(70))
             case .frame(let frame, let line):
-                lastFrame = DumpStream.now()
+                lastFrame = MonotonicClock.seconds()
                 try recorder.add(frame, line: line)
-                if let view, DumpStream.now() - lastDraw >= TerminalView.refreshSeconds {
+                if let view, MonotonicClock.seconds() - lastDraw >= TerminalView.refreshSeconds {
                     view.draw(frame, ears: ears)
-                    lastDraw = DumpStream.now()
+                    lastDraw = MonotonicClock.seconds()
                 }
                 continue
             }
@@ -117,10 +117,7 @@ final class DumpStream {
             stream = DumpStream(fd: try ControlClient.connect(socketPath: path))
             reply = try ControlClient.ask(stream.fd, ControlRequest(command: .dump), timeoutSeconds: 10, reader: stream.reader)
         } catch {
-            switch error {
-            case .notRunning, .refused: throw .unavailable(error.description)
-            case .failed: throw RibbitError(message: error.description, exitCode: ExitCode(70))
-            }
+            throw RibbitError(error)
         }
         guard reply.ok else { throw .unavailable(reply.error ?? "the daemon refused the dump") }
         return stream
@@ -134,11 +131,5 @@ final class DumpStream {
             guard let frame = try? JSONDecoder().decode(DumpFrame.self, from: line) else { return .unreadable }
             return .frame(frame, line)
         }
-    }
-
-    static func now() -> Double {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 }
