@@ -82,7 +82,7 @@ let package = Package(
 
         .target(name: "RibbitRTAudit", path: "Tests/RibbitRTAudit", linkerSettings: [.linkedLibrary("dl")]),
         .executableTarget(
-            name: "ribbit-probe", dependencies: ["CJack", "RibbitDSP", "RibbitAudioFile"], path: "Tests/ribbit-probe"),
+            name: "ribbit-probe", dependencies: ["CJack", "RibbitDSP", "RibbitAudioFile", "RibbitTestSupport"], path: "Tests/ribbit-probe"),
         .target(name: "RibbitTestSupport", dependencies: ["RibbitDSP"], path: "Tests/RibbitTestSupport"),
         .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitTestSupport", "CFFTW"]),
         .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"]),

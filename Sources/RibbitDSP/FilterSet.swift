@@ -8,7 +8,7 @@ public final class FilterSet: @unchecked Sendable {
     public let channelCount: Int
     /// The FIR taps per channel, kept for reporting (the RT thread never reads them).
     public let taps: [[Double]]
-    /// Largest output magnitude (linear full scale).
+    /// Largest output magnitude (linear full scale): never above 1 (0 dBFS), whatever was asked.
     public let ceiling: Float
     /// Per channel, fftLength / 2 + 1 interleaved complex values: the DFT of the zero-padded
     /// taps, pre-scaled by 1 / fftLength so forward + multiply + inverse is unity gain.
@@ -16,13 +16,14 @@ public final class FilterSet: @unchecked Sendable {
 
     var spectrumStride: Int { 2 * (fftLength / 2 + 1) }
 
-    /// - Parameter ceilingDBFS: the output ceiling in dBFS (0 = full scale).
+    /// - Parameter ceilingDBFS: the output ceiling in dBFS; anything above 0 (full scale), and
+    ///   NaN, is taken as 0.
     public init(taps: [[Double]], fftLength: Int, ceilingDBFS: Double) {
         precondition(!taps.isEmpty && taps.allSatisfy { $0.count <= fftLength })
         self.fftLength = fftLength
         self.channelCount = taps.count
         self.taps = taps
-        self.ceiling = Float(pow(10, ceilingDBFS / 20))
+        self.ceiling = Self.linearCeiling(dBFS: ceilingDBFS)
         let bins = fftLength / 2 + 1
         spectra = RealFFT.allocateComplex(bins * taps.count)
         // A direct DFT in double precision (the filter is short): a unity filter stays a clean
@@ -44,7 +45,7 @@ public final class FilterSet: @unchecked Sendable {
         self.fftLength = fftLength
         channelCount = gains.count
         taps = gains.map { _ in [] }
-        ceiling = Float(pow(10, ceilingDBFS / 20))
+        ceiling = Self.linearCeiling(dBFS: ceilingDBFS)
         let bins = fftLength / 2 + 1
         spectra = RealFFT.allocateComplex(bins * gains.count)
         for (channel, g) in gains.enumerated() {
@@ -53,6 +54,12 @@ public final class FilterSet: @unchecked Sendable {
     }
 
     deinit { RealFFT.free(spectra) }
+
+    /// The linear ceiling for a level in dBFS, at most full scale: no setting and no mode may
+    /// play louder than 0 dBFS (`ceilingDBFS < 0` is false for NaN, so NaN gives 0 dBFS too).
+    static func linearCeiling(dBFS: Double) -> Float {
+        dBFS < 0 ? Float(pow(10, dBFS / 20)) : 1
+    }
 
     /// A pure delay of `delayFrames` per channel (unity gain), at full-scale ceiling 0 dBFS.
     public static func delay(_ delayFrames: Int, channelCount: Int, fftLength: Int, ceilingDBFS: Double = 0) -> FilterSet {

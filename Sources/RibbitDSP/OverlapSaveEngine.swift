@@ -4,7 +4,8 @@ import Synchronization
 public struct EngineCounters: Sendable, Equatable {
     /// Hops processed.
     public var hops = 0
-    /// Input samples that were NaN or infinite (replaced by 0) or beyond +-1e6 (clamped).
+    /// Input samples that were NaN or infinite (replaced by 0) or beyond full scale (clamped
+    /// to +-1): a misbehaving upstream client must not reach the filter with more than 0 dBFS.
     public var sanitizedInputs = 0
     /// Output samples the ceiling changed.
     public var limitedSamples = 0
@@ -239,16 +240,17 @@ public final class OverlapSaveEngine: @unchecked Sendable {
             for c in 0..<channelCount {
                 let source = inputs[c] + done
                 let target = historyPointers[c] + inputOffset + s.pointee.fill
-                // Copy and scan branch-free (vectorised); fix up only when something is off.
+                // Copy and scan branch-free (vectorised); fix up only when something is off:
+                // NaN and infinities become silence, finite samples beyond full scale +-1.
                 var outside: UInt32 = 0
                 for i in 0..<n {
                     let x = source[i]
                     target[i] = x
-                    outside |= abs(x) <= 1e6 ? 0 : 1
+                    outside |= abs(x) <= 1 ? 0 : 1
                 }
                 if outside != 0 {
-                    for i in 0..<n where !(abs(target[i]) <= 1e6) {
-                        target[i] = target[i].isNaN ? 0 : Float(signOf: target[i], magnitudeOf: 1e6)
+                    for i in 0..<n where !(abs(target[i]) <= 1) {
+                        target[i] = target[i].isFinite ? Float(signOf: target[i], magnitudeOf: 1) : 0
                         s.pointee.counters.sanitizedInputs &+= 1
                     }
                 }

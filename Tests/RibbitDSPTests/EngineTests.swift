@@ -260,3 +260,54 @@ func designedFilters(_ curve: CombinationCurve, _ geometry: EngineGeometry, samp
         }
     }
 }
+
+/// The ceiling in every configuration the daemon publishes (the prescription's filters, the
+/// pure delay of bypass and pass-through), for every input a broken upstream client can send.
+@Suite struct CeilingTests {
+    let geometry = EngineGeometry.standard(sampleRate: 48000)
+
+    /// A full-scale square, DC, NaN, +-Inf and +-3e38 through a pure delay (bypass), a flat
+    /// +10 dB filter and a sloping filter up to +40 dB, at ceilings of -20 dBFS, 0 dBFS and one
+    /// asked for above full scale: no output sample beyond the ceiling (at most 0 dBFS), none
+    /// non-finite, and the square still comes out near the ceiling (limited, not muted).
+    @Test(arguments: [-20.0, 0, .infinity])
+    func noInputPassesTheCeiling(ceilingDBFS: Double) throws {
+        let limit = Float(pow(10, min(ceilingDBFS, 0) / 20))
+        let flat10 = CombinationCurve(gain: GainCurve(points: [.init(frequencyHz: 1000, gainDB: 10)]), lowpass: .none)
+        let filterSets: [(String, FilterSet)] = [
+            ("delay", FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: ceilingDBFS)),
+            ("+10 dB", designedFilters(flat10, geometry, sampleRate: 48000, channels: 2, ceilingDBFS: ceilingDBFS)),
+            ("sloping", designedFilters(slopingCurve, geometry, sampleRate: 48000, channels: 2, ceilingDBFS: ceilingDBFS)),
+        ]
+        let segment = 4800
+        let x = HostileInput.signal(segmentFrames: segment)
+        for (name, filters) in filterSets {
+            #expect(filters.ceiling == limit)
+            let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
+            let out = engine.process([x, x.reversed()])
+            for channel in out {
+                let bad = channel.firstIndex { !($0.isFinite && abs($0) <= limit) }
+                #expect(bad == nil, "\(name): \(bad.map { "\(channel[$0]) in \(HostileInput.segment(at: $0, segmentFrames: segment))" } ?? ""), ceiling \(limit)")
+            }
+            let squarePeak = out[0][engine.latencyFrames..<segment].map(abs).max()!
+            #expect(squarePeak > limit / 2, "\(name): the square came out at \(squarePeak), ceiling \(limit)")
+        }
+    }
+
+    /// NaN and infinities become silence, and finite samples beyond full scale are clamped to it.
+    @Test func outOfRangeInputIsSilenceOrFullScale() throws {
+        let filters = FilterSet.delay(geometry.filterDelayFrames, channelCount: 1, fftLength: geometry.fftLength)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
+        var x = [Float](repeating: 0, count: 4096)
+        x[200] = .nan
+        x[400] = .infinity
+        x[600] = 3e38
+        x[800] = -2
+        let out = engine.process([x])[0]
+        let d = engine.latencyFrames
+        #expect(out[200 + d] == 0 && out[400 + d] == 0)
+        #expect(out[600 + d] > 0.7 && out[600 + d] <= 1)  // clamped to 1, then the limiter's knee
+        #expect(out[800 + d] < -0.7 && out[800 + d] >= -1)
+        #expect(engine.counters.sanitizedInputs == 4)
+    }
+}

@@ -1,7 +1,7 @@
 // ribbit-probe: a JACK test client. It plays a known signal into two ports and records two
 // ports, sample-aligned by JACK cycle, into one 4-channel WAV (played L, R, recorded L, R).
 //
-//   ribbit-probe --seconds S --signal noise|sine:HZ|silence --level DBFS \
+//   ribbit-probe --seconds S --signal noise|sine:HZ|silence|hostile --level DBFS \
 //       --to ribbit:in_left,ribbit:in_right --from ribbit:out_left,ribbit:out_right --out FILE.wav
 //       [--allocate-in-process]   (malloc+free in every callback: proves the RT audit can fail)
 //
@@ -10,6 +10,7 @@ import CJack
 import Foundation
 import RibbitAudioFile
 import RibbitDSP
+import RibbitTestSupport
 import Synchronization
 
 struct Options {
@@ -125,6 +126,11 @@ let signal: [[Float]]
 switch options.signal {
 case "noise":
     signal = [Signals.whiteNoise(count: frames, rms: amplitude, seed: 1), Signals.whiteNoise(count: frames, rms: amplitude, seed: 2)]
+case "hostile":
+    // Full scale, DC, NaN, infinities, +-3e38: what the ceiling must hold against, in equal parts.
+    let part = HostileInput.signal(segmentFrames: frames / HostileInput.segmentNames.count)
+    let padded = part + [Float](repeating: 0, count: frames - part.count)
+    signal = [padded, padded]
 case "silence":
     signal = [[Float](repeating: 0, count: frames), [Float](repeating: 0, count: frames)]
 case let s where s.hasPrefix("sine:"):
