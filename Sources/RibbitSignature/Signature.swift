@@ -112,8 +112,11 @@ public enum PrescriptionSignature {
             }
             return .unsigned
         }
-        guard !keyID.isEmpty, let signatureBytes = Data(base64Encoded: signature) else {
-            return .bad("the sig line must read 'sig: ed25519:KEYID:BASE64'")
+        // The form first, whatever the key: a malformed line is refused, never "unknown key".
+        guard keyID.utf8.count == 16, keyID.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
+            let signatureBytes = Data(base64Encoded: signature), signatureBytes.count == 64
+        else {
+            return .bad("the sig line must read 'sig: ed25519:KEYID:BASE64', with a key id of 16 hex digits and a 64-byte signature")
         }
         guard let key = trusted.first(where: { $0.keyID == keyID }) else { return .unknownKey(keyID: keyID) }
         guard let publicKey = try? Curve25519.Signing.PublicKey(rawRepresentation: key.raw),

@@ -50,6 +50,32 @@ import Testing
         }
     }
 
+    /// The form is checked before the key is looked up: a malformed line is bad, never
+    /// "signed, unknown key", whether or not its key id is trusted.
+    @Test func malformedSigLinesAreRefusedWhateverTheKey() throws {
+        let id = key.publicKey.keyID
+        let good = String(decoding: try key.sign(payload), as: UTF8.self).split(separator: "\n").last!.split(separator: ":").last!
+        let sixtyFive = Data(repeating: 7, count: 65).base64EncodedString()
+        for line in [
+            "sig: ed25519:0011223344556677:AAAA",  // a 3-byte signature (the review's example)
+            "sig: ed25519:\(id):AAAA",
+            "sig: ed25519:\(id.dropLast()):\(good)",  // 15 hex digits
+            "sig: ed25519:\(id.uppercased()):\(good)",
+            "sig: ed25519:00112233445566zz:\(good)",
+            "sig: ed25519:\(id):\(sixtyFive)",
+            "sig: ed25519::\(good)",
+            "sig: ed25519:\(id)",
+            "sig: rsa:\(id):\(good)",
+        ] {
+            let text = Data((String(decoding: payload, as: UTF8.self) + line + "\n").utf8)
+            for trusted in [[], [key.publicKey]] {
+                let verdict = PrescriptionSignature.verify(text, trusted: trusted)
+                let refused = { if case .bad = verdict { true } else { false } }()
+                #expect(refused, "\(line) with \(trusted.count) trusted key(s): \(verdict)")
+            }
+        }
+    }
+
     @Test func signingTwiceOrWithoutNewlineIsRefused() throws {
         let signed = try key.sign(payload)
         #expect(throws: SignatureError.self) { try key.sign(signed) }
