@@ -1,9 +1,16 @@
 import Foundation
 import GRDB
+import Glibc
 
 /// Every prescription the wearer loaded, which one is active, and a running trial: one SQLite
 /// file (`$XDG_DATA_HOME/ribbit/ribbit.sqlite`). Each change is one transaction, so a process
 /// killed in the middle leaves the old state or the new one, never a mix.
+///
+/// It holds patient names and audiograms: the file is created 0600 (its journal inherits that),
+/// its directory 0700, and a symbolic link in its place is refused. Each payload carries a
+/// CRC-32, so a page damaged on disk cannot play as written. The active prescription is also
+/// copied to `last-active.json` beside the database after every change, which survives a
+/// damaged database (`openRecovering`).
 public final class PrescriptionStore: Sendable {
     public struct Record: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
         public static let databaseTableName = "prescription"
@@ -21,6 +28,8 @@ public final class PrescriptionStore: Sendable {
         public var signature: String
         /// The trusted signer's name, when trusted.
         public var signer: String?
+        /// CRC-32 of the payload's bytes, in hex (nil only in a copy made before version 2).
+        public var checksum: String?
 
         public init(
             name: String, environment: String, audiologist: String?, loadedAt: Date = Date(), source: String, payload: String,
@@ -34,9 +43,23 @@ public final class PrescriptionStore: Sendable {
             self.payload = payload
             self.signature = signature
             self.signer = signer
+            checksum = Checksum.crc32Hex(payload)
         }
 
         public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+        /// Whether the payload is still the one stored (its checksum matches).
+        public var isIntact: Bool { checksum == Checksum.crc32Hex(payload) }
+
+        /// The payload, or an error when it was damaged after it was stored: what plays and
+        /// what is exported goes through here.
+        public func intactPayload() throws(StoreError) -> String {
+            guard isIntact else {
+                throw StoreError(
+                    "history entry \(id.map(String.init) ?? "?") (\(name)) is damaged: its text no longer matches its checksum; load the prescription again")
+            }
+            return payload
+        }
     }
 
     /// A trial fitting: `id` is active until `deadline`, then `previousID` comes back (or none).
@@ -47,12 +70,17 @@ public final class PrescriptionStore: Sendable {
     }
 
     public let path: String
-    private let database: DatabaseQueue
+    let database: DatabaseQueue
+
+    /// The copy of the active prescription kept beside the database.
+    public var activeCopyPath: String { Self.activeCopyPath(databasePath: path) }
+    static func activeCopyPath(databasePath: String) -> String {
+        (databasePath as NSString).deletingLastPathComponent + "/last-active.json"
+    }
 
     public init(path: String) throws {
         self.path = path
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try PrivateFile.prepare(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         database = try DatabaseQueue(path: path, configuration: configuration)
@@ -73,6 +101,14 @@ public final class PrescriptionStore: Sendable {
             try db.create(table: "state") { t in
                 t.primaryKey("key", .text)
                 t.column("value", .text).notNull()
+            }
+        }
+        migrator.registerMigration("v2") { db in
+            try db.alter(table: "prescription") { t in t.add(column: "checksum", .text) }
+            for row in try Row.fetchAll(db, sql: "SELECT id, payload FROM prescription") {
+                let payload: String = row["payload"]
+                try db.execute(
+                    sql: "UPDATE prescription SET checksum = ? WHERE id = ?", arguments: [Checksum.crc32Hex(payload), row["id"] as Int64])
             }
         }
         try migrator.migrate(database)
@@ -124,7 +160,8 @@ public final class PrescriptionStore: Sendable {
     /// reverts to the current active one at that time. Returns the stored record.
     @discardableResult
     public func add(_ record: Record, trialUntil deadline: Date? = nil) throws -> Record {
-        try database.write { db in
+        defer { saveActiveCopy() }
+        return try database.write { db in
             let stored = try record.inserted(db)
             let previous = try Self.activeID(db)
             try Self.setActive(db, stored.id!)
@@ -141,6 +178,7 @@ public final class PrescriptionStore: Sendable {
 
     /// Makes a stored prescription the active one (ends any trial: the wearer chose).
     public func activate(id: Int64) throws {
+        defer { saveActiveCopy() }
         try database.write { db in
             guard try Record.exists(db, key: id) else { throw StoreError("no prescription \(id) in the history; `ribbitd list` shows them") }
             try Self.setActive(db, id)
@@ -152,7 +190,8 @@ public final class PrescriptionStore: Sendable {
     /// Returns the prescription now active.
     @discardableResult
     public func endTrial(keep: Bool) throws -> Record? {
-        try database.write { db in
+        defer { saveActiveCopy() }
+        return try database.write { db in
             guard let trial = try Self.trial(db) else { throw StoreError("no trial is running") }
             if !keep {
                 if let previous = trial.previousID { try Self.setActive(db, previous) } else {
@@ -179,6 +218,29 @@ public final class PrescriptionStore: Sendable {
     /// SQLite's own consistency check ("ok" when sound).
     public func integrityCheck() throws -> String {
         try database.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") ?? "no answer" }
+    }
+
+    // MARK: The copy of the active prescription
+
+    /// Writes the active record to `last-active.json` (atomically, 0600), or removes the copy
+    /// when none is active. Best effort: the database is the record; the copy only matters when
+    /// the database is lost, and a failure here must not undo a change already committed.
+    public func saveActiveCopy() {
+        guard let active = try? active() else {
+            unlink(activeCopyPath)
+            return
+        }
+        // A damaged entry never replaces its copy: the copy is what plays instead of it.
+        guard active.isIntact, let json = try? JSONEncoder.iso8601.encode(active) else { return }
+        try? PrivateFile.replace(activeCopyPath, with: json)
+    }
+
+    /// The copy of the last active prescription, when it is there and intact.
+    public static func activeCopy(databasePath: String) -> Record? {
+        guard let data = try? PrivateFile.read(activeCopyPath(databasePath: databasePath), maxBytes: 64 * 1024),
+            let record = try? JSONDecoder.iso8601.decode(Record.self, from: data), record.isIntact
+        else { return nil }
+        return record
     }
 
     // MARK: Helpers

@@ -20,7 +20,8 @@ struct ExportCommand: ParsableCommand {
         guard let record = try? store.find(selector) else {
             throw RibbitError.data("no prescription '\(selector)' in the history; `ribbitd list` shows them")
         }
-        let payload = Data(record.payload.utf8)
+        let payload: Data
+        do { payload = Data(try record.intactPayload().utf8) } catch { throw RibbitError.data("\(error); nothing was written") }
         let partial = output + ".partial"
         do {
             if output.lowercased().hasSuffix(".png") {

@@ -4,6 +4,7 @@ import RibbitControl
 import RibbitDaemon
 import RibbitFitting
 import RibbitPrescription
+import RibbitStore
 
 struct HistoryShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,7 +19,9 @@ struct HistoryShowCommand: ParsableCommand {
             throw RibbitError.data("no prescription '\(selector)' in the history; `ribbitd list` shows them")
         }
         let rx: Prescription
-        do { rx = try Prescription.parse(Array(record.payload.utf8)) } catch {
+        do { rx = try Prescription.parse(Array(record.intactPayload().utf8)) } catch let error as StoreError {
+            throw RibbitError.data(error.description)
+        } catch {
             throw RibbitError.data("history entry \(record.id ?? 0) does not parse (\(error)); remove it with `ribbitd remove \(record.id ?? 0)`")
         }
         print("history entry \(record.id ?? 0), loaded \(ListCommand.date.string(from: record.loadedAt)) UTC from \(record.source)")

@@ -36,6 +36,8 @@ struct LoadCommand: ParsableCommand {
             print("loaded \(name) from \(source.kind), \(accepted.verdict.description)\(seconds.map { ", as a trial for \(formatDuration($0))" } ?? "")")
         case .notRunning:
             guard seconds == nil else { throw RibbitError.unavailable("a trial needs the daemon running (it reverts when the time is up); start it first") }
+            let lock = try lockHistory(paths)
+            defer { withExtendedLifetime(lock) {} }
             let store = try openStore(paths)
             do { try store.add(accepted.record(payload: source.payload, source: prescription)) } catch {
                 throw RibbitError.cannotCreate("cannot store the prescription in \(store.path) (\(error)); nothing changed")
@@ -70,8 +72,3 @@ func loadConfig(_ paths: RibbitPaths) throws(RibbitError) -> DaemonConfig {
     do { return try DaemonConfig.load(path: paths.configFile) } catch { throw .usage(error.description) }
 }
 
-func openStore(_ paths: RibbitPaths) throws(RibbitError) -> PrescriptionStore {
-    do { return try PrescriptionStore(path: paths.storePath) } catch {
-        throw .cannotCreate("cannot open the prescription history \(paths.storePath) (\(error))")
-    }
-}

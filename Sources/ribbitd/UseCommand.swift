@@ -1,6 +1,7 @@
 import ArgumentParser
 import RibbitControl
 import RibbitDaemon
+import RibbitStore
 
 struct UseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,14 +25,16 @@ struct UseCommand: ParsableCommand {
             if let rx = status?.prescription { print("using \(rx.name) (\(rx.environment)), history entry \(rx.id ?? 0)") }
         } else {
             let paths = RibbitPaths()
+            let lock = try lockHistory(paths)
+            defer { withExtendedLifetime(lock) {} }
             let store = try openStore(paths)
             let found = try? (env.map { try store.newest(environment: $0) } ?? store.find(selector!))
             guard let record = found ?? nil, let id = record.id else {
                 throw RibbitError.data("no prescription \(env.map { "for the environment '\($0)'" } ?? "'\(selector!)'") in the history; `ribbitd list` shows them")
             }
             let intake = Intake.load(paths: paths, config: try loadConfig(paths))
-            do { _ = try intake.check(record.payload, source: "history entry \(id)") } catch {
-                throw RibbitError.data("\(error.description); nothing changed")
+            do { _ = try intake.check(try record.intactPayload(), source: "history entry \(id)") } catch {
+                throw RibbitError.data("\(error); nothing changed")
             }
             do { try store.activate(id: id) } catch { throw RibbitError.cannotCreate("\(error); nothing changed") }
             print("\(record.name) (\(record.environment)) is now the active prescription; ribbitd is not running and will use it when it starts")
