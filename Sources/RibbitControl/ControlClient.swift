@@ -8,9 +8,16 @@ public struct RibbitPaths: Sendable {
 
     private var home: String { environment["HOME"] ?? NSHomeDirectory() }
 
-    /// `$XDG_RUNTIME_DIR/ribbit`; without XDG_RUNTIME_DIR (no login session), `/tmp/ribbit-UID`.
+    /// `$XDG_RUNTIME_DIR/ribbit`. Without XDG_RUNTIME_DIR (ssh without pam_systemd, cron), the
+    /// directory systemd made for this user, `/run/user/UID/ribbit`, so such a shell reaches the
+    /// daemon of the user service; only where there is none, `/tmp/ribbit-UID`. Client and
+    /// daemon both refuse a directory that is not this user's with mode 0700, so another user
+    /// who creates it first gets nothing.
     public var runtimeDirectory: String {
         if let dir = environment["XDG_RUNTIME_DIR"], !dir.isEmpty { return dir + "/ribbit" }
+        let systemd = "/run/user/\(getuid())"
+        var info = stat()
+        if lstat(systemd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() { return systemd + "/ribbit" }
         return "/tmp/ribbit-\(getuid())"
     }
     public var socketPath: String { runtimeDirectory + "/ribbitd.sock" }
@@ -55,10 +62,27 @@ public enum ControlClient {
         return try ask(fd, request, timeoutSeconds: timeoutSeconds, reader: LineReader(fd: fd))
     }
 
-    /// A connection to the daemon's socket; the caller closes it.
+    /// A connection to the daemon's socket; the caller closes it. Before a byte is sent, the
+    /// socket's directory must be this user's, mode 0700, and the process listening must run as
+    /// this user (SO_PEERCRED): whoever else made the path gets no prescription and cannot
+    /// answer in the daemon's name.
     public static func connect(socketPath: String) throws(ControlClientError) -> Int32 {
+        let directory = (socketPath as NSString).deletingLastPathComponent
+        var info = stat()
+        if lstat(directory, &info) != 0 {
+            switch errno {
+            case ENOENT, ENOTDIR: throw .notRunning(socket: socketPath)
+            default: throw .refused("cannot inspect \(directory) (\(String(cString: strerror(errno)))): the daemon there belongs to another user")
+            }
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
+            throw .refused(
+                "\(directory) belongs to another user or is open to others (owner uid \(info.st_uid), mode \(String(info.st_mode & 0o777, radix: 8))); "
+                    + "nothing was sent. Remove it, or set XDG_RUNTIME_DIR to a private directory")
+        }
+        let fd: Int32
         do {
-            return try UnixSocket.connect(to: socketPath)
+            fd = try UnixSocket.connect(to: socketPath)
         } catch {
             switch error.code {
             case ENOENT, ECONNREFUSED, ENOTDIR: throw .notRunning(socket: socketPath)
@@ -67,6 +91,11 @@ public enum ControlClient {
             default: throw .failed(error.description)
             }
         }
+        guard let peer = UnixSocket.peerUID(fd), peer == getuid() else {
+            close(fd)
+            throw .refused("the process listening on \(socketPath) belongs to another user; nothing was sent")
+        }
+        return fd
     }
 
     /// Writes one request on `fd` and reads its reply through `reader`.

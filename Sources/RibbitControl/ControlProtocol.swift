@@ -148,13 +148,23 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var trial: Trial?
     /// Clients of the dump stream (`ribbitd dump`); while there are none the audio thread copies nothing for it.
     public var dumpListeners: Int?
+    /// The output ceiling in force in the current mode, dBFS (processing: the prescription's;
+    /// bypass: the active prescription's; pass-through: the strictest in the history, at most
+    /// the default -1). Never above 0.
+    public var ceilingDBFS: Double?
+    /// What went wrong with the prescription history and what the daemon did about it (a
+    /// damaged file moved aside, a damaged entry, a history that cannot be opened).
+    public var historyProblem: String?
 
     public init(
         pid: Int32, version: String, uptimeSeconds: Double, prescription: ActivePrescription?, output: Output,
-        jack: Jack?, jackProblem: String?, totalXruns: Int, trial: Trial? = nil, dumpListeners: Int? = nil
+        jack: Jack?, jackProblem: String?, totalXruns: Int, trial: Trial? = nil, dumpListeners: Int? = nil,
+        ceilingDBFS: Double? = nil, historyProblem: String? = nil
     ) {
         self.trial = trial
         self.dumpListeners = dumpListeners
+        self.ceilingDBFS = ceilingDBFS
+        self.historyProblem = historyProblem
         self.pid = pid
         self.version = version
         self.uptimeSeconds = uptimeSeconds

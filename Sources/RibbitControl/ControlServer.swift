@@ -4,15 +4,20 @@ import Glibc
 /// The daemon's side of the control socket, driven by the daemon's poll loop on one thread.
 ///
 /// Every socket is non-blocking, so a client that sends half a request, never reads, or
-/// floods cannot stall the daemon or other clients: a request over 64 KiB, a connection idle
-/// for `idleTimeout` with a partial request, or a reply that would block closes that
-/// connection. Peers with another uid are refused at accept (SO_PEERCRED).
+/// floods cannot stall the daemon or other clients: a request over 64 KiB, a request line not
+/// complete `partialRequestTimeout` after its first byte (however slowly bytes trickle in), a
+/// connection silent for `idleTimeout`, or a reply that would block closes that connection.
+/// With every slot taken, a new connection still gets in: the one whose partial request is
+/// oldest (else the longest silent) makes room. Peers with another uid are refused at accept
+/// (SO_PEERCRED).
 public final class ControlServer {
     public typealias Handler = (ControlRequest) -> ControlReply
 
     public let path: String
     public let maxConnections = 32
     public let idleTimeout: Double = 30
+    /// A client writes its request line at once; one still incomplete after this is stalling.
+    public let partialRequestTimeout: Double = 5
     private let listener: Int32
     private let ownerUID = getuid()
     private var connections: [Int32: Connection] = [:]
@@ -26,6 +31,8 @@ public final class ControlServer {
     private struct Connection {
         var buffer = Data()
         var lastActivity: Double
+        /// When the first byte of the request line still incomplete arrived (nil: none).
+        var partialSince: Double?
     }
 
     private struct Subscriber {
@@ -77,13 +84,32 @@ public final class ControlServer {
         if fd == listener { acceptAll(now: now) } else { read(fd, now: now, handler: handler) }
     }
 
-    /// Closes connections that sat silent or on a partial request for too long (dump
+    /// Closes connections that sat silent, or on one partial request, for too long (dump
     /// subscribers only listen, so they are exempt).
     public func closeIdle(now: Double) {
-        for (fd, connection) in connections where now - connection.lastActivity > idleTimeout && subscribers[fd] == nil {
-            onNotice("closed a control connection idle for \(Int(idleTimeout)) s with a partial request")
-            drop(fd)
+        for (fd, connection) in connections where subscribers[fd] == nil {
+            if let since = connection.partialSince, now - since > partialRequestTimeout {
+                onNotice("closed a control connection whose request stayed incomplete for \(Int(partialRequestTimeout)) s")
+                drop(fd)
+            } else if now - connection.lastActivity > idleTimeout {
+                onNotice("closed a control connection silent for \(Int(idleTimeout)) s")
+                drop(fd)
+            }
         }
+    }
+
+    /// Closes the connection whose partial request is oldest, else the one silent longest (never
+    /// a dump client), so a new client gets a slot. False when every slot is a dump client.
+    private func makeRoom() -> Bool {
+        let candidates = connections.filter { subscribers[$0.key] == nil }
+        guard
+            let (fd, _) = candidates.min(by: {
+                ($0.value.partialSince ?? .infinity, $0.value.lastActivity) < ($1.value.partialSince ?? .infinity, $1.value.lastActivity)
+            })
+        else { return false }
+        onNotice("all \(maxConnections) control connections were taken; closed the most stalled one for a new client")
+        drop(fd)
+        return true
     }
 
     private func acceptAll(now: Double) {
@@ -97,7 +123,7 @@ public final class ControlServer {
                 close(fd)
                 continue
             }
-            guard connections.count < maxConnections else {
+            guard connections.count < maxConnections || makeRoom() else {
                 _ = UnixSocket.writeAll(fd, ControlProtocol.encode(ControlReply.failure(
                     "the daemon has \(maxConnections) control connections open; try again")))
                 close(fd)
@@ -117,16 +143,20 @@ public final class ControlServer {
                 drop(fd)  // the peer closed (a partial request without newline is discarded)
                 return
             }
+            if connections[fd]?.buffer.isEmpty == true { connections[fd]?.partialSince = now }
             connections[fd]?.buffer.append(contentsOf: chunk[0..<n])
             connections[fd]?.lastActivity = now
-            guard serveLines(fd, handler: handler) else { return }
+            guard serveLines(fd, now: now, handler: handler) else { return }
         }
     }
 
     /// Answers each complete line; false when the connection was closed.
-    private func serveLines(_ fd: Int32, handler: Handler) -> Bool {
+    private func serveLines(_ fd: Int32, now: Double, handler: Handler) -> Bool {
         while let buffer = connections[fd]?.buffer {
             guard let newline = buffer.firstIndex(of: 0x0A) else {
+                // What is left is the start of the next request line (nil when nothing is).
+                let since = connections[fd]?.partialSince ?? now
+                connections[fd]?.partialSince = buffer.isEmpty ? nil : since
                 if buffer.count > ControlProtocol.maxRequestBytes {
                     onNotice("closed a control connection that sent a request over 64 KiB")
                     reply(fd, .failure("request longer than \(ControlProtocol.maxRequestBytes) bytes; refused"))
@@ -137,6 +167,7 @@ public final class ControlServer {
             }
             let line = buffer[buffer.startIndex..<newline]
             connections[fd]?.buffer = Data(buffer[(newline + 1)...])
+            connections[fd]?.partialSince = nil
             let answer: ControlReply
             if line.count > ControlProtocol.maxRequestBytes {
                 answer = .failure("request longer than \(ControlProtocol.maxRequestBytes) bytes; refused")
