@@ -10,7 +10,8 @@ import RibbitSignature
 import RibbitStore
 
 /// `ribbitd run`: one control thread that owns all daemon state and polls the control socket,
-/// the signals and JACK's events; JACK's process thread runs only the RealtimeProcessor.
+/// the signals and JACK's events; JACK's process thread runs only the RealtimeProcessor, and
+/// a worker thread makes the libjack calls that wait for the server (JackWorker).
 ///
 /// Prescription changes are prepared here (parse, fit, design filters) and published to the
 /// engine, which crossfades on the RT thread. If the JACK server goes away, the client is
@@ -21,8 +22,10 @@ public final class Daemon {
     private let config: DaemonConfig
     private let paths: RibbitPaths
     private let log: Logger
-    private let paths_: RibbitPaths
-    private var store: PrescriptionStore!
+    private var store: PrescriptionStore?
+    private var historyLock: HistoryLock?
+    /// What is wrong with the history, for `status` and the log (nil: nothing).
+    private var historyProblem: String?
     private var intake: Intake
     private let notifier = SystemdNotifier()
     private let started = Daemon.now()
@@ -30,14 +33,21 @@ public final class Daemon {
     private var active: Prescription?
     private var activeRecord: PrescriptionStore.Record?
     private var trial: PrescriptionStore.Trial?
+    /// The lowest max-output in the history and the default: the ceiling with no prescription.
+    private var strictestKnownCeilingDBFS = Prescription.defaultMaxOutputDBFS
     private var paused = false
     private var bypassed = false
-    private var session: Session?
+    private var session: AudioSession?
+    private let worker = JackWorker()
+    /// When the worker began opening a session (nil: not opening), and where it puts the result.
+    private var openingSince: Double?
+    private let opened = Mailbox<(plan: AudioSession.Plan, result: Result<AudioSession, JackError>)>()
     private var jackProblem: String? = "not connected yet"
     private var retryDelay = Daemon.firstRetryDelay
     private var nextAttempt = 0.0
     private var xrunsOfClosedSessions = 0
     private var stopping = false
+    private var readySent = false
     private var lastWatchdog = 0.0
     /// What the engine runs (for the dump), and the dump of the current session while clients listen.
     private var running: RunningFilters?
@@ -46,13 +56,8 @@ public final class Daemon {
 
     static let firstRetryDelay = 0.25
     static let longestRetryDelay = 2.0
-
-    private struct Session {
-        let client: JackClient
-        let processor: RealtimeProcessor
-        var period: Int
-        var xrunsLogged = 0
-    }
+    /// systemd hears READY=1 once JACK answered, or after this long without an answer.
+    static let readyDeadline = 2.0
 
     /// - Parameter prescription: text and source of a prescription to load at start (and keep
     ///   as the active one); nil: the last active one.
@@ -63,33 +68,40 @@ public final class Daemon {
         self.config = config
         self.paths = paths
         self.log = log
-        paths_ = paths
         intake = Intake.load(paths: paths, config: config)
     }
 
-    /// Runs until `stop` or SIGTERM/SIGINT. Throws only when it cannot start (the socket).
+    /// Runs until `stop` or SIGTERM/SIGINT. Throws only when it cannot start: another daemon
+    /// holds the history, or the socket cannot be made. A damaged or unusable history does not
+    /// stop it: it plays what it last knew, or passes sound through under the ceiling.
     public func run() throws {
         var signals = Self.blockTerminationSignals()  // before JACK starts its threads
+        let lock: HistoryLock
+        do { lock = try HistoryLock(dataDirectory: paths.dataDirectory, waitSeconds: 2) } catch {
+            if case .held(let holder) = error, let pid = holder.pid {
+                throw StateError(
+                    "another ribbitd is already running (pid \(pid), listening on \(holder.socketPath ?? "?")) on the history in \(paths.dataDirectory); `ribbitd stop` stops it"
+                )
+            }
+            throw StateError("\(error)")
+        }
+        historyLock = lock
         let server = try ControlServer(path: paths.socketPath)
         server.onNotice = { [log] in log.warning("\($0)") }
-        do { store = try PrescriptionStore(path: paths.storePath) } catch {
-            throw StateError("cannot open the prescription history \(paths.storePath): \(error)")
-        }
+        lock.record(socketPath: paths.socketPath)
+        defer { lock.clear() }
+        openHistory()
         if startPrescription == nil { restoreActivePrescription() }
         if let (text, source) = startPrescription {
             let reply = load(ControlRequest(command: .load, prescription: text, source: source))
             if let error = reply.error { throw StateError(error) }
         }
         log.info("control socket \(paths.socketPath)")
-        attemptConnection(now: Self.now())
-        if session == nil {
-            // Ready means the control socket answers; the status says JACK is still missing.
-            notifier.send("READY=1\nSTATUS=waiting for a JACK server")
-        }
+        startOpening(now: Self.now())
 
         while !stopping {
             var fds = server.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            let ready = poll(&fds, nfds_t(fds.count), server.subscriberCount == 0 ? 100 : 10)
+            let ready = poll(&fds, nfds_t(fds.count), server.subscriberCount == 0 && openingSince == nil ? 100 : 10)
             let now = Self.now()
             if ready > 0 {
                 for entry in fds where entry.revents != 0 {
@@ -108,6 +120,9 @@ public final class Daemon {
         }
         notifier.send("STOPPING=1")
         closeSession()
+        if !worker.waitUntilIdle(seconds: 2) {
+            log.warning("the JACK server does not answer; stopping without closing the JACK client")
+        }
         log.info("stopped")
     }
 
@@ -118,9 +133,14 @@ public final class Daemon {
             notifier.send("WATCHDOG=1")
             lastWatchdog = now
         }
-        if let trial, Date() >= trial.deadline { endTrial(keep: false, why: "the trial time is up") }
+        if trial != nil, let deadline = trial?.deadline, Date() >= deadline { endTrial(keep: false, why: "the trial time is up") }
+        if let outcome = opened.take() { adopt(outcome.result, plan: outcome.plan, now: now) }
+        if !readySent, now - started >= Self.readyDeadline {
+            // Ready means the control socket answers; the status says JACK is still missing.
+            sendReady()
+        }
         guard var current = session else {
-            if now >= nextAttempt { attemptConnection(now: now) }
+            if openingSince == nil, now >= nextAttempt { startOpening(now: now) }
             return
         }
         current.processor.engine.collectRetired()
@@ -135,13 +155,14 @@ public final class Daemon {
         if current.client.events.sampleRate.load(ordering: .relaxed) != Int(current.processor.sampleRate) {
             log.notice("JACK changed its sample rate; preparing the engine again")
             closeSession()
-            attemptConnection(now: now)
+            startOpening(now: now)
             return
         }
         let period = current.processor.period.load(ordering: .relaxed)
         if period != current.period {
             log.notice("JACK period is now \(period) frames; latency \(current.processor.latencyFrames) frames")
-            current.client.recomputeLatencies()
+            let client = UncheckedBox(current.client)
+            worker.run { client.value.recomputeLatencies() }
             current.period = period
         }
         let xruns = current.client.events.xruns.load(ordering: .relaxed)
@@ -169,124 +190,108 @@ public final class Daemon {
         server.broadcast(frame.jsonLine(), now: now)
     }
 
-    private func attemptConnection(now: Double) {
-        do {
-            try openSession()
+    /// Asks the worker to open, activate and wire a JACK session for what should play now.
+    private func startOpening(now: Double) {
+        let plan = AudioSession.Plan(config: config, choice: currentFilterChoice, paused: paused)
+        openingSince = now
+        let (log, mailbox) = (log, opened)
+        worker.run {
+            mailbox.put((plan, Result { () throws(JackError) in try AudioSession.open(plan, log: log) }))
+        }
+    }
+
+    private func adopt(_ result: Result<AudioSession, JackError>, plan: AudioSession.Plan, now: Double) {
+        openingSince = nil
+        switch result {
+        case .success(let opened):
+            session = opened
+            running = opened.running
+            dump = nil
             retryDelay = Self.firstRetryDelay
             jackProblem = nil
-            notifier.send("READY=1\nSTATUS=\(statusLine)")
-        } catch {
+            // What changed while the worker opened it (a load, bypass or pause) applies now.
+            opened.processor.paused.store(paused, ordering: .relaxed)
+            if plan.choice != currentFilterChoice {
+                do { try publishCurrentFilters() } catch { log.error("internal error: \(error)") }
+            }
+            sendReady()
+        case .failure(let error):
             if jackProblem != error.description { log.warning("JACK: \(error.description); retrying") }
             jackProblem = error.description
             nextAttempt = now + retryDelay
             retryDelay = min(retryDelay * 2, Self.longestRetryDelay)
+            if !readySent { sendReady() }
         }
     }
 
-    private func openSession() throws(JackError) {
-        let client = try JackClient(name: config.clientName)
-        let rate = client.sampleRate
-        let engine: OverlapSaveEngine
-        let prepared: RunningFilters
-        do {
-            prepared = try prepare(currentFilterChoice, sampleRate: rate)
-            engine = try OverlapSaveEngine(
-                geometry: .standard(sampleRate: rate), sampleRate: rate, filters: prepared.filters, blockSize: client.bufferSize)
-        } catch {
-            client.close()
-            throw JackError("JACK runs at \(Int(rate)) Hz: \(error)")
-        }
-        let processor = RealtimeProcessor(engine: engine, period: client.bufferSize)
-        processor.paused.store(paused, ordering: .relaxed)
-        do {
-            try client.activate(with: processor)
-        } catch {
-            client.close()
-            throw error
-        }
-        session = Session(client: client, processor: processor, period: client.bufferSize)
-        running = prepared
-        dump = nil
-        log.info(
-            "JACK: client \(client.name), \(Int(rate)) Hz, period \(client.bufferSize), added latency \(processor.latencyFrames) frames (\(Self.milliseconds(processor.latencyFrames, rate)) ms)"
-        )
-        wire(client)
+    private func sendReady() {
+        notifier.send("READY=1\nSTATUS=\(session == nil ? "waiting for a JACK server" : statusLine)")
+        readySent = true
     }
 
+    /// Hands the client to the worker to close (closing waits for the server too).
     private func closeSession() {
         guard let current = session else { return }
         xrunsOfClosedSessions += current.client.events.xruns.load(ordering: .relaxed)
-        current.client.close()
         session = nil
         dump = nil
-    }
-
-    /// Connects our ports as configured; a port that cannot be connected is logged, not fatal
-    /// (the wearer can wire it by hand, and sound through the others still works).
-    private func wire(_ client: JackClient) {
-        guard config.connect else { return }
-        let sources = config.inputs ?? client.ports(physicalSources: true).prefix(2).map(\.name)
-        let sinks = config.outputs ?? client.ports(physicalSources: false).prefix(2).map(\.name)
-        let own = client.ownPorts
-        if sources.isEmpty { log.warning("JACK offers no capture port; connect \(own[0]) and \(own[1]) yourself") }
-        if sinks.isEmpty { log.warning("JACK offers no playback port; connect \(own[2]) and \(own[3]) yourself") }
-        var pairs = [(String, String)]()
-        // One source (a mono microphone) feeds both ears; one sink gets the left ear.
-        for ear in 0..<2 where !sources.isEmpty { pairs.append((sources[min(ear, sources.count - 1)], own[ear])) }
-        for ear in 0..<min(2, sinks.count) { pairs.append((own[2 + ear], sinks[ear])) }
-        for (source, destination) in pairs {
-            do {
-                try client.connect(source, destination)
-                log.info("connected \(source) -> \(destination)")
-            } catch {
-                log.error("\(error.description)")
-            }
-        }
+        let client = UncheckedBox(current.client)
+        worker.run { client.value.close() }
     }
 
     // MARK: Prescriptions
 
-    private enum FilterChoice {
-        case unchanged  // bypassed, or no prescription: a pure delay, no ceiling
-        case prescription(Prescription)
-    }
-
+    /// The prescription's filters; in bypass a pure delay under its ceiling; with none, a pure
+    /// delay under the strictest ceiling the history knows. No mode is without a ceiling.
     private var currentFilterChoice: FilterChoice {
-        guard !bypassed, let active else { return .unchanged }
-        return .prescription(active)
+        guard let active else { return .delay(ceilingDBFS: strictestKnownCeilingDBFS) }
+        return bypassed ? .delay(ceilingDBFS: active.maxOutputDBFS) : .prescription(active)
     }
 
-    private func prepare(_ choice: FilterChoice, sampleRate: Double) throws(EngineError) -> RunningFilters {
-        let geometry = EngineGeometry.standard(sampleRate: sampleRate)
-        switch choice {
-        case .unchanged:
-            // Infinite ceiling: the limiter never acts, so the output is the input, delayed.
-            let delay = FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: .infinity)
-            return RunningFilters(filters: delay, fitting: nil)
-        case .prescription(let prescription):
-            let fitting = try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
-            return RunningFilters(filters: fitting.filterSet(ears: [.left, .right]), fitting: fitting)
+    /// Sends the filters for the current state to the running engine (crossfaded there);
+    /// `prepared` are the active prescription's filters when the caller made them already.
+    private func publishCurrentFilters(reusing prepared: RunningFilters? = nil) throws(EngineError) {
+        guard let session else { return }
+        let choice = currentFilterChoice
+        let filters: RunningFilters
+        if case .prescription = choice, let prepared {
+            filters = prepared
+        } else {
+            filters = try choice.prepare(sampleRate: session.processor.sampleRate)
+        }
+        try session.processor.engine.publish(filters.filters)
+        running = filters
+    }
+
+    /// Opens the history, moving a damaged one aside (the store's recovery). When it cannot be
+    /// opened at all the daemon still runs, on the copy of the last active prescription.
+    private func openHistory() {
+        do {
+            let (opened, recovery) = try PrescriptionStore.openRecovering(path: paths.storePath)
+            store = opened
+            if let recovery {
+                historyProblem = recovery
+                log.error("\(recovery)")
+            }
+        } catch {
+            historyProblem = "cannot open the prescription history \(paths.storePath) (\(error)); load and use are unavailable until it is fixed"
+            log.error("\(historyProblem!)")
         }
     }
 
-    /// Sends the filters for the current state to the running engine (crossfaded there).
-    private func publishCurrentFilters() throws(EngineError) {
-        guard let session else { return }
-        let prepared = try prepare(currentFilterChoice, sampleRate: session.processor.sampleRate)
-        try session.processor.engine.publish(prepared.filters)
-        running = prepared
-    }
-
-    /// The active prescription from the history. An older version kept it in
-    /// $XDG_STATE_HOME/ribbit/active.rx: that file is taken into the history once.
+    /// The active prescription from the history (or, without one, from its copy). An older
+    /// version kept it in $XDG_STATE_HOME/ribbit/active.rx: that file is taken in once.
     private func restoreActivePrescription() {
         do {
-            let legacy = StateStore(directory: paths_.stateDirectory)
-            if try store.active() == nil, let text = try? legacy.loadActive() {
-                let accepted = try intake.check(text, source: legacy.activePrescriptionPath)
-                try store.add(accepted.record(payload: text, source: legacy.activePrescriptionPath))
-                try? FileManager.default.removeItem(atPath: legacy.activePrescriptionPath)
-                log.notice("took \(legacy.activePrescriptionPath) into the history")
+            if let store {
+                let legacy = StateStore(directory: paths.stateDirectory)
+                if try store.active() == nil, let text = try? legacy.loadActive() {
+                    let accepted = try intake.check(text, source: legacy.activePrescriptionPath)
+                    try store.add(accepted.record(payload: text, source: legacy.activePrescriptionPath))
+                    try? FileManager.default.removeItem(atPath: legacy.activePrescriptionPath)
+                    log.notice("took \(legacy.activePrescriptionPath) into the history")
+                }
+                store.saveActiveCopy()  // also for a history made before the copy existed
             }
             try adoptActiveFromStore()
             guard let active else {
@@ -301,15 +306,31 @@ public final class Daemon {
         }
     }
 
-    /// Reads the active prescription and trial from the store (no publish).
+    /// Reads the active prescription and trial from the store (no publish). A damaged active
+    /// entry, or no store at all, plays the copy kept beside the history when it is intact.
     private func adoptActiveFromStore() throws {
+        let copy = PrescriptionStore.activeCopy(databasePath: paths.storePath)
+        guard let store else {
+            active = try copy.map { try intake.check($0.payload, source: "the copy of the last active prescription").prescription }
+            activeRecord = copy
+            return
+        }
         trial = try store.trial()
+        strictestKnownCeilingDBFS = try store.all().compactMap { try? Prescription.parse(Array($0.intactPayload().utf8)).maxOutputDBFS }
+            .reduce(Prescription.defaultMaxOutputDBFS) { min($0, $1) }
         guard let record = try store.active() else {
             (active, activeRecord) = (nil, nil)
             return
         }
+        var payload: String
+        do { payload = try record.intactPayload() } catch {
+            guard let copy, copy.id == record.id else { throw StateError("\(error.description) (in \(store.path))") }
+            payload = copy.payload
+            historyProblem = "\(error.description); playing its intact copy from \(store.activeCopyPath)"
+            log.error("\(historyProblem!)")
+        }
         do {
-            active = try intake.check(record.payload, source: "history entry \(record.id ?? 0)").prescription
+            active = try intake.check(payload, source: "history entry \(record.id ?? 0)").prescription
             activeRecord = record
         } catch {
             throw StateError("\(error.description) (stored in \(store.path))")
@@ -330,12 +351,13 @@ public final class Daemon {
             guard let on = request.on else { return .failure("bypass needs \"on\": true or false") }
             bypassed = on
             do { try publishCurrentFilters() } catch { return .failure("cannot switch bypass: \(error)") }
-            log.info(on ? "bypass on: unprocessed sound" : "bypass off: prescription applied")
+            log.info(on ? "bypass on: unprocessed sound under the ceiling" : "bypass off: prescription applied")
         case .load:
             return load(request)
         case .use:
             return use(request)
         case .keep, .revert:
+            guard store != nil else { return .failure(noHistory) }
             guard trial != nil else { return .failure("no trial is running; `ribbitd load --trial 15m RX` starts one") }
             if let failure = endTrial(keep: request.command == .keep, why: request.command == .keep ? "kept" : "reverted") {
                 return .failure(failure)
@@ -350,10 +372,15 @@ public final class Daemon {
         return ControlReply(ok: true, status: status)
     }
 
+    private var noHistory: String {
+        "the prescription history cannot be used (\(historyProblem ?? "not open")); nothing changed"
+    }
+
     /// Validate, fit and store first (one transaction); only then switch. Any error leaves
     /// everything as it was.
     private func load(_ request: ControlRequest) -> ControlReply {
-        intake = Intake.load(paths: paths_, config: config)  // a key trusted since the start counts
+        guard let store else { return .failure(noHistory) }
+        intake = Intake.load(paths: paths, config: config)  // a key trusted since the start counts
         let source = request.source ?? "the prescription"
         guard let text = request.prescription else { return .failure("load needs a \"prescription\" (the text of an .rx file)") }
         if let seconds = request.trialSeconds, !(1...(7 * 86400)).contains(seconds) {
@@ -365,7 +392,7 @@ public final class Daemon {
         }
         let prepared: RunningFilters
         do {
-            prepared = try prepare(.prescription(accepted.prescription), sampleRate: session?.processor.sampleRate ?? 48000)
+            prepared = try FilterChoice.prescription(accepted.prescription).prepare(sampleRate: session?.processor.sampleRate ?? 48000)
         } catch {
             return .failure("\(source): \(error); the active prescription is unchanged")
         }
@@ -376,31 +403,34 @@ public final class Daemon {
         } catch {
             return .failure("cannot store the prescription (\(error)); the active prescription is unchanged")
         }
-        publish(prepared)
+        publish(reusing: prepared)
         log.info("loaded \(accepted.prescription.name) (\(accepted.prescription.environment)) from \(source), \(accepted.verdict.description)\(trial.map { _ in ", as a trial" } ?? "")")
         notifier.send("STATUS=\(statusLine)")
         return ControlReply(ok: true, status: status)
     }
 
     private func use(_ request: ControlRequest) -> ControlReply {
-        intake = Intake.load(paths: paths_, config: config)
+        guard let store else { return .failure(noHistory) }
+        intake = Intake.load(paths: paths, config: config)
         do {
-            let record: PrescriptionStore.Record?
+            let found: PrescriptionStore.Record?
             if let environment = request.environment {
-                record = try store.newest(environment: environment)
-                guard record != nil else { return .failure("no prescription for the environment '\(environment)'; `ribbitd list` shows them") }
+                found = try store.newest(environment: environment)
+                guard found != nil else { return .failure("no prescription for the environment '\(environment)'; `ribbitd list` shows them") }
             } else if let selector = request.selector {
-                record = try store.find(selector)
-                guard record != nil else { return .failure("no prescription '\(selector)' in the history; `ribbitd list` shows them") }
+                found = try store.find(selector)
+                guard found != nil else { return .failure("no prescription '\(selector)' in the history; `ribbitd list` shows them") }
             } else {
                 return .failure("use needs a \"selector\" (id or name) or an \"environment\"")
             }
-            let accepted = try intake.check(record!.payload, source: "history entry \(record!.id!)")
-            let prepared = try prepare(.prescription(accepted.prescription), sampleRate: session?.processor.sampleRate ?? 48000)
-            try store.activate(id: record!.id!)
+            let record = found!
+            let id = record.id!
+            let accepted = try intake.check(try record.intactPayload(), source: "history entry \(id)")
+            let prepared = try FilterChoice.prescription(accepted.prescription).prepare(sampleRate: session?.processor.sampleRate ?? 48000)
+            try store.activate(id: id)
             try adoptActiveFromStore()
-            publish(prepared)
-            log.info("using \(accepted.prescription.name) (\(accepted.prescription.environment)), history entry \(record!.id!)")
+            publish(reusing: prepared)
+            log.info("using \(accepted.prescription.name) (\(accepted.prescription.environment)), history entry \(id)")
         } catch {
             return .failure("\(error); the active prescription is unchanged")
         }
@@ -411,6 +441,7 @@ public final class Daemon {
     /// Ends the trial (keep it, or go back). Returns a failure message, or nil.
     @discardableResult
     private func endTrial(keep: Bool, why: String) -> String? {
+        guard let store else { return noHistory }
         do {
             try store.endTrial(keep: keep)
             try adoptActiveFromStore()
@@ -424,13 +455,9 @@ public final class Daemon {
         }
     }
 
-    /// Sends filters to the running engine unless bypassed (bypass keeps its pure delay).
-    private func publish(_ prepared: RunningFilters) {
-        guard !bypassed, let session else { return }
-        do {
-            try session.processor.engine.publish(prepared.filters)
-            running = prepared
-        } catch {
+    /// After the active prescription changed: what plays now goes to the engine.
+    private func publish(reusing prepared: RunningFilters) {
+        do { try publishCurrentFilters(reusing: prepared) } catch {
             log.error("internal error: the new filters do not fit the engine (\(error))")
         }
     }
@@ -454,12 +481,21 @@ public final class Daemon {
         }
         return DaemonStatus(
             pid: getpid(), version: Self.version, uptimeSeconds: Self.now() - started,
-            prescription: activeDescription, output: output, jack: jack, jackProblem: session == nil ? jackProblem : nil,
+            prescription: activeDescription, output: output, jack: jack, jackProblem: session == nil ? currentJackProblem : nil,
             totalXruns: xrunsOfClosedSessions + (jack?.xruns ?? 0),
             trial: trial.map { trial in
-                let back = (try? trial.previousID.flatMap { try store.record(id: $0) })??.name
+                let back = (try? trial.previousID.flatMap { try store?.record(id: $0) })??.name
                 return .init(secondsLeft: max(0, trial.deadline.timeIntervalSinceNow), revertsTo: back)
-            }, dumpListeners: dumpListeners)
+            }, dumpListeners: dumpListeners, ceilingDBFS: currentFilterChoice.ceilingDBFS, historyProblem: historyProblem)
+    }
+
+    /// Why there is no JACK session; a server that accepted the connection and then went
+    /// silent (a stopped jackd, a stuck PipeWire) is named as such.
+    private var currentJackProblem: String? {
+        if let since = openingSince, Self.now() - since >= 1 {
+            return "the JACK server has not answered for \(Int(Self.now() - since)) s (stopped or stuck?); still waiting for it"
+        }
+        return jackProblem
     }
 
     private var activeDescription: DaemonStatus.ActivePrescription? {
@@ -483,7 +519,8 @@ public final class Daemon {
 
     /// How the history records a signature, as `status` and `list` say it.
     public static func signatureText(_ record: PrescriptionStore.Record) -> String {
-        switch record.signature {
+        guard record.isIntact else { return "DAMAGED (its text no longer matches its checksum)" }
+        return switch record.signature {
         case "trusted": "signed by \(record.signer ?? "?") (trusted)"
         case "unknown key": "signed, unknown key"
         default: record.signature
@@ -505,4 +542,10 @@ public final class Daemon {
         signal(SIGPIPE, SIG_IGN)
         return set
     }
+}
+
+/// A non-Sendable reference passed to the JACK worker, which is then its only user.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

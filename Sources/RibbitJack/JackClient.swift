@@ -50,10 +50,7 @@ public final class JackClient {
         var status = jack_status_t(rawValue: 0)
         let options = jack_options_t(rawValue: JackNoStartServer.rawValue | JackUseExactName.rawValue)
         guard let client = ribbit_jack_client_open(name, options, &status) else {
-            if status.rawValue & JackNameNotUnique.rawValue != 0 {
-                throw JackError("a JACK client named '\(name)' already exists; is another ribbitd running?")
-            }
-            throw JackError("no JACK server is running; start jackd or PipeWire's JACK (pw-jack)")
+            throw JackError(JackOpenStatus.openFailure(status.rawValue, clientName: name))
         }
         self.client = client
         self.name = String(cString: jack_get_client_name(client))

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RibbitControl
+import RibbitPrescription
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,7 +40,8 @@ struct StatusCommand: ParsableCommand {
         case .paused: "paused (silent); `ribbitd resume`"
         case .bypassed: "bypassed (unprocessed sound); `ribbitd bypass off`"
         }
-        lines.append("output        \(output)")
+        lines.append("output        \(output)" + (status.ceilingDBFS.map { ", ceiling \(Prescription.number($0)) dBFS" } ?? ""))
+        if let problem = status.historyProblem { lines.append("history       \(problem)") }
         if let jack = status.jack {
             lines.append("jack          client \(jack.client), \(jack.sampleRate) Hz, period \(jack.period)")
             lines.append(String(format: "latency       %d samples (%.2f ms) added", jack.latencyFrames, jack.latencyMilliseconds))

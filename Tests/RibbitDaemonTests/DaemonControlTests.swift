@@ -333,16 +333,19 @@ extension DaemonTests {
         let deadline = Date().addingTimeInterval(10)
         while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(50_000) }
         #expect(nobodyDaemon.isRunning, "\(nobodyDaemon.log)")
-        let reply = try ControlClient.send(ControlRequest(command: .status), socketPath: socketPath)
-        #expect(!reply.ok)
-        #expect(reply.error?.hasPrefix("refused") == true)
-        #expect(reply.status == nil)
+        // Our client does not even connect: the directory is not root's.
+        #expect(throws: ControlClientError.self) { try ControlClient.send(ControlRequest(command: .status), socketPath: socketPath) }
+        // A raw connection (root may connect anywhere) is refused by the daemon's SO_PEERCRED check.
+        let reply = try rawRequest(socketPath, ControlProtocol.encode(ControlRequest(command: .status)))
+        #expect(reply?.ok == false)
+        #expect(reply?.error?.hasPrefix("refused") == true)
+        #expect(reply?.status == nil)
         #expect(nobodyDaemon.log.contains("refused a control connection from uid 0"))
     }
 }
 
 /// A datagram socket standing in for systemd's NOTIFY_SOCKET.
-private final class NotifySocket {
+final class NotifySocket {
     let path: String
     let fd: Int32
 

@@ -30,14 +30,7 @@ final class DaemonUnderTest {
         self.directory = directory
         auditReport = directory.appendingPathComponent("rtaudit.txt")
         logURL = directory.appendingPathComponent("ribbitd.log")
-        var env = server.environment
-        env["XDG_RUNTIME_DIR"] = directory.appendingPathComponent("run").path
-        env["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
-        env["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
-        env["XDG_DATA_HOME"] = directory.appendingPathComponent("data").path
-        env["HOME"] = directory.path
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("run"), withIntermediateDirectories: true)
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.appendingPathComponent("run").path)
+        let env = try Self.environment(in: directory, server: server)
         var daemonEnv = env.merging(extraEnvironment) { $1 }
         if audit {
             daemonEnv["LD_PRELOAD"] = Self.auditLibrary.path
@@ -66,6 +59,23 @@ final class DaemonUnderTest {
     }
 
     deinit { stopProcess(process) }
+
+    /// A private home for ribbitd under `directory` (XDG_RUNTIME_DIR = run, 0700; state,
+    /// config, data), on `server`'s JACK, or with no server at all.
+    static func environment(in directory: URL, server: JackTestServer? = nil) throws -> [String: String] {
+        var env = server?.environment ?? ProcessInfo.processInfo.environment
+        env["XDG_RUNTIME_DIR"] = directory.appendingPathComponent("run").path
+        env["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
+        env["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+        env["XDG_DATA_HOME"] = directory.appendingPathComponent("data").path
+        env["HOME"] = directory.path
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("run"), withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.appendingPathComponent("run").path)
+        return env
+    }
+
+    /// The history file in this daemon's data directory.
+    var storePath: String { directory.appendingPathComponent("data/ribbit/ribbit.sqlite").path }
 
     var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
     var isRunning: Bool { process.isRunning }

@@ -77,7 +77,7 @@ public final class JackTestServer: @unchecked Sendable {
         let number = Self.serial.add(1, ordering: .relaxed).newValue
         self.name = name ?? "ribbit-test-\(getpid())-\(number)"
         self.period = period
-        log = FileManager.default.temporaryDirectory.appendingPathComponent("\(self.name).jackd.log")
+        log = TestPaths.runDirectory.appendingPathComponent("\(self.name).jackd.log")
         process = Process()
         try start(sampleRate: sampleRate)
     }

@@ -13,12 +13,22 @@ public enum TestPaths {
         packageRoot.appendingPathComponent("Prescriptions").appendingPathComponent(name)
     }
 
-    /// A fresh private directory for one test.
+    /// A fresh private directory for one test, inside this run's directory.
     public static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("ribbit-test-\(UUID().uuidString)")
+        let url = runDirectory.appendingPathComponent("ribbit-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
+
+    /// Everything one test run leaves (directories, jackd logs): `$TMPDIR/ribbit-tests-PID`,
+    /// removed when the test process exits. Mode 0755, so a daemon run as `nobody` reaches the
+    /// directory a test hands it.
+    public static let runDirectory: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("ribbit-tests-\(getpid())")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        atexit { try? FileManager.default.removeItem(at: TestPaths.runDirectory) }
+        return url
+    }()
 }
 
 /// Reference signal operations in double precision.
