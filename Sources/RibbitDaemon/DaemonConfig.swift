@@ -1,4 +1,5 @@
 import Foundation
+import RibbitControl
 
 /// How `ribbitd run` is set up: from ribbitd.conf, then the command line on top.
 public struct DaemonConfig: Sendable, Equatable {
@@ -75,9 +76,11 @@ public struct DaemonConfig: Sendable, Equatable {
     /// The config file at `path`, or the defaults when there is none.
     public static func load(path: String) throws(ConfigError) -> DaemonConfig {
         guard FileManager.default.fileExists(atPath: path) else { return DaemonConfig() }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw ConfigError("\(path): cannot read the config file; check its permissions")
+        let bytes: Data
+        do { bytes = try BoundedFile.read(path, maxBytes: BoundedFile.keyOrConfigMaxBytes) } catch {
+            throw ConfigError("\(error); the config file must be a readable text file")
         }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw ConfigError("\(path): the config file is not UTF-8 text") }
         return try parse(text, path: path)
     }
 

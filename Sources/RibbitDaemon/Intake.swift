@@ -20,7 +20,9 @@ public struct Intake: Sendable {
         let directory = paths.trustedKeysDirectory
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         let keys = files.filter { $0.hasSuffix(".pub") }.sorted().compactMap { file in
-            (try? String(contentsOfFile: directory + "/" + file, encoding: .utf8)).flatMap { try? PrescriptionSignature.PublicKey.parse($0) }
+            // A .pub that is not a small regular file (a FIFO, /dev/zero, a huge file) is skipped: not trusted.
+            (try? BoundedFile.read(directory + "/" + file, maxBytes: BoundedFile.keyOrConfigMaxBytes))
+                .flatMap { try? PrescriptionSignature.PublicKey.parse(String(decoding: $0, as: UTF8.self)) }
         }
         return Intake(trusted: keys, requireSigned: config.requireSigned)
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RibbitAudioFile
+import RibbitControl
 import RibbitDSP
 import RibbitImage
 import RibbitPrescription
@@ -34,16 +35,11 @@ struct PrescriptionSource {
 /// Reads a prescription from a text file (.rx) or a PNG/JPEG image holding its QR code.
 func readPrescription(_ path: String) throws(RibbitError) -> PrescriptionSource {
     let data: Data
-    do {
-        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        guard size <= ImageFile.maxFileBytes else {
-            throw RibbitError.data("\(path): \(size / 1_048_576) MiB is too large for a prescription or its picture; the prescription was not used")
+    do { data = try BoundedFile.read(path, maxBytes: ImageFile.maxFileBytes) } catch {
+        if case .tooLarge = error.problem {
+            throw .data("\(error) for a prescription or its picture; crop the picture to the code; the prescription was not used")
         }
-        data = try Data(contentsOf: URL(fileURLWithPath: path))
-    } catch let error as RibbitError {
-        throw error
-    } catch {
-        throw .noInput("\(path): cannot read the prescription (\(describe(error))); check the path")
+        throw .noInput("\(error); give the path of a .rx file or a PNG/JPEG of its QR code")
     }
     let payload: Data
     let kind: String

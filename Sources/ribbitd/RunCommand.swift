@@ -71,9 +71,11 @@ struct RunCommand: ParsableCommand {
     private func readConfig(paths: RibbitPaths) throws(RibbitError) -> DaemonConfig {
         let path = config ?? paths.configDirectory + "/ribbitd.conf"
         guard config != nil || FileManager.default.fileExists(atPath: path) else { return DaemonConfig() }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw .noInput("\(path): cannot read the config file; check the path")
+        let bytes: Data
+        do { bytes = try BoundedFile.read(path, maxBytes: BoundedFile.keyOrConfigMaxBytes) } catch {
+            throw .noInput("\(error); give the path of a ribbitd.conf text file")
         }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .usage("\(path): the config file is not UTF-8 text") }
         do { return try DaemonConfig.parse(text, path: path) } catch { throw .usage(error.description) }
     }
 

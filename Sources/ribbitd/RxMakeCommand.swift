@@ -66,7 +66,7 @@ struct RxMakeCommand: ParsableCommand {
         unsigned.signature = nil
         var payload = Data(unsigned.text.utf8)
         if let sign {
-            guard let text = try? String(contentsOfFile: sign, encoding: .utf8) else { throw RibbitError.noInput("\(sign): cannot read the key") }
+            let text = try readKeyFile(sign, what: "the audiologist's NAME.key from `ribbitd rx keygen`")
             do { payload = try PrescriptionSignature.PrivateKey.parse(text).sign(payload) } catch {
                 throw RibbitError.data("\(sign): \(error)")
             }

@@ -12,9 +12,7 @@ struct RxTrustCommand: ParsableCommand {
     var key: String
 
     func run() throws {
-        guard let text = try? String(contentsOfFile: key, encoding: .utf8) else {
-            throw RibbitError.noInput("\(key): cannot read it; check the path")
-        }
+        let text = try readKeyFile(key, what: "the audiologist's NAME.pub")
         let publicKey: PrescriptionSignature.PublicKey
         do { publicKey = try .parse(text) } catch { throw RibbitError.data("\(key): \(error)") }
         let directory = RibbitPaths().trustedKeysDirectory
@@ -24,4 +22,14 @@ struct RxTrustCommand: ParsableCommand {
         } catch { throw RibbitError.cannotCreate("cannot write in \(directory) (\(error))") }
         print("trusting \(publicKey.name), key id \(publicKey.keyID)")
     }
+}
+
+/// A key file's text (a key is about 100 bytes; a FIFO, device or huge file is refused in one line).
+func readKeyFile(_ path: String, what: String) throws(RibbitError) -> String {
+    let bytes: Data
+    do { bytes = try BoundedFile.read(path, maxBytes: BoundedFile.keyOrConfigMaxBytes) } catch {
+        if case .tooLarge = error.problem { throw .data("\(error) for a key; give \(what)") }
+        throw .noInput("\(error); give \(what)")
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
