@@ -80,14 +80,20 @@ fuzz: deps build
 codes: build
 	for rx in Prescriptions/*.rx; do .build/release/ribbitd rx make $$rx -o $${rx%.rx}.png; done
 
-# The man page, generated from the command-line definitions (swift-argument-parser).
-man:
-	swift package generate-manual
+# The man page, generated from the built binary's command-line definitions by
+# swift-argument-parser's generate-manual tool (built once, about 45 s, in its own scratch dir).
+# Not `swift package generate-manual`: that plugin rebuilds every product without
+# --static-swift-stdlib into .build/release, over the binary `install` copies.
+MAN_TOOL := .build/man-tool/release/generate-manual
+man: build
+	swift build --package-path .build/checkouts/swift-argument-parser --scratch-path .build/man-tool -c release --product generate-manual
 	mkdir -p .build/man
-	cp .build/plugins/GenerateManual/outputs/ribbitd/ribbitd.1 .build/man/ribbitd.1
+	$(MAN_TOOL) .build/release/ribbitd --output-directory .build/man
 
 BINDIR = $(PREFIX)/bin
 install: build man
+	@if ldd .build/release/ribbitd | grep -q libswift; then \
+		echo "error: .build/release/ribbitd loads the Swift runtime from the toolchain, so installed it would not run without one; run make clean install" >&2; exit 1; fi
 	install -Dm755 .build/release/ribbitd $(DESTDIR)$(BINDIR)/ribbitd
 	install -Dm644 .build/man/ribbitd.1 $(DESTDIR)$(PREFIX)/share/man/man1/ribbitd.1
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/user
