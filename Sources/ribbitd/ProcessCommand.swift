@@ -86,7 +86,10 @@ struct ProcessCommand: ParsableCommand {
         let counters = engine.counters
         let channelWord = format.channelCount == 1 ? "mono (\(ears[0]) ear)" : "stereo"
         let latencyMS = Double(engine.latencyFrames) / sampleRate * 1000
-        let limitedPercent = 100 * Double(counters.limitedSamples) / Double(max(1, written * format.channelCount))
+        // Over the samples the limiter judged, which is also what it counted: the file's, plus
+        // the filter's delay before and under two hops after (stream() stops that close).
+        let judged = counters.hops * geometry.hopSize * format.channelCount
+        let limitedPercent = 100 * Double(counters.limitedSamples) / Double(max(1, judged))
         print("""
             wrote \(output): \(String(format: "%.2f", Double(written) / sampleRate)) s, \(channelWord), \(format.sampleRate) Hz, \(format.name)
               prescription  \(rx.name) (\(rx.environment), \(rx.rule.rawValue))
@@ -108,6 +111,8 @@ struct ProcessCommand: ParsableCommand {
 
     /// Runs the whole file through the engine in blocks. The engine delays by its latency L, so
     /// output sample i (aligned) is engine output i + L; the input is padded with zeros to flush.
+    /// The last block goes only as far as OUT needs, in whole hops (which keeps the engine's
+    /// block-size promise: no underrun), so the limiter judges little beyond the file.
     /// Returns the frames written.
     static func stream(_ reader: AudioFileReader, through engine: OverlapSaveEngine, to writer: AudioFileWriter,
                        keepLatency: Bool, dump: ProcessDump? = nil) throws -> Int
@@ -133,19 +138,21 @@ struct ProcessCommand: ParsableCommand {
         }
         var produced = 0  // engine output frames so far
         var written = 0
+        let hop = engine.geometry.hopSize
         while written < total {
-            let got = reader.read(into: interleaved, frames: blockFrames)
+            let frames = min(blockFrames, (skip + total - produced + hop - 1) / hop * hop)
+            let got = reader.read(into: interleaved, frames: frames)
             for c in 0..<channels {
-                for i in 0..<blockFrames { planar[c][i] = i < got ? interleaved[i * channels + c] : 0 }
+                for i in 0..<frames { planar[c][i] = i < got ? interleaved[i * channels + c] : 0 }
             }
-            for (copy, source) in zip(unprocessed, planar) { copy.update(from: source, count: blockFrames) }
-            engine.process(inputs: inputs, outputs: outputs, frameCount: blockFrames)
+            for (copy, source) in zip(unprocessed, planar) { copy.update(from: source, count: frames) }
+            engine.process(inputs: inputs, outputs: outputs, frameCount: frames)
             try dump?.observe(
-                inputs: unprocessed.map { UnsafePointer($0) }, outputs: planar.map { UnsafePointer($0) }, frameCount: blockFrames,
+                inputs: unprocessed.map { UnsafePointer($0) }, outputs: planar.map { UnsafePointer($0) }, frameCount: frames,
                 limitedSamples: engine.counters.limitedSamples)
             let first = max(0, skip - produced)
-            let count = min(blockFrames - first, total - written)
-            produced += blockFrames
+            let count = min(frames - first, total - written)
+            produced += frames
             guard count > 0 else { continue }
             for i in 0..<count {
                 for c in 0..<channels { interleaved[i * channels + c] = planar[c][first + i] }
