@@ -1,11 +1,13 @@
 #!/bin/bash
-# The main job: ribbitd processing live sound through JACK with a sample prescription.
+# The main job: ribbitd processing live sound through JACK with the wearer's active prescription,
+# or a sample one when the history is empty (RX=FILE loads FILE instead, and makes it active).
 # Uses the JACK server that is running (jackd or PipeWire's JACK); when there is none, starts
 # jackd on the first sound card, or with the dummy driver (silent) when there is no card, and
 # stops it again on exit. Ctrl-C stops both. Under PipeWire: `pw-jack make run`.
 set -euo pipefail
 RIBBITD=${RIBBITD:-.build/release/ribbitd}
-RX=${RX:-Prescriptions/mild-presbycusis.rx}
+RX=${RX:-}
+SAMPLE_RX=Prescriptions/mild-presbycusis.rx
 PERIOD=${PERIOD:-64}
 
 jackd_pid=
@@ -29,5 +31,26 @@ else
         exit 69
     fi
 fi
+
+# Loading a file at every start would replace the wearer's own prescription and add the file to
+# the history again each time: load the sample only into an empty history.
+rx=()
+if [ -n "$RX" ]; then
+    echo "ribbit: starting with $RX (given as RX; it becomes the active prescription)"
+    rx=(--rx "$RX")
+elif ! history=$("$RIBBITD" list --json); then
+    echo "ribbit: cannot read the prescription history (see above); ribbitd starts with the copy of the last active one, if any" >&2
+elif [ "$(tr -d '[:space:]' <<<"$history")" = "[]" ]; then
+    echo "ribbit: the history is empty; starting with the sample $SAMPLE_RX (\`$RIBBITD load RX\` loads your own)"
+    rx=(--rx "$SAMPLE_RX")
+else
+    listing=$("$RIBBITD" list)
+    if grep -q '^\*' <<<"$listing"; then
+        echo "ribbit: starting with the active prescription of your history (\`$RIBBITD list\` shows them all):"
+        sed -n '1p;/^\*/p' <<<"$listing"
+    else
+        echo "ribbit: no prescription in your history is active, so sound passes through unchanged; \`$RIBBITD use ID\` picks one"
+    fi
+fi
 echo "ribbit: in another terminal: $RIBBITD status | pause | resume | bypass on | load RX | stop"
-"$RIBBITD" run --rx "$RX"
+"$RIBBITD" run "${rx[@]}"

@@ -7,6 +7,21 @@ import RibbitStore
 struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List the prescription history; * marks the active one.")
 
+    @Flag(help: "Print JSON for machines: an array of entries, oldest first ([] when the history is empty).") var json = false
+
+    /// One history entry as `list --json` prints it.
+    struct Entry: Encodable {
+        var id: Int64
+        var name: String
+        var environment: String
+        var audiologist: String?
+        /// ISO 8601, UTC.
+        var loadedAt: String
+        var source: String
+        var signature: String
+        var active: Bool
+    }
+
     func run() throws {
         let store = try openStore(RibbitPaths())
         let records: [PrescriptionStore.Record]
@@ -15,6 +30,18 @@ struct ListCommand: ParsableCommand {
             records = try store.all()
             activeID = try store.activeID()
         } catch { throw RibbitError.noInput("cannot read the history \(store.path) (\(error))") }
+        if json {
+            let entries = records.map { r in
+                Entry(
+                    id: r.id ?? 0, name: r.name, environment: r.environment, audiologist: r.audiologist,
+                    loadedAt: ISO8601DateFormatter().string(from: r.loadedAt), source: r.source, signature: Daemon.signatureText(r),
+                    active: r.id == activeID)
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(entries), as: UTF8.self))
+            return
+        }
         guard !records.isEmpty else {
             print("no prescriptions yet; `ribbitd load RX` adds one")
             return
