@@ -135,7 +135,7 @@ extension DaemonTests {
         #expect(try daemon.status().prescription?.name == "Flat (0 dB, no low-pass)")
 
         // A second daemon on the same history, listening elsewhere, refuses to start.
-        let second = try Built.run(DaemonUnderTest.binary, ["run", "--no-connect"], environment: elsewhere)
+        let second = try Built.run(DaemonUnderTest.binary, ["run", "--no-connect"], environment: elsewhere, timeoutSeconds: 10)
         #expect(second.status == 69)
         #expect(second.stderr.contains("another ribbitd is already running (pid \(daemon.pid)"), "\(second.stderr)")
 

@@ -19,7 +19,11 @@ public enum Built {
         return TestPaths.packageRoot.appendingPathComponent(".build/\(configuration)/\(name)")
     }
 
-    public static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> RunResult {
+    /// Runs to the end; with `timeoutSeconds`, a child still running then is killed (SIGKILL
+    /// gives status 9), so a test of something that must exit fails instead of hanging.
+    public static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, timeoutSeconds: Double? = nil
+    ) throws -> RunResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -28,6 +32,15 @@ public enum Built {
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        if let timeoutSeconds {
+            let pid = process.processIdentifier
+            let child = UncheckedProcess(process)
+            Thread {
+                let deadline = Date().addingTimeInterval(timeoutSeconds)
+                while child.process.isRunning && Date() < deadline { usleep(20_000) }
+                if child.process.isRunning { kill(pid, SIGKILL) }
+            }.start()
+        }
         // Read stderr on another thread, so a chatty child cannot block on a full pipe.
         nonisolated(unsafe) var stderr = Data()
         let done = DispatchSemaphore(value: 0)
@@ -51,6 +64,11 @@ public enum Built {
         }
         return nil
     }
+}
+
+private struct UncheckedProcess: @unchecked Sendable {
+    let process: Process
+    init(_ process: Process) { self.process = process }
 }
 
 /// Stops a child by PID: SIGTERM, then SIGKILL after `grace` seconds.
