@@ -61,20 +61,39 @@ func readPrescription(_ path: String) throws(RibbitError) -> PrescriptionSource 
     }
 }
 
+/// How long reading the QR codes in a picture may take (a 12 MP photo takes about 1 s here).
+let qrScanLimitSeconds = 10
+
 /// The one ribbit prescription payload in an image; other QR codes are ignored.
 private func prescriptionCode(in data: Data, path: String) throws(RibbitError) -> Data {
     let image: GreyImage
-    do { image = try ImageFile.decode(data) } catch {
+    let size: (width: Int, height: Int)
+    // Reduced as it is decoded: no more pixels than the decoder will ever scan.
+    do { (image, size) = (try ImageFile.decode(data, reducedTo: QRDecoder.maxScanPixels), try ImageFile.size(of: data)) } catch {
         throw .data("\(path): \(error); the prescription was not used")
     }
-    let isRibbit = { (payload: Data) in payload.starts(with: Array("RIBBIT-RX".utf8)) }
-    let codes = QRDecoder.payloads(in: image, wanted: isRibbit)
+    let isRibbit: @Sendable (Data) -> Bool = { payload in payload.starts(with: Array("RIBBIT-RX".utf8)) }
+    // zbar's matching of finder patterns grows faster than the picture: one tiled with
+    // finder-like squares held a single 6 MP scan for 18 s. So the scan runs on its own thread
+    // and the command gives up after qrScanLimitSeconds; exiting ends the thread.
+    final class Found: @unchecked Sendable { var codes = [Data]() }
+    let found = Found()
+    let finished = DispatchSemaphore(value: 0)
+    Thread {
+        found.codes = QRDecoder.payloads(in: image, wanted: isRibbit)
+        finished.signal()
+    }.start()
+    guard finished.wait(timeout: .now() + .seconds(qrScanLimitSeconds)) == .success else {
+        throw .data(
+            "\(path): looking for QR codes in the picture took over \(qrScanLimitSeconds) s; crop it to the code; the prescription was not used")
+    }
+    let codes = found.codes
     let ribbit = codes.filter(isRibbit)
     switch ribbit.count {
     case 1: return ribbit[0]
     case 0 where codes.isEmpty:
         throw .data(
-            "\(path): no QR code found in the \(image.width) x \(image.height) image; photograph the code straight on, "
+            "\(path): no QR code found in the \(size.width) x \(size.height) image; photograph the code straight on, "
                 + "filling a good part of the picture, in even light")
     case 0:
         let start = String(decoding: codes[0].prefix(24), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
