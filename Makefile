@@ -64,15 +64,17 @@ bench: deps build
 	bench/jack-bench.sh
 
 # libFuzzer on the prescription parser and the image path, FUZZ_SECONDS each (default 60),
-# seeded with the sample prescriptions and their codes. A crash leaves fuzz/crash-*; fix it and
-# keep the input under Tests/*/FuzzFindings/.
+# seeded with the sample prescriptions and their codes as PNG and JPEG (a mutated PNG nearly
+# always fails a CRC before zbar sees a pixel; a mutated JPEG still decodes: fuzz/README.md).
+# A crash leaves fuzz/crash-*; fix it and keep the input under Tests/*/FuzzFindings/.
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := swift build -c release -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library
 fuzz: deps build
 	cd fuzz && $(FUZZ_BUILD) --product fuzz-parser && $(FUZZ_BUILD) --product fuzz-image
 	rm -rf fuzz/.build/corpus && mkdir -p fuzz/.build/corpus/parser fuzz/.build/corpus/image
 	cp Prescriptions/*.rx fuzz/.build/corpus/parser/
-	for rx in Prescriptions/*.rx; do .build/release/ribbitd rx make $$rx --scale 2 -o fuzz/.build/corpus/image/$$(basename $$rx .rx).png >/dev/null; done
+	for rx in Prescriptions/*.rx; do png=fuzz/.build/corpus/image/$$(basename $$rx .rx).png; \
+		.build/release/ribbitd rx make $$rx --scale 2 -o $$png >/dev/null && convert $$png -quality 75 $${png%.png}.jpg; done
 	cd fuzz && SWIFT_BACKTRACE=enable=no .build/release/fuzz-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 .build/corpus/parser
 	cd fuzz && SWIFT_BACKTRACE=enable=no .build/release/fuzz-image -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 .build/corpus/image
 
