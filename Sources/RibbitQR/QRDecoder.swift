@@ -141,9 +141,10 @@ public enum ImageFilters {
                 out.pixels.withUnsafeMutableBufferPointer { out in
                     for y in 0..<h {
                         let (y0, y1) = (max(0, y - radius), min(h, y + radius + 1))
+                        let (top, bottom) = (y0 * (w + 1), y1 * (w + 1))
                         for x in 0..<w {
                             let (x0, x1) = (max(0, x - radius), min(w, x + radius + 1))
-                            let sum = integral[y1 * (w + 1) + x1] &- integral[y0 * (w + 1) + x1] &- integral[y1 * (w + 1) + x0] &+ integral[y0 * (w + 1) + x0]
+                            let sum = integral[bottom + x1] &- integral[top + x1] &- integral[bottom + x0] &+ integral[top + x0]
                             let mean = Int(sum) / ((x1 - x0) * (y1 - y0))
                             if Int(p[y * w + x]) * 100 < mean * 95 { out[y * w + x] = 0 }
                         }
