@@ -47,12 +47,14 @@ import Testing
             + "\(String(format: "%.2f", seconds)) s, max RSS \(maxRSSBytes >> 20) MiB")
         #expect(status == 65)
         #expect(maxRSSBytes < 150 << 20, "max RSS \(maxRSSBytes >> 20) MiB")
-        #expect(seconds < (release ? 4 : 20), "took \(seconds) s")
+        // Memory is the sharp test; the time only catches a gross regression on a loaded machine.
+        #expect(seconds < (release ? 6 : 20), "took \(seconds) s")
     }
 
     /// zbar's matching of finder patterns grows faster than the picture: 2449 x 2449 pixels tiled
     /// with finder patterns of one pixel a module held one scan for 18 s (the old code took 45 s
-    /// in all). The CLI gives up after its limit (10 s) in one line.
+    /// in all). The CLI gives up after its limit (10 s) in one line; a machine fast enough to
+    /// finish first says there is no code.
     @Test func aPictureThatKeepsZbarBusyIsGivenUp() throws {
         let (binary, _) = try Self.ribbitd()
         let directory = try TestPaths.temporaryDirectory()
@@ -70,7 +72,7 @@ import Testing
         let (status, seconds, _, stderr) = try runMeasured(binary, ["rx", "show", png.path], timeout: 30)
         print("ribbitd rx show finders.png: \(String(format: "%.2f", seconds)) s: \(stderr)")
         #expect(status == 65)
-        #expect(seconds < 14, "took \(seconds) s")
+        #expect(seconds < 20, "took \(seconds) s")
         #expect(stderr.split(separator: "\n").count == 1, "\(stderr)")
         #expect(stderr.contains("took over 10 s") || stderr.contains("no QR code found"), "\(stderr)")
     }
