@@ -133,7 +133,7 @@ public final class Daemon {
             notifier.send("WATCHDOG=1")
             lastWatchdog = now
         }
-        if trial != nil, let deadline = trial?.deadline, Date() >= deadline { endTrial(keep: false, why: "the trial time is up") }
+        if let deadline = trial?.deadline, Date() >= deadline { endTrial(keep: false, why: "the trial time is up") }
         if let outcome = opened.take() { adopt(outcome.result, plan: outcome.plan, now: now) }
         if !readySent, now - started >= Self.readyDeadline {
             // Ready means the control socket answers; the status says JACK is still missing.
