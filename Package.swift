@@ -46,19 +46,27 @@ let package = Package(
         .target(name: "RibbitImage", dependencies: ["CPNG", "CTurboJPEG"]),
         // QR codes: decoding photos with zbar, making codes with libqrencode.
         .target(name: "RibbitQR", dependencies: ["RibbitImage", "CZbar", "CQRencode"]),
+        // Where ribbit's files are (XDG), its config file, small-file reading, the version.
+        .target(name: "RibbitSettings"),
         // The prescription history, the active one and a trial, in SQLite (GRDB).
-        .target(name: "RibbitStore", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "RibbitStore", dependencies: ["RibbitSettings", .product(name: "GRDB", package: "GRDB.swift")]),
         // Ed25519 signatures on prescriptions and the wearer's trusted keys.
         .target(name: "RibbitSignature", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // The JACK client and what runs on its real-time thread.
         .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP"]),
         // The control protocol and its Unix socket, for the daemon and its clients.
-        .target(name: "RibbitControl", dependencies: ["RibbitDSP"]),
+        .target(name: "RibbitControl", dependencies: ["RibbitDSP", "RibbitSettings"]),
+        // Intake, the one path every prescription takes in the CLI and the daemon: read (a file,
+        // or the QR code in a picture), parse, verify, check, store.
+        .target(
+            name: "RibbitIntake",
+            dependencies: ["RibbitSettings", "RibbitPrescription", "RibbitSignature", "RibbitStore", "RibbitImage", "RibbitQR"]
+        ),
         // `ribbitd run`: the control loop that owns the JACK session, state and socket.
         .target(
             name: "RibbitDaemon",
             dependencies: [
-                "RibbitJack", "RibbitControl", "RibbitFitting", "RibbitPrescription", "RibbitStore", "RibbitSignature",
+                "RibbitJack", "RibbitControl", "RibbitFitting", "RibbitPrescription", "RibbitStore", "RibbitIntake", "RibbitSettings",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -67,8 +75,8 @@ let package = Package(
             name: "ribbitd",
             dependencies: [
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
-                "RibbitControl", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "RibbitControl", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature", "RibbitIntake",
+                "RibbitSettings", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: bindNow
@@ -100,7 +108,7 @@ let package = Package(
             name: "RibbitDaemonTests",
             dependencies: [
                 "RibbitTestSupport", "RibbitControl", "RibbitDaemon", "RibbitAudioFile", "RibbitDSP", "RibbitFitting", "RibbitPrescription",
-                "RibbitStore",
+                "RibbitStore", "RibbitSettings",
             ]
         ),
         .testTarget(

@@ -1,42 +1,6 @@
 import Foundation
 import Glibc
 
-/// Where the daemon's files live, by the XDG base directory specification.
-public struct RibbitPaths: Sendable {
-    public let environment: [String: String]
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) { self.environment = environment }
-
-    private var home: String { environment["HOME"] ?? NSHomeDirectory() }
-
-    /// `$XDG_RUNTIME_DIR/ribbit`. Without XDG_RUNTIME_DIR (ssh without pam_systemd, cron), the
-    /// directory systemd made for this user, `/run/user/UID/ribbit`, so such a shell reaches the
-    /// daemon of the user service; only where there is none, `/tmp/ribbit-UID`. Client and
-    /// daemon both refuse a directory that is not this user's with mode 0700, so another user
-    /// who creates it first gets nothing.
-    public var runtimeDirectory: String {
-        if let dir = environment["XDG_RUNTIME_DIR"], !dir.isEmpty { return dir + "/ribbit" }
-        let systemd = "/run/user/\(getuid())"
-        var info = stat()
-        if lstat(systemd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() { return systemd + "/ribbit" }
-        return "/tmp/ribbit-\(getuid())"
-    }
-    public var socketPath: String { runtimeDirectory + "/ribbitd.sock" }
-    /// `$XDG_STATE_HOME/ribbit` (default ~/.local/state/ribbit): the active prescription.
-    public var stateDirectory: String { directory("XDG_STATE_HOME", default: ".local/state") + "/ribbit" }
-    /// `$XDG_CONFIG_HOME/ribbit` (default ~/.config/ribbit): ribbitd.conf and trusted/ keys.
-    public var configDirectory: String { directory("XDG_CONFIG_HOME", default: ".config") + "/ribbit" }
-    public var configFile: String { configDirectory + "/ribbitd.conf" }
-    public var trustedKeysDirectory: String { configDirectory + "/trusted" }
-    /// `$XDG_DATA_HOME/ribbit` (default ~/.local/share/ribbit): the prescription history.
-    public var dataDirectory: String { directory("XDG_DATA_HOME", default: ".local/share") + "/ribbit" }
-    public var storePath: String { dataDirectory + "/ribbit.sqlite" }
-
-    private func directory(_ variable: String, default relative: String) -> String {
-        if let dir = environment[variable], dir.hasPrefix("/") { return dir }
-        return home + "/" + relative
-    }
-}
-
 public enum ControlClientError: Error, CustomStringConvertible {
     case notRunning(socket: String)
     case refused(String)

@@ -3,6 +3,7 @@ import RibbitDSP
 import RibbitFitting
 import RibbitJack
 import RibbitPrescription
+import RibbitSettings
 
 /// What the engine plays: a prescription's filters, or a pure delay under a ceiling (bypass,
 /// and pass-through with no prescription). Every choice has a ceiling of at most 0 dBFS.

@@ -48,6 +48,16 @@ public final class PrescriptionStore: Sendable {
 
         public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
+        /// How the history records the signature, as `status`, `list` and `show` say it.
+        public var signatureText: String {
+            guard isIntact else { return "DAMAGED (its text no longer matches its checksum)" }
+            return switch signature {
+            case "trusted": "signed by \(signer ?? "?") (trusted)"
+            case "unknown key": "signed, unknown key"
+            default: signature
+            }
+        }
+
         /// Whether the payload is still the one stored (its checksum matches).
         public var isIntact: Bool { checksum == Checksum.crc32Hex(payload) }
 

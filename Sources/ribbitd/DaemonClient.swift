@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RibbitControl
+import RibbitSettings
 
 /// What the daemon said, or that none is running.
 enum DaemonAnswer {

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import RibbitControl
 import RibbitPrescription
+import RibbitSettings
 
 struct DumpCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,7 @@ import Foundation
 import RibbitControl
 import RibbitImage
 import RibbitQR
+import RibbitSettings
 
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

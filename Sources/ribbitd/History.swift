@@ -1,5 +1,6 @@
 import Foundation
 import RibbitControl
+import RibbitSettings
 import RibbitStore
 
 /// The prescription history, for the commands that read or change it without the daemon. A

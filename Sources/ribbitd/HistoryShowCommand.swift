@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
 import RibbitControl
-import RibbitDaemon
 import RibbitFitting
 import RibbitPrescription
+import RibbitSettings
 import RibbitStore
 
 struct HistoryShowCommand: ParsableCommand {
@@ -25,7 +25,7 @@ struct HistoryShowCommand: ParsableCommand {
             throw RibbitError.data("history entry \(record.id ?? 0) does not parse (\(error)); remove it with `ribbitd remove \(record.id ?? 0)`")
         }
         print("history entry \(record.id ?? 0), loaded \(ListCommand.date.string(from: record.loadedAt)) UTC from \(record.source)")
-        print("\(Daemon.signatureText(record))\n")
+        print("\(record.signatureText)\n")
         print(PrescriptionReport(rx, fitting: try Fitting(prescription: rx, sampleRate: 48000)).text)
     }
 }

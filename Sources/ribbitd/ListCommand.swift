@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import RibbitControl
-import RibbitDaemon
+import RibbitSettings
 import RibbitStore
 
 struct ListCommand: ParsableCommand {
@@ -34,7 +34,7 @@ struct ListCommand: ParsableCommand {
             let entries = records.map { r in
                 Entry(
                     id: r.id ?? 0, name: r.name, environment: r.environment, audiologist: r.audiologist,
-                    loadedAt: ISO8601DateFormatter().string(from: r.loadedAt), source: r.source, signature: Daemon.signatureText(r),
+                    loadedAt: ISO8601DateFormatter().string(from: r.loadedAt), source: r.source, signature: r.signatureText,
                     active: r.id == activeID)
             }
             let encoder = JSONEncoder()
@@ -49,7 +49,7 @@ struct ListCommand: ParsableCommand {
         let rows = records.map { r in
             [
                 (r.id == activeID ? "*" : " ") + String(r.id ?? 0), r.name, r.environment, r.audiologist ?? "-",
-                Self.date.string(from: r.loadedAt), Daemon.signatureText(r),
+                Self.date.string(from: r.loadedAt), r.signatureText,
             ]
         }
         let header = ["id", "name", "environment", "audiologist", "loaded (UTC)", "signature"]

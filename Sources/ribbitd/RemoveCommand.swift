@@ -1,5 +1,6 @@
 import ArgumentParser
 import RibbitControl
+import RibbitSettings
 
 struct RemoveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,10 +1,9 @@
 import ArgumentParser
 import Foundation
+import RibbitSettings
 
 @main
 struct Ribbitd: ParsableCommand {
-    static let version = "0.1.0"
-
     static let configuration = CommandConfiguration(
         commandName: "ribbitd",
         abstract: "An open, real-time hearing aid: reshapes sound to an audiogram.",
@@ -15,9 +14,10 @@ struct Ribbitd: ParsableCommand {
 
             Exit codes: 0 ok, 1 a measurement outside its tolerance, 64 bad command line, \
             65 bad prescription, input data or a request the daemon refused, 66 an input file cannot be read, \
-            69 the daemon or JACK is not reachable, 73 an output file cannot be written, 70 internal error.
+            69 the daemon or JACK is not reachable, 73 an output file cannot be written, 78 a mistake in the \
+            config file, 70 internal error.
             """,
-        version: version,
+        version: RibbitVersion.current,
         subcommands: [
             RunCommand.self, StatusCommand.self, LoadCommand.self, UseCommand.self, ListCommand.self, HistoryShowCommand.self,
             RemoveCommand.self, ExportCommand.self, KeepCommand.self, RevertCommand.self, PauseCommand.self, ResumeCommand.self,

@@ -1,21 +1,22 @@
 import ArgumentParser
 import Foundation
 import Logging
-import RibbitControl
 import RibbitDaemon
+import RibbitIntake
 import RibbitJack
+import RibbitSettings
 
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run the hearing aid: a JACK client that applies the active prescription until stopped.",
         discussion: """
-            Starts with the last active prescription (kept in $XDG_STATE_HOME/ribbit/active.rx) or, with none, \
-            passes sound through unchanged. Listens for `ribbitd status|pause|resume|bypass|load|stop` on \
-            $XDG_RUNTIME_DIR/ribbit/ribbitd.sock (owner only). If the JACK server goes away, it keeps running and \
-            reconnects when a server is back. Under PipeWire: `pw-jack ribbitd run`. Settings may also come from \
-            $XDG_CONFIG_HOME/ribbit/ribbitd.conf (input, output, connect, client-name, log-level); the command \
-            line wins.
+            Starts with the active prescription from the history ($XDG_DATA_HOME/ribbit/ribbit.sqlite) or, \
+            with none, passes sound through under the output ceiling. Listens for the other commands (status, \
+            pause, resume, bypass, load, use, keep, revert, dump, stop) on $XDG_RUNTIME_DIR/ribbit/ribbitd.sock \
+            (owner only). If the JACK server goes away, it keeps running and reconnects when a server is back. \
+            Under PipeWire: `pw-jack ribbitd run`. Settings may also come from $XDG_CONFIG_HOME/ribbit/ribbitd.conf \
+            (input, output, connect, client-name, log-level, require-signed); the command line wins.
             """)
 
     @Option(name: .long, help: "Load this prescription (.rx, or a PNG/JPEG of its QR code) at start and keep it as the active one.")
@@ -41,7 +42,7 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         let paths = RibbitPaths()
-        var settings = try readConfig(paths: paths)
+        var settings = try loadConfig(paths, explicitPath: config)
         if let input { settings.inputs = try ports(input, option: "--input") }
         if let output { settings.outputs = try ports(output, option: "--output") }
         if noConnect { settings.connect = false }
@@ -50,9 +51,9 @@ struct RunCommand: ParsableCommand {
         guard let level = Logger.Level(rawValue: settings.logLevel) else {
             throw RibbitError.usage("log level '\(settings.logLevel)' is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        var start: (text: String, source: String)?
+        var start: PrescriptionInput?
         if let rx {
-            start = (try readPrescription(rx).payload, rx)  // the file's own error, before anything starts
+            do { start = try PrescriptionInput.read(rx) } catch { throw RibbitError(error) }  // the file's own error, before anything starts
         }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -66,17 +67,6 @@ struct RunCommand: ParsableCommand {
         } catch {
             throw RibbitError.unavailable("\(error)")
         }
-    }
-
-    private func readConfig(paths: RibbitPaths) throws(RibbitError) -> DaemonConfig {
-        let path = config ?? paths.configDirectory + "/ribbitd.conf"
-        guard config != nil || FileManager.default.fileExists(atPath: path) else { return DaemonConfig() }
-        let bytes: Data
-        do { bytes = try BoundedFile.read(path, maxBytes: BoundedFile.keyOrConfigMaxBytes) } catch {
-            throw .noInput("\(error); give the path of a ribbitd.conf text file")
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw .usage("\(path): the config file is not UTF-8 text") }
-        do { return try DaemonConfig.parse(text, path: path) } catch { throw .usage(error.description) }
     }
 
     private func ports(_ value: String, option: String) throws(RibbitError) -> [String] {

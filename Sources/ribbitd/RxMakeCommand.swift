@@ -61,7 +61,7 @@ struct RxMakeCommand: ParsableCommand {
     }
 
     func run() throws {
-        let prescription = try source.map { try readPrescription($0).prescription } ?? fromOptions()
+        let prescription = try source.map { try loadPrescription($0) } ?? fromOptions()
         var unsigned = prescription
         unsigned.signature = nil
         var payload = Data(unsigned.text.utf8)

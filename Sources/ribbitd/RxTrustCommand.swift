@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RibbitControl
+import RibbitSettings
 import RibbitSignature
 
 struct RxTrustCommand: ParsableCommand {

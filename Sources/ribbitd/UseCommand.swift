@@ -1,7 +1,7 @@
 import ArgumentParser
 import RibbitControl
-import RibbitDaemon
-import RibbitStore
+import RibbitIntake
+import RibbitSettings
 
 struct UseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,21 +23,19 @@ struct UseCommand: ParsableCommand {
         let answer = try askDaemon(ControlRequest(command: .use, selector: selector, environment: env))
         if case .answered(let status) = answer {
             if let rx = status?.prescription { print("using \(rx.name) (\(rx.environment)), history entry \(rx.id ?? 0)") }
-        } else {
-            let paths = RibbitPaths()
-            let lock = try lockHistory(paths)
-            defer { withExtendedLifetime(lock) {} }
-            let store = try openStore(paths)
-            let found = try? (env.map { try store.newest(environment: $0) } ?? store.find(selector!))
-            guard let record = found ?? nil, let id = record.id else {
-                throw RibbitError.data("no prescription \(env.map { "for the environment '\($0)'" } ?? "'\(selector!)'") in the history; `ribbitd list` shows them")
-            }
-            let intake = Intake.load(paths: paths, config: try loadConfig(paths))
-            do { _ = try intake.check(try record.intactPayload(), source: "history entry \(id)") } catch {
-                throw RibbitError.data("\(error); nothing changed")
-            }
-            do { try store.activate(id: id) } catch { throw RibbitError.cannotCreate("\(error); nothing changed") }
-            print("\(record.name) (\(record.environment)) is now the active prescription; ribbitd is not running and will use it when it starts")
+            return
+        }
+        // No daemon: the same transaction on the history, under its lock.
+        let paths = RibbitPaths()
+        let lock = try lockHistory(paths)
+        defer { withExtendedLifetime(lock) {} }
+        let history = PrescriptionHistory(store: try openStore(paths), intake: Intake.load(paths: paths, config: try loadConfig(paths)))
+        do {
+            let entry = try history.find(selector: selector, environment: env)
+            try history.activate(entry)
+            print("\(entry.record.name) (\(entry.record.environment)) is now the active prescription; ribbitd is not running and will use it when it starts")
+        } catch {
+            throw RibbitError(error, then: "nothing changed")
         }
     }
 }

@@ -1,4 +1,4 @@
-import RibbitDaemon
+import RibbitSettings
 import Testing
 
 @Suite struct DaemonConfigTests {

@@ -1,5 +1,4 @@
 import Foundation
-import RibbitControl
 
 /// How `ribbitd run` is set up: from ribbitd.conf, then the command line on top.
 public struct DaemonConfig: Sendable, Equatable {
@@ -73,12 +72,15 @@ public struct DaemonConfig: Sendable, Equatable {
         return value == "true"
     }
 
-    /// The config file at `path`, or the defaults when there is none.
-    public static func load(path: String) throws(ConfigError) -> DaemonConfig {
-        guard FileManager.default.fileExists(atPath: path) else { return DaemonConfig() }
+    /// The config file for every command: `explicitPath` (from `--config`) must exist;
+    /// without one, the default file is read when there is one, else the defaults apply.
+    /// A file that cannot be read is `.unreadable` (exit 66), a mistake in it `.invalid` (78).
+    public static func load(explicitPath: String? = nil, paths: RibbitPaths) throws(ConfigError) -> DaemonConfig {
+        let path = explicitPath ?? paths.configFile
+        guard explicitPath != nil || FileManager.default.fileExists(atPath: path) else { return DaemonConfig() }
         let bytes: Data
         do { bytes = try BoundedFile.read(path, maxBytes: BoundedFile.keyOrConfigMaxBytes) } catch {
-            throw ConfigError("\(error); the config file must be a readable text file")
+            throw ConfigError("\(error); give the path of a ribbitd.conf text file", kind: .unreadable)
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw ConfigError("\(path): the config file is not UTF-8 text") }
         return try parse(text, path: path)
@@ -93,6 +95,11 @@ public struct DaemonConfig: Sendable, Equatable {
 }
 
 public struct ConfigError: Error, CustomStringConvertible {
+    public enum Kind: Sendable { case unreadable, invalid }
     public let description: String
-    init(_ description: String) { self.description = description }
+    public let kind: Kind
+    init(_ description: String, kind: Kind = .invalid) {
+        self.description = description
+        self.kind = kind
+    }
 }

@@ -1,11 +1,12 @@
 import Foundation
-import RibbitControl
 import RibbitPrescription
+import RibbitSettings
 import RibbitSignature
 import RibbitStore
 
 /// What every prescription passes before it is stored or played, in the CLI and the daemon
 /// alike: the text format, then the signature against the wearer's trusted keys and policy.
+/// Each process checks a prescription once and carries the `Accepted` value from then on.
 public struct Intake: Sendable {
     public let trusted: [PrescriptionSignature.PublicKey]
     public let requireSigned: Bool
@@ -27,12 +28,15 @@ public struct Intake: Sendable {
         return Intake(trusted: keys, requireSigned: config.requireSigned)
     }
 
+    /// A prescription that passed: parsed, its signature judged, the policy met.
     public struct Accepted: Sendable {
         public let prescription: Prescription
         public let verdict: PrescriptionSignature.Verdict
+        /// The exact text, as it is stored.
+        public let payload: String
 
         /// A history record for it.
-        public func record(payload: String, source: String) -> PrescriptionStore.Record {
+        public func record(source: String) -> PrescriptionStore.Record {
             let signer: String? = if case .trusted(let name) = verdict { name } else { nil }
             return PrescriptionStore.Record(
                 name: prescription.name, environment: prescription.environment, audiologist: prescription.audiologist,
@@ -40,13 +44,22 @@ public struct Intake: Sendable {
         }
     }
 
+    /// Parses and judges what was read from a file or a picture.
+    public func check(_ input: PrescriptionInput) throws(IntakeError) -> Accepted {
+        try check(input.payload, source: input.path, parsePrefix: input.errorPrefix)
+    }
+
     /// Parses and judges a payload; the error is one line ending in what happens next.
     public func check(_ payload: String, source: String) throws(IntakeError) -> Accepted {
+        try check(payload, source: source, parsePrefix: "\(source): ")
+    }
+
+    private func check(_ payload: String, source: String, parsePrefix: String) throws(IntakeError) -> Accepted {
         let prescription: Prescription
         do {
             prescription = try Prescription.parse(Array(payload.utf8))
         } catch {
-            throw IntakeError("\(source): \(error)")
+            throw IntakeError("\(parsePrefix)\(error)")
         }
         let verdict = PrescriptionSignature.verify(Data(payload.utf8), trusted: trusted)
         switch verdict {
@@ -58,12 +71,25 @@ public struct Intake: Sendable {
             throw IntakeError(
                 "\(source): signed with key \(keyID), which is not trusted, and require-signed is on; `ribbitd rx trust KEY.pub` first")
         default:
-            return Accepted(prescription: prescription, verdict: verdict)
+            return Accepted(prescription: prescription, verdict: verdict, payload: payload)
         }
     }
 }
 
+/// Why a prescription was not taken in: one line; `kind` picks the exit code.
 public struct IntakeError: Error, CustomStringConvertible {
+    public enum Kind: Sendable {
+        /// The file cannot be read (exit 66).
+        case unreadable
+        /// What it holds is not an acceptable prescription, or no such entry (exit 65).
+        case invalid
+        /// The history cannot take the change (exit 73).
+        case storage
+    }
     public let description: String
-    public init(_ description: String) { self.description = description }
+    public let kind: Kind
+    public init(_ description: String, kind: Kind = .invalid) {
+        self.description = description
+        self.kind = kind
+    }
 }

@@ -1,0 +1,208 @@
+import Foundation
+import Logging
+import RibbitControl
+import RibbitIntake
+import RibbitPrescription
+import RibbitSettings
+import RibbitStore
+
+/// The history side of the daemon: the lock, the store (opened with recovery), intake, and the
+/// fitting state they lead to. No JACK: what plays is derived from `state` by the audio service.
+final class FittingService: DaemonService {
+    let name = "history"
+    private let paths: RibbitPaths
+    private let config: DaemonConfig
+    private let log: Logger
+    private var lock: HistoryLock?
+    private(set) var store: PrescriptionStore?
+    /// What is wrong with the history, for `status` and the log (nil: nothing).
+    private(set) var historyProblem: String?
+    private(set) var state = FittingState()
+
+    init(paths: RibbitPaths, config: DaemonConfig, log: Logger) {
+        self.paths = paths
+        self.config = config
+        self.log = log
+    }
+
+    /// Takes the history's lock (another daemon holding it is fatal), then opens the history
+    /// and restores what was active. A damaged or unusable history is not fatal.
+    func start(now: Double) throws {
+        let socketPath = paths.socketPath
+        do { lock = try HistoryLock(dataDirectory: paths.dataDirectory, waitSeconds: 2) } catch {
+            if case .held(let holder) = error, let pid = holder.pid {
+                throw DaemonError(
+                    "another ribbitd is already running (pid \(pid), listening on \(holder.socketPath ?? "?")) on the history in \(paths.dataDirectory); `ribbitd stop` stops it"
+                )
+            }
+            throw DaemonError("\(error)")
+        }
+        lock?.record(socketPath: socketPath)
+        openHistory()
+    }
+
+    func stop(deadline: Double) { lock?.clear() }
+
+    var paused: Bool {
+        get { state.paused }
+        set { state.paused = newValue }
+    }
+
+    var bypassed: Bool {
+        get { state.bypassed }
+        set { state.bypassed = newValue }
+    }
+
+    /// The history, with the trusted keys as they are now (a key trusted since the start counts).
+    func history() throws(RequestFailure) -> PrescriptionHistory {
+        guard let store else { throw RequestFailure("the prescription history cannot be used (\(historyProblem ?? "not open")); nothing changed") }
+        return PrescriptionHistory(store: store, intake: Intake.load(paths: paths, config: config))
+    }
+
+    /// Stores an accepted prescription as the active one (a trial for `trialSeconds`).
+    func load(_ accepted: Intake.Accepted, source: String, trialSeconds: Int?) throws(RequestFailure) -> PrescriptionHistory.Entry {
+        let history = try history()
+        let deadline = trialSeconds.map { Date().addingTimeInterval(Double($0)) }
+        let entry: PrescriptionHistory.Entry
+        do { entry = try history.add(accepted, source: source, trialUntil: deadline) } catch {
+            throw RequestFailure("\(error.description); the active prescription is unchanged")
+        }
+        adopt(entry)
+        return entry
+    }
+
+    /// Makes a checked history entry the active one.
+    func use(_ entry: PrescriptionHistory.Entry) throws(RequestFailure) {
+        do { try history().activate(entry) } catch { throw RequestFailure("\(error); the active prescription is unchanged") }
+        adopt(entry)
+    }
+
+    /// Ends the trial: keeps it, or goes back to what played before.
+    func endTrial(keep: Bool) throws(RequestFailure) {
+        guard let store else { _ = try history(); return }
+        do {
+            _ = try store.endTrial(keep: keep)
+            try restoreFromStore()
+        } catch {
+            throw RequestFailure("cannot end the trial: \(error)")
+        }
+    }
+
+    /// The new active entry, already checked: no second parse.
+    private func adopt(_ entry: PrescriptionHistory.Entry) {
+        state.active = .init(prescription: entry.accepted.prescription, id: entry.record.id, signature: entry.record.signatureText)
+        state.strictestCeilingDBFS = min(state.strictestCeilingDBFS, entry.accepted.prescription.maxOutputDBFS)
+        readTrial()
+    }
+
+    private func readTrial() {
+        guard let store, let trial = try? store.trial() else {
+            state.trial = nil
+            return
+        }
+        let back = (try? trial.previousID.flatMap { try store.record(id: $0) })??.name
+        state.trial = .init(deadline: trial.deadline.timeIntervalSince1970, revertsTo: back)
+    }
+
+    /// Opens the history, moving a damaged one aside (the store's recovery); restores what
+    /// was active. When it cannot be opened at all the daemon still runs, on the copy of the
+    /// last active prescription.
+    private func openHistory() {
+        do {
+            let (opened, recovery) = try PrescriptionStore.openRecovering(path: paths.storePath)
+            store = opened
+            if let recovery {
+                historyProblem = recovery
+                log.error("\(recovery)")
+            }
+        } catch {
+            historyProblem = "cannot open the prescription history \(paths.storePath) (\(error)); load and use are unavailable until it is fixed"
+            log.error("\(historyProblem!)")
+        }
+        do {
+            if let store {
+                try takeInLegacyActiveFile(store)
+                store.saveActiveCopy()  // also for a history made before the copy existed
+            }
+            try restoreFromStore()
+        } catch {
+            state.active = nil
+            log.error("\(error); starting without a prescription (sound passes through unchanged)")
+        }
+    }
+
+    /// The daemon's start with `run --rx`: that prescription becomes the active one.
+    func loadAtStart(_ input: PrescriptionInput) throws {
+        let accepted: Intake.Accepted
+        do { accepted = try Intake.load(paths: paths, config: config).check(input) } catch {
+            throw DaemonError("\(error.description); the active prescription is unchanged")
+        }
+        _ = try load(accepted, source: input.path, trialSeconds: nil)
+    }
+
+    func logActive() {
+        guard let active = state.active else {
+            log.notice("no prescription loaded: sound passes through unchanged until `ribbitd load RX`")
+            return
+        }
+        log.info("prescription \(active.prescription.name) (\(active.prescription.environment)) from the history")
+    }
+
+    /// Version 0.0 kept the active prescription in $XDG_STATE_HOME/ribbit/active.rx: taken into
+    /// an empty history once, then removed.
+    private func takeInLegacyActiveFile(_ store: PrescriptionStore) throws {
+        let path = paths.stateDirectory + "/active.rx"
+        guard try store.active() == nil, let bytes = try? BoundedFile.read(path, maxBytes: BoundedFile.keyOrConfigMaxBytes) else { return }
+        let accepted = try Intake.load(paths: paths, config: config).check(String(decoding: bytes, as: UTF8.self), source: path)
+        _ = try store.add(accepted.record(source: path))
+        unlink(path)
+        log.notice("took \(path) into the history")
+    }
+
+    /// Reads the active prescription and trial from the store. A damaged active entry, or no
+    /// store at all, plays the copy kept beside the history when it is intact.
+    private func restoreFromStore() throws {
+        let intake = Intake.load(paths: paths, config: config)
+        let copy = PrescriptionStore.activeCopy(databasePath: paths.storePath)
+        guard let store else {
+            state.active = try copy.map {
+                .init(
+                    prescription: try intake.check($0.payload, source: "the copy of the last active prescription").prescription,
+                    id: $0.id, signature: $0.signatureText)
+            }
+            return
+        }
+        readTrial()
+        state.strictestCeilingDBFS = try store.all().compactMap { try? Prescription.parse(Array($0.intactPayload().utf8)).maxOutputDBFS }
+            .reduce(Prescription.defaultMaxOutputDBFS) { min($0, $1) }
+        guard let record = try store.active() else {
+            state.active = nil
+            return
+        }
+        var payload: String
+        do { payload = try record.intactPayload() } catch {
+            guard let copy, copy.id == record.id else { throw DaemonError("\(error.description) (in \(store.path))") }
+            payload = copy.payload
+            historyProblem = "\(error.description); playing its intact copy from \(store.activeCopyPath)"
+            log.error("\(historyProblem!)")
+        }
+        do {
+            let accepted = try intake.check(payload, source: "history entry \(record.id ?? 0)")
+            state.active = .init(prescription: accepted.prescription, id: record.id, signature: record.signatureText)
+        } catch {
+            throw DaemonError("\(error.description) (stored in \(store.path))")
+        }
+    }
+}
+
+/// A request the daemon refuses: one line for the user, ending in what happened.
+struct RequestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Why the daemon cannot start (or, inside, a step that failed).
+public struct DaemonError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

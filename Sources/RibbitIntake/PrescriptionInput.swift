@@ -1,0 +1,85 @@
+import Foundation
+import RibbitImage
+import RibbitPrescription
+import RibbitQR
+import RibbitSettings
+
+/// The first step of intake: the exact bytes of a prescription, read from a text file (.rx)
+/// or decoded from a PNG/JPEG picture of its QR code. Parsing and judging come next (Intake).
+public struct PrescriptionInput: Sendable {
+    /// The prescription text (the file, or the QR code's payload).
+    public let payload: String
+    /// The path it came from, for messages and the history.
+    public let path: String
+    /// "a QR code" or "a text file", for messages.
+    public let kind: String
+
+    public init(payload: String, path: String, kind: String) {
+        self.payload = payload
+        self.path = path
+        self.kind = kind
+    }
+
+    /// How long reading the QR codes in a picture may take (a 12 MP photo takes about 1 s here).
+    public static let qrScanLimitSeconds = 10
+
+    /// Reads a .rx file or decodes the one ribbit QR code in a picture; nothing is parsed yet.
+    public static func read(_ path: String) throws(IntakeError) -> PrescriptionInput {
+        let data: Data
+        do { data = try BoundedFile.read(path, maxBytes: ImageFile.maxFileBytes) } catch {
+            if case .tooLarge = error.problem {
+                throw IntakeError("\(error) for a prescription or its picture; crop the picture to the code; the prescription was not used")
+            }
+            throw IntakeError("\(error); give the path of a .rx file or a PNG/JPEG of its QR code", kind: .unreadable)
+        }
+        if ImageFile.format(of: data) != nil {
+            return PrescriptionInput(payload: String(decoding: try prescriptionCode(in: data, path: path), as: UTF8.self), path: path, kind: "a QR code")
+        }
+        if ["png", "jpg", "jpeg"].contains((path as NSString).pathExtension.lowercased()) {
+            throw IntakeError("\(path): not a PNG or JPEG image (its first bytes are not an image header); the prescription was not used")
+        }
+        return PrescriptionInput(payload: String(decoding: data, as: UTF8.self), path: path, kind: "a text file")
+    }
+
+    /// Where a parse error points: the file, or the code inside the picture.
+    var errorPrefix: String { kind == "a QR code" ? "\(path): the ribbit QR code: " : "\(path): " }
+
+    /// The one ribbit prescription payload in an image; other QR codes are ignored.
+    private static func prescriptionCode(in data: Data, path: String) throws(IntakeError) -> Data {
+        let image: GreyImage
+        let size: (width: Int, height: Int)
+        // Reduced as it is decoded: no more pixels than the decoder will ever scan.
+        do { (image, size) = (try ImageFile.decode(data, reducedTo: QRDecoder.maxScanPixels), try ImageFile.size(of: data)) } catch {
+            throw IntakeError("\(path): \(error); the prescription was not used")
+        }
+        let isRibbit: @Sendable (Data) -> Bool = { payload in payload.starts(with: Array("RIBBIT-RX".utf8)) }
+        // zbar's matching of finder patterns grows faster than the picture: one tiled with
+        // finder-like squares held a single 6 MP scan for 18 s. So the scan runs on its own thread
+        // and the command gives up after qrScanLimitSeconds; exiting ends the thread.
+        final class Found: @unchecked Sendable { var codes = [Data]() }
+        let found = Found()
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            found.codes = QRDecoder.payloads(in: image, wanted: isRibbit)
+            finished.signal()
+        }.start()
+        guard finished.wait(timeout: .now() + .seconds(qrScanLimitSeconds)) == .success else {
+            throw IntakeError(
+                "\(path): looking for QR codes in the picture took over \(qrScanLimitSeconds) s; crop it to the code; the prescription was not used")
+        }
+        let codes = found.codes
+        let ribbit = codes.filter(isRibbit)
+        switch ribbit.count {
+        case 1: return ribbit[0]
+        case 0 where codes.isEmpty:
+            throw IntakeError(
+                "\(path): no QR code found in the \(size.width) x \(size.height) image; photograph the code straight on, "
+                    + "filling a good part of the picture, in even light")
+        case 0:
+            let start = String(decoding: codes[0].prefix(24), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
+            throw IntakeError("\(path): the QR code there is not a ribbit prescription (it starts '\(start)'); the prescription was not used")
+        default:
+            throw IntakeError("\(path): the image holds \(ribbit.count) different ribbit prescriptions; crop it to the one you want")
+        }
+    }
+}
