@@ -6,6 +6,7 @@ import RibbitFitting
 import RibbitPrescription
 import RibbitTestSupport
 import Testing
+import RibbitMonitor
 
 extension DaemonTests {
     /// A 1 kHz tone at -40 dBFS through mild-presbycusis: in the dump, the output level in the

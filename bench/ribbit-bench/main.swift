@@ -7,6 +7,8 @@ import RibbitControl
 import RibbitDSP
 import RibbitFitting
 import RibbitPrescription
+import RibbitMonitor
+import RibbitSignals
 
 func threadCPUSeconds() -> Double {
     var t = timespec()
