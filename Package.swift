@@ -34,8 +34,10 @@ let package = Package(
         .systemLibrary(name: "CZbar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
-        // Pure math: windows, FIR design, overlap-save engine, limiter, analysis. No I/O.
+        // Pure math: windows, FIR design, overlap-save engine, limiter. No I/O.
         .target(name: "RibbitDSP", dependencies: ["CFFTW"]),
+        // Seeded test signals (noise, sines, impulses) for the tests, the probe and the bench.
+        .target(name: "RibbitSignals"),
         // The prescription text format and the fitting rules. No I/O.
         .target(name: "RibbitPrescription"),
         // Prescription -> per-ear combination curves -> filters for the engine.
@@ -55,7 +57,9 @@ let package = Package(
         // The JACK client and what runs on its real-time thread.
         .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP"]),
         // The control protocol and its Unix socket, for the daemon and its clients.
-        .target(name: "RibbitControl", dependencies: ["RibbitDSP", "RibbitSettings"]),
+        .target(name: "RibbitControl", dependencies: ["RibbitSettings"]),
+        // What the dump shows: analysers, the frame and its JSON, the frame builder. Never on the RT thread.
+        .target(name: "RibbitMonitor", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl"]),
         // Intake, the one path every prescription takes in the CLI and the daemon: read (a file,
         // or the QR code in a picture), parse, verify, check, store.
         .target(
@@ -66,7 +70,8 @@ let package = Package(
         .target(
             name: "RibbitDaemon",
             dependencies: [
-                "RibbitJack", "RibbitControl", "RibbitFitting", "RibbitPrescription", "RibbitStore", "RibbitIntake", "RibbitSettings",
+                "RibbitJack", "RibbitControl", "RibbitMonitor", "RibbitFitting", "RibbitPrescription", "RibbitStore", "RibbitIntake",
+                "RibbitSettings",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -75,45 +80,51 @@ let package = Package(
             name: "ribbitd",
             dependencies: [
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
-                "RibbitControl", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature", "RibbitIntake",
-                "RibbitSettings", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "RibbitControl", "RibbitMonitor", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
+                "RibbitIntake", "RibbitSettings", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: bindNow
         ),
         .executableTarget(
             name: "ribbit-bench",
-            dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl", "CFFTW"],
+            dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl", "RibbitMonitor", "RibbitSignals", "CFFTW"],
             path: "bench/ribbit-bench",
             linkerSettings: bindNow
         ),
 
         .target(name: "RibbitRTAudit", path: "Tests/RibbitRTAudit", linkerSettings: [.linkedLibrary("dl")]),
         .executableTarget(
-            name: "ribbit-probe", dependencies: ["CJack", "RibbitDSP", "RibbitAudioFile", "RibbitTestSupport"], path: "Tests/ribbit-probe"),
-        .target(name: "RibbitTestSupport", dependencies: ["RibbitDSP"], path: "Tests/RibbitTestSupport"),
-        .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitTestSupport", "CFFTW"]),
+            name: "ribbit-probe", dependencies: ["CJack", "RibbitSignals", "RibbitAudioFile", "RibbitTestSupport"], path: "Tests/ribbit-probe"),
+        .target(name: "RibbitTestSupport", dependencies: ["RibbitSignals"], path: "Tests/RibbitTestSupport"),
+        .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "CFFTW"]),
+        .testTarget(
+            name: "RibbitMonitorTests", dependencies: ["RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitFitting", "RibbitPrescription"]),
         .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"]),
         .testTarget(
             name: "RibbitFittingTests",
-            dependencies: ["RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitTestSupport"]
+            dependencies: ["RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport"]
         ),
         .testTarget(name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"]),
         .testTarget(name: "RibbitStoreTests", dependencies: ["RibbitStore", "RibbitTestSupport"]),
         .testTarget(name: "RibbitSignatureTests", dependencies: ["RibbitSignature", "RibbitPrescription", "RibbitTestSupport"]),
-        .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitTestSupport"]),
+        .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack"]),
-        .testTarget(name: "RibbitControlTests", dependencies: ["RibbitControl", "RibbitDSP", "RibbitTestSupport"]),
+        .testTarget(
+            name: "RibbitControlTests", dependencies: ["RibbitControl", "RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(
             name: "RibbitDaemonTests",
             dependencies: [
-                "RibbitTestSupport", "RibbitControl", "RibbitDaemon", "RibbitAudioFile", "RibbitDSP", "RibbitFitting", "RibbitPrescription",
-                "RibbitStore", "RibbitSettings",
+                "RibbitTestSupport", "RibbitControl", "RibbitMonitor", "RibbitDaemon", "RibbitAudioFile", "RibbitDSP", "RibbitFitting",
+                "RibbitPrescription", "RibbitStore", "RibbitSettings",
             ]
         ),
         .testTarget(
             name: "RibbitCLITests",
-            dependencies: ["RibbitAudioFile", "RibbitDSP", "RibbitTestSupport", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitControl"]
+            dependencies: [
+                "RibbitAudioFile", "RibbitDSP", "RibbitSignals", "RibbitTestSupport", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitControl",
+                "RibbitMonitor",
+            ]
         ),
     ]
 )

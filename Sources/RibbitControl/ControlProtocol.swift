@@ -1,5 +1,4 @@
 import Foundation
-import RibbitDSP
 
 /// The control protocol (docs/control-protocol.md): one JSON request per line from the
 /// client, one JSON reply per line from the daemon, on a Unix socket only the owner can use.

@@ -91,17 +91,12 @@ public enum LinearPhaseFIR {
 
     /// The amplitude response (magnitude) of `taps` at one frequency.
     public static func magnitude(_ taps: [Double], atHz frequencyHz: Double, sampleRate: Double) -> Double {
-        let omega = 2 * .pi * frequencyHz / sampleRate
-        var re = 0.0, im = 0.0
-        for (n, h) in taps.enumerated() {
-            re += h * cos(omega * Double(n))
-            im -= h * sin(omega * Double(n))
-        }
+        let (re, im) = FilterSet.response(of: taps, cyclesPerSample: frequencyHz / sampleRate)
         return (re * re + im * im).squareRoot()
     }
 
-    /// Cholesky factorisation and two triangular solves.
-    static func solveSymmetricPositiveDefinite(_ matrix: [Double], _ rhs: [Double], n: Int) -> [Double] {
+    /// Cholesky factorisation and two triangular solves (also the analysers' least-squares fits).
+    public static func solveSymmetricPositiveDefinite(_ matrix: [Double], _ rhs: [Double], n: Int) -> [Double] {
         var l = matrix
         for j in 0..<n {
             var d = l[j * n + j]

@@ -40,22 +40,3 @@ public struct Fitting: Sendable {
         return FilterSet(taps: taps, fftLength: geometry.fftLength, ceilingDBFS: prescription.maxOutputDBFS)
     }
 }
-
-/// What the debug dump shows of one ear's fitting: the target and applied gains, and the
-/// thresholds behind them.
-public struct DumpFitting: Sendable {
-    public let gains: EarGains
-    /// dB HL per frequency (Hz); empty for explicit gains, bypass or no prescription.
-    public let thresholds: [Int: Int]
-
-    /// - Parameters:
-    ///   - filters: what the engine runs, one channel per ear in `ears` order.
-    ///   - fitting: what they were designed from; nil for a pure delay (bypass, no prescription).
-    public static func ears(_ ears: [Ear], filters: FilterSet, fitting: Fitting?, sampleRate: Double) -> [DumpFitting] {
-        ears.enumerated().map { channel, ear in
-            DumpFitting(
-                gains: EarGains(curve: fitting?.curve(for: ear) ?? .unity, filters: filters, channel: channel, sampleRate: sampleRate),
-                thresholds: fitting?.prescription.thresholds[ear] ?? [:])
-        }
-    }
-}

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import RibbitControl
+import RibbitMonitor
 import RibbitPrescription
 import RibbitSettings
 

@@ -1,6 +1,6 @@
 import Foundation
 import RibbitControl
-import RibbitDSP
+import RibbitMonitor
 
 /// Writes dump frames where they were asked for: JSON lines as they come, a CSV row per frame
 /// and ear, and at the end an SVG of their average. Used by `dump` and `process --dump`.
@@ -97,26 +97,17 @@ struct DumpAverage {
     mutating func add(_ frame: DumpFrame) {
         count += 1
         limited += frame.limitedSamples
-        let powers = frame.mapLevels(Self.power)
+        let powers = frame.mapLevels(level: Self.power, peak: Self.power)
         guard var sum = total else {
             firstTime = frame.time - DumpFrame.intervalSeconds
             total = powers
             return
         }
         for (name, ear) in powers.ears {
-            guard var s = sum.ears[name] else { continue }
-            func add(_ a: inout [Double], _ b: [Double]) { for i in a.indices where i < b.count { a[i] += b[i] } }
-            add(&s.inputBandsDB, ear.inputBandsDB)
-            add(&s.outputBandsDB, ear.outputBandsDB)
-            add(&s.inputSpectrumDB, ear.inputSpectrumDB)
-            add(&s.outputSpectrumDB, ear.outputSpectrumDB)
-            s.inputRMSDB += ear.inputRMSDB
-            s.outputRMSDB += ear.outputRMSDB
-            s.inputPeakDB = max(s.inputPeakDB, ear.inputPeakDB)
-            s.outputPeakDB = max(s.outputPeakDB, ear.outputPeakDB)
-            (s.targetGainDB, s.combinationWindowDB, s.appliedGainDB, s.audiogram) =
-                (ear.targetGainDB, ear.combinationWindowDB, ear.appliedGainDB, ear.audiogram)
-            sum.ears[name] = s
+            guard let s = sum.ears[name] else { continue }
+            var newest = ear
+            newest.measured = EarDump.combine(s.measured, ear.measured, level: +, peak: max)
+            sum.ears[name] = newest
         }
         (sum.time, sum.prescription, sum.output, sum.xruns, sum.droppedFrames, sum.latencyFrames) =
             (frame.time, frame.prescription, frame.output, frame.xruns, frame.droppedFrames, frame.latencyFrames)
@@ -127,35 +118,20 @@ struct DumpAverage {
     var frame: DumpFrame? {
         guard let total else { return nil }
         let n = Double(count)
-        var average = total.mapLevels { Self.decibels($0 / n) }
-        for (name, ear) in total.ears {
-            average.ears[name]?.inputPeakDB = Self.decibels(ear.inputPeakDB)  // a maximum, not a sum
-            average.ears[name]?.outputPeakDB = Self.decibels(ear.outputPeakDB)
-        }
+        var average = total.mapLevels(level: { Self.decibels($0 / n) }, peak: Self.decibels)  // a peak is a maximum, not a sum
         average.limitedSamples = limited
         return average
     }
 
     static func power(_ db: Double) -> Double { pow(10, db / 10) }
-    static func decibels(_ power: Double) -> Double { max(-140, 10 * log10(max(power, 1e-30))) }
+    static func decibels(_ power: Double) -> Double { max(DumpAnalyzer.floorDB, 10 * log10(max(power, 1e-30))) }
 }
 
 extension DumpFrame {
-    /// The frame with `transform` applied to every level: band and spectrum levels, RMS and peak.
-    func mapLevels(_ transform: (Double) -> Double) -> DumpFrame {
+    /// The frame with every ear's levels converted: `level` for RMS, bands and spectra, `peak` for the peaks.
+    func mapLevels(level: (Double) -> Double, peak: (Double) -> Double) -> DumpFrame {
         var copy = self
-        for (name, ear) in ears {
-            var e = ear
-            e.inputBandsDB = ear.inputBandsDB.map(transform)
-            e.outputBandsDB = ear.outputBandsDB.map(transform)
-            e.inputSpectrumDB = ear.inputSpectrumDB.map(transform)
-            e.outputSpectrumDB = ear.outputSpectrumDB.map(transform)
-            e.inputRMSDB = transform(ear.inputRMSDB)
-            e.outputRMSDB = transform(ear.outputRMSDB)
-            e.inputPeakDB = transform(ear.inputPeakDB)
-            e.outputPeakDB = transform(ear.outputPeakDB)
-            copy.ears[name] = e
-        }
+        for name in ears.keys { copy.ears[name]!.measured = ears[name]!.measured.mapLevels(level: level, peak: peak) }
         return copy
     }
 }

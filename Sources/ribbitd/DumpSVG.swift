@@ -1,5 +1,6 @@
 import Foundation
 import RibbitControl
+import RibbitMonitor
 
 /// The dump as a picture (`--svg`): per ear the input and output spectra, and the gain the
 /// prescription asks for (the combination window), the filter applies and the sound got; below,

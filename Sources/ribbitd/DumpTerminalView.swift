@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RibbitControl
+import RibbitMonitor
 
 /// `ribbitd dump`'s live view: per ear, third-octave bars of input (░) and output (█, with
 /// eighth blocks for the top), the level the target gain asks for (◂ beside the output bar, or

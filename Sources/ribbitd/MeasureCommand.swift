@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RibbitDSP
 import RibbitFitting
+import RibbitMonitor
 import RibbitPrescription
 
 struct MeasureCommand: ParsableCommand {

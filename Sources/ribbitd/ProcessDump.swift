@@ -2,6 +2,7 @@ import Foundation
 import RibbitControl
 import RibbitDSP
 import RibbitFitting
+import RibbitMonitor
 import RibbitPrescription
 
 /// `process --dump DIR`: the dump of a file, frame for frame as the daemon would send it, in
@@ -10,19 +11,19 @@ import RibbitPrescription
 final class ProcessDump {
     let directory: String
     private let ears: [Ear]
-    private let fittings: [DumpFitting]
+    private let fitting: Fitting
+    private let filters: FilterSet
     private let prescription: DaemonStatus.ActivePrescription
     private let sampleRate: Double
     private let latencyFrames: Int
     private let fileFrames: Int
     private let hopFrames: Int
-    private let accumulator: DumpAccumulator
+    private let builder: DumpFrameBuilder
     private var recorder: DumpRecorder
     /// Input samples waiting for their output (the engine's latency), per channel.
     private var pendingInput: [[Float]]
     private var outputToSkip: Int
     private var paired = 0
-    private var lastLimited = 0
 
     init(directory: String, ears: [Ear], fitting: Fitting, filters: FilterSet, latencyFrames: Int, fileFrames: Int) throws(RibbitError) {
         var isDirectory: ObjCBool = false
@@ -35,13 +36,14 @@ final class ProcessDump {
         self.directory = directory
         self.ears = ears
         sampleRate = fitting.sampleRate
-        fittings = DumpFitting.ears(ears, filters: filters, fitting: fitting, sampleRate: sampleRate)
+        self.fitting = fitting
+        self.filters = filters
         let rx = fitting.prescription
         prescription = .init(id: nil, name: rx.name, environment: rx.environment, audiologist: rx.audiologist, rule: rx.rule.rawValue, signature: nil)
         self.latencyFrames = latencyFrames
         self.fileFrames = fileFrames
         hopFrames = Int((DumpFrame.intervalSeconds * sampleRate).rounded())
-        accumulator = DumpAccumulator(earCount: ears.count)
+        builder = DumpFrameBuilder(ears: ears, sampleRate: sampleRate)
         pendingInput = Array(repeating: [], count: ears.count)
         outputToSkip = latencyFrames
         let names = ears.map(\.rawValue)
@@ -60,27 +62,21 @@ final class ProcessDump {
         outputToSkip -= skip
         var offset = skip
         while offset < frameCount && paired < fileFrames {
-            let count = min(frameCount - offset, hopFrames - accumulator.pendingFrames, fileFrames - paired)
+            let count = min(frameCount - offset, hopFrames - builder.pendingFrames, fileFrames - paired)
             for c in ears.indices {
-                accumulator.append(ear: c, input: pendingInput[c][0..<count], output: UnsafeBufferPointer(start: outputs[c] + offset, count: count))
+                builder.append(ear: c, input: pendingInput[c][0..<count], output: UnsafeBufferPointer(start: outputs[c] + offset, count: count))
                 pendingInput[c].removeFirst(count)
             }
             offset += count
             paired += count
-            if accumulator.pendingFrames == hopFrames || paired == fileFrames { try emit(limitedSamples: limitedSamples) }
+            if builder.pendingFrames == hopFrames || paired == fileFrames { try emit(limitedSamples: limitedSamples) }
         }
     }
 
     private func emit(limitedSamples: Int) throws(RibbitError) {
-        let dumps = accumulator.analyze(sampleRate: sampleRate)
-        var earFrames = [String: DumpFrame.Ear]()
-        for (c, ear) in ears.enumerated() {
-            earFrames[ear.rawValue] = DumpFrame.Ear(dump: dumps[c], gains: fittings[c].gains, thresholds: fittings[c].thresholds)
-        }
-        let frame = DumpFrame(
-            time: Double(paired) / sampleRate, sampleRate: Int(sampleRate), latencyFrames: latencyFrames, xruns: 0, output: .processing,
-            prescription: prescription, limitedSamples: limitedSamples - lastLimited, droppedFrames: 0, ears: earFrames)
-        lastLimited = limitedSamples
+        let frame = builder.frame(
+            time: Double(paired) / sampleRate, latencyFrames: latencyFrames, xruns: 0, output: .processing, prescription: prescription,
+            filters: filters, fitting: fitting, limitedSamples: limitedSamples, droppedFrames: 0)
         try recorder.add(frame)
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import RibbitAudioFile
-import RibbitDSP
 import RibbitTestSupport
 import Testing
+import RibbitSignals
 
 @Suite struct AudioFileTests {
     @Test(arguments: [("wav", false), ("wav", true), ("flac", false)])

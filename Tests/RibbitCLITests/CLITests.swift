@@ -3,6 +3,7 @@ import RibbitAudioFile
 import RibbitDSP
 import RibbitTestSupport
 import Testing
+import RibbitSignals
 
 /// Runs the built `ribbitd` (swift build puts it beside the test bundle's build products).
 struct Ribbitd {

@@ -4,6 +4,8 @@ import RibbitControl
 import RibbitDSP
 import RibbitTestSupport
 import Testing
+import RibbitMonitor
+import RibbitSignals
 
 /// `process --dump`: the debug dump of a file, the same frames the daemon streams, without JACK.
 @Suite struct DumpCLITests {

@@ -3,6 +3,7 @@ import RibbitAudioFile
 import RibbitDSP
 import RibbitTestSupport
 import Testing
+import RibbitSignals
 
 /// `ribbitd process` on input far too loud for its fitting: the ceiling holds on every sample,
 /// and the share of samples the limiter acted on is a share (it once counted the engine's tail

@@ -4,6 +4,8 @@ import RibbitControl
 import RibbitDSP
 import RibbitTestSupport
 import Testing
+import RibbitMonitor
+import RibbitSignals
 
 /// The dump stream's socket side without JACK: a real ControlServer on a Unix socket in a
 /// private directory, driven as the daemon's poll loop drives it.

@@ -2,6 +2,8 @@ import Foundation
 import RibbitTestSupport
 import Testing
 @testable import RibbitDSP
+import RibbitMonitor
+import RibbitSignals
 
 /// Every configuration the engine is documented to run: the default at each rate and the
 /// option sets the README's trade-off table lists.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RibbitDSP
+import RibbitSignals
 
 /// FFTW's contract as RealFFT states it: unnormalised r2c, bins 0...N/2 interleaved.
 @Suite struct FFTTests {

@@ -5,6 +5,7 @@ import RibbitFitting
 import RibbitPrescription
 import RibbitTestSupport
 import Testing
+import RibbitMonitor
 
 /// ribbitd against real `jackd -d dummy` servers, one per test. All daemon tests (this file and
 /// the extension in DaemonControlTests.swift) run one at a time: they share the CPU with JACK's

@@ -6,6 +6,7 @@ import RibbitFitting
 import RibbitPrescription
 import RibbitTestSupport
 import Testing
+import RibbitMonitor
 import RibbitSettings
 
 extension DaemonTests {

@@ -1,5 +1,5 @@
 import Foundation
-import RibbitDSP
+import RibbitSignals
 
 /// The inputs that must never get past the output ceiling: full scale, DC, NaN, infinities and
 /// the largest floats, one segment each, in this order.

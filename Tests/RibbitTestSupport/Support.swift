@@ -1,5 +1,4 @@
 import Foundation
-import RibbitDSP
 
 /// Where the package lives, for tests that read Prescriptions/ or run the built binary.
 public enum TestPaths {

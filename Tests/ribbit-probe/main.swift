@@ -9,7 +9,7 @@
 import CJack
 import Foundation
 import RibbitAudioFile
-import RibbitDSP
+import RibbitSignals
 import RibbitTestSupport
 import Synchronization
 

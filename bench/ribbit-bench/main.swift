@@ -7,6 +7,8 @@ import RibbitControl
 import RibbitDSP
 import RibbitFitting
 import RibbitPrescription
+import RibbitMonitor
+import RibbitSignals
 
 func threadCPUSeconds() -> Double {
     var t = timespec()
@@ -150,26 +152,21 @@ do {
     let rate = 48000.0
     let fitting = try! Fitting(prescription: prescriptions[1], sampleRate: rate)
     let filters = fitting.filterSet(ears: [.left, .right])
-    let fittings = DumpFitting.ears([.left, .right], filters: filters, fitting: fitting, sampleRate: rate)
     let hop = Int(DumpFrame.intervalSeconds * rate)
     let noise = Signals.whiteNoise(count: 200 * hop, rms: 0.01, seed: 3)
-    let accumulator = DumpAccumulator(earCount: 2)
-    var dumps = [EarDump]()
+    let builder = DumpFrameBuilder(ears: [.left, .right], sampleRate: rate)
+    var built: DumpFrame?
     let frames = 200
     let analysis = bestOf(repeats) {
         for i in 0..<frames {
             let chunk = noise[(i * hop)..<((i + 1) * hop)]
-            for ear in 0..<2 { accumulator.append(ear: ear, input: chunk, output: chunk) }
-            dumps = accumulator.analyze(sampleRate: rate)
+            for ear in 0..<2 { builder.append(ear: ear, input: chunk, output: chunk) }
+            built = builder.frame(
+                time: 12.34, latencyFrames: 96, xruns: 0, output: .processing, prescription: nil, filters: filters, fitting: fitting,
+                limitedSamples: 0, droppedFrames: 0)
         }
     }
-    let frame = DumpFrame(
-        time: 12.34, sampleRate: 48000, latencyFrames: 96, xruns: 0, output: .processing, prescription: nil, limitedSamples: 0,
-        droppedFrames: 0,
-        ears: [
-            "left": DumpFrame.Ear(dump: dumps[0], gains: fittings[0].gains, thresholds: fittings[0].thresholds),
-            "right": DumpFrame.Ear(dump: dumps[1], gains: fittings[1].gains, thresholds: fittings[1].thresholds),
-        ])
+    let frame = built!
     var bytes = 0
     let encoding = bestOf(repeats) {
         for _ in 0..<frames { bytes = frame.jsonLine().count }

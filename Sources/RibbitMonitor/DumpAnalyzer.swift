@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import RibbitDSP
 
 /// What the debug dump shows of one ear at one moment: levels, third-octave bands and a
 /// magnitude spectrum of the input and the output. Pure math on sample windows.
@@ -14,30 +15,24 @@ public struct EarDump: Codable, Sendable, Equatable {
     /// Per FFT bin (spacing `spectrumBinHz`, from 0 Hz), dBFS RMS per bin.
     public var inputSpectrumDB: [Double]
     public var outputSpectrumDB: [Double]
-}
 
-/// What the dump shows of the fitting of one ear: what the prescription asks for and what the
-/// engine's filter does. Computed once per published filter, off the RT thread.
-public struct EarGains: Sendable, Equatable {
-    /// The target gain (combination window) at each band centre, dB; nil where it is 0 (stop band).
-    public var targetBandsDB: [Double?]
-    /// The combination window (gain window times low-pass) at each spectrum bin, dB; nil where 0.
-    public var combinationWindowDB: [Double?]
-    /// The magnitude response of the filter the engine runs, at each spectrum bin, dB.
-    public var appliedGainDB: [Double]
+    /// Every level of `a` and `b` combined field by field: `level` for the mean-square levels
+    /// (RMS, bands, spectra; arrays keep `a`'s length), `peak` for the two peaks. The one list
+    /// of the level fields, for averaging frames and converting their units.
+    public static func combine(
+        _ a: EarDump, _ b: EarDump, level: (Double, Double) -> Double, peak: (Double, Double) -> Double
+    ) -> EarDump {
+        func levels(_ x: [Double], _ y: [Double]) -> [Double] { x.indices.map { $0 < y.count ? level(x[$0], y[$0]) : x[$0] } }
+        return EarDump(
+            inputRMSDB: level(a.inputRMSDB, b.inputRMSDB), inputPeakDB: peak(a.inputPeakDB, b.inputPeakDB),
+            outputRMSDB: level(a.outputRMSDB, b.outputRMSDB), outputPeakDB: peak(a.outputPeakDB, b.outputPeakDB),
+            inputBandsDB: levels(a.inputBandsDB, b.inputBandsDB), outputBandsDB: levels(a.outputBandsDB, b.outputBandsDB),
+            inputSpectrumDB: levels(a.inputSpectrumDB, b.inputSpectrumDB), outputSpectrumDB: levels(a.outputSpectrumDB, b.outputSpectrumDB))
+    }
 
-    /// - Parameters:
-    ///   - curve: the ear's combination window (`.unity` in bypass or without a prescription).
-    ///   - filters, channel: what the engine runs for this ear.
-    public init(curve: CombinationCurve, filters: FilterSet, channel: Int, sampleRate: Double) {
-        func decibels(_ amplitude: Double) -> Double? {
-            amplitude > 0 ? DumpAnalyzer.decibelsOfPower(amplitude * amplitude) : nil
-        }
-        let bins = DumpAnalyzer.spectrumFrequenciesHz(sampleRate: sampleRate)
-        targetBandsDB = DumpAnalyzer.bandCentersHz.map { decibels(curve.amplitude(atHz: $0)) }
-        combinationWindowDB = bins.map { decibels(curve.amplitude(atHz: $0)) }
-        appliedGainDB = filters.magnitudeDB(channel: channel, atHz: bins, sampleRate: sampleRate, floorDB: DumpAnalyzer.floorDB)
-            .map { ($0 * 100).rounded() / 100 + 0 }  // + 0: no "-0" from a tiny ripple
+    /// Every level with `level` applied (mean-square levels) or `peak` (the two peaks).
+    public func mapLevels(level: (Double) -> Double, peak: (Double) -> Double) -> EarDump {
+        Self.combine(self, self, level: { x, _ in level(x) }, peak: { x, _ in peak(x) })
     }
 }
 
@@ -165,7 +160,7 @@ final class SpectrumWorkspace {
         fft = RealFFT(length: length, measure: false)  // planned at once: the dump starts without a pause
         frame = RealFFT.allocateReal(length)
         spectrum = RealFFT.allocateComplex(fft.complexCount)
-        window = (0..<length).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(length)) }
+        window = HannWindow.values(length: length)
     }
 
     deinit {
@@ -183,7 +178,7 @@ final class SpectrumWorkspace {
         var windowPower = 0.0
         for i in 0..<n - m { frame[i] = 0 }
         for i in 0..<m {
-            let w = m == n ? window[i] : 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(m))
+            let w = m == n ? window[i] : HannWindow.value(i, length: m)
             frame[n - m + i] = Float(Double(x[start + i]) * w)
             windowPower += w * w
         }

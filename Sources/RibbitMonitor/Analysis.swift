@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import RibbitDSP
 
 /// Offline measurements: levels, THD+N, and the magnitude response between two recordings.
 public enum Analysis {
@@ -77,7 +78,7 @@ public enum Analysis {
             RealFFT.free(frame)
             RealFFT.free(spectrum)
         }
-        let window = (0..<n).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n))) }
+        let window = HannWindow.values(length: n).map { Float($0) }
         var px = [Double](repeating: 0, count: fft.complexCount)
         var py = px
         let count = min(x.count, y.count)

@@ -1,4 +1,4 @@
-import RibbitDSP
+import RibbitControl
 
 /// One line of the dump stream (docs/dump-format.md): per ear what came in, what went out, the
 /// gain asked for and the gain applied, and the prescription behind it. The daemon sends 20 a
@@ -16,41 +16,49 @@ public struct DumpFrame: Codable, Sendable, Equatable {
         }
     }
 
+    /// One ear: what the analyser measured and what the fitting asks for and applies, each
+    /// declared once (`EarDump`, `EarGains`) and read here as if they were this struct's own
+    /// fields (`ear.inputRMSDB`, `ear.targetGainDB`). The JSON is one flat object of all of them.
+    @dynamicMemberLookup
     public struct Ear: Codable, Sendable, Equatable {
-        /// RMS and peak of the samples since the previous frame, dBFS (a full-scale sine: -3.01 RMS, 0 peak).
-        public var inputRMSDB: Double
-        public var inputPeakDB: Double
-        public var outputRMSDB: Double
-        public var outputPeakDB: Double
-        /// Level in each third-octave band of `bandsHz`, dBFS, over the last 4096 samples.
-        public var inputBandsDB: [Double]
-        public var outputBandsDB: [Double]
-        /// The prescription's target gain at each band centre, dB (null: the low-pass stops it).
-        public var targetGainDB: [Double?]
-        /// Level per bin of a 1024-point spectrum (spacing `spectrumBinHz`, from 0 Hz), dBFS.
-        public var inputSpectrumDB: [Double]
-        public var outputSpectrumDB: [Double]
-        /// The active combination window (gain window times low-pass) per spectrum bin, dB (null: 0).
-        public var combinationWindowDB: [Double?]
-        /// The response of the filter the engine runs, per spectrum bin, dB.
-        public var appliedGainDB: [Double]
+        /// Levels, bands and spectra of input and output (`EarDump`).
+        public var measured: EarDump
+        /// Target gain per band, combination window and applied gain per bin (`EarGains`).
+        public var gains: EarGains
         /// The thresholds the prescription was fitted to (empty for explicit gains or bypass).
         public var audiogram: [AudiogramPoint]
 
         /// - Parameter thresholds: dB HL per frequency (Hz) of the ear's audiogram.
         public init(dump: EarDump, gains: EarGains, thresholds: [Int: Int]) {
-            inputRMSDB = dump.inputRMSDB
-            inputPeakDB = dump.inputPeakDB
-            outputRMSDB = dump.outputRMSDB
-            outputPeakDB = dump.outputPeakDB
-            inputBandsDB = dump.inputBandsDB
-            outputBandsDB = dump.outputBandsDB
-            inputSpectrumDB = dump.inputSpectrumDB
-            outputSpectrumDB = dump.outputSpectrumDB
-            targetGainDB = gains.targetBandsDB
-            combinationWindowDB = gains.combinationWindowDB
-            appliedGainDB = gains.appliedGainDB
+            measured = dump
+            self.gains = gains
             audiogram = thresholds.sorted { $0.key < $1.key }.map { AudiogramPoint(frequencyHz: $0.key, thresholdDBHL: $0.value) }
+        }
+
+        public subscript<T>(dynamicMember field: WritableKeyPath<EarDump, T>) -> T {
+            get { measured[keyPath: field] }
+            set { measured[keyPath: field] = newValue }
+        }
+
+        public subscript<T>(dynamicMember field: WritableKeyPath<EarGains, T>) -> T {
+            get { gains[keyPath: field] }
+            set { gains[keyPath: field] = newValue }
+        }
+
+        private enum CodingKeys: String, CodingKey { case audiogram }
+
+        // The three parts share one JSON object (keyed containers of one encoder merge).
+        public init(from decoder: any Decoder) throws {
+            measured = try EarDump(from: decoder)
+            gains = try EarGains(from: decoder)
+            audiogram = try decoder.container(keyedBy: CodingKeys.self).decode([AudiogramPoint].self, forKey: .audiogram)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            try measured.encode(to: encoder)
+            try gains.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(audiogram, forKey: .audiogram)
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A small seeded generator (SplitMix64) so every test signal is reproducible.
 public struct SeededRandom: RandomNumberGenerator, Sendable {

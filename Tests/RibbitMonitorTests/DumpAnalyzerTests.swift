@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RibbitDSP
+@testable import RibbitMonitor
+import RibbitSignals
 
 /// The dump's numbers against closed forms: a sine of amplitude A (whole periods) reads 20 log10(A / sqrt 2)
 /// RMS and 20 log10(A) peak, and its third-octave band holds that level.
