@@ -23,6 +23,7 @@ run: deps build
 test: deps
 	swift build
 	$(RELEASE) --product ribbitd
+	$(RELEASE) --product ribbit-audio
 	swift test --disable-xctest
 
 deps:
@@ -40,6 +41,7 @@ RELEASE := swift build -c release --static-swift-stdlib
 
 build:
 	$(RELEASE) --product ribbitd
+	$(RELEASE) --product ribbit-audio
 
 # The demo: synthetic speech at a microphone-like level through a sample prescription, with its
 # debug dump, then the measured response against the prescription (fails beyond 2 dB).
@@ -93,17 +95,21 @@ man: build
 	$(MAN_TOOL) .build/release/ribbitd --output-directory .build/man
 
 BINDIR = $(PREFIX)/bin
+# ribbit-audio, the process `ribbitd run` starts for the JACK client, is not for users: libexec
+# (ribbitd finds it in ../libexec/ribbit/ from its own directory).
+LIBEXECDIR = $(PREFIX)/libexec/ribbit
 install: build man
-	@if ldd .build/release/ribbitd | grep -q libswift; then \
-		echo "error: .build/release/ribbitd loads the Swift runtime from the toolchain, so installed it would not run without one; run make clean install" >&2; exit 1; fi
+	@for binary in ribbitd ribbit-audio; do if ldd .build/release/$$binary | grep -q libswift; then \
+		echo "error: .build/release/$$binary loads the Swift runtime from the toolchain, so installed it would not run without one; run make clean install" >&2; exit 1; fi; done
 	install -Dm755 .build/release/ribbitd $(DESTDIR)$(BINDIR)/ribbitd
+	install -Dm755 .build/release/ribbit-audio $(DESTDIR)$(LIBEXECDIR)/ribbit-audio
 	install -Dm644 .build/man/ribbitd.1 $(DESTDIR)$(PREFIX)/share/man/man1/ribbitd.1
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/user
 	sed 's|@BINDIR@|$(BINDIR)|' systemd/ribbitd.service > $(DESTDIR)$(PREFIX)/lib/systemd/user/ribbitd.service
 	chmod 644 $(DESTDIR)$(PREFIX)/lib/systemd/user/ribbitd.service
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ribbitd $(DESTDIR)$(PREFIX)/share/man/man1/ribbitd.1 $(DESTDIR)$(PREFIX)/lib/systemd/user/ribbitd.service
+	rm -f $(DESTDIR)$(BINDIR)/ribbitd $(DESTDIR)$(LIBEXECDIR)/ribbit-audio $(DESTDIR)$(PREFIX)/share/man/man1/ribbitd.1 $(DESTDIR)$(PREFIX)/lib/systemd/user/ribbitd.service
 
 clean:
 	rm -rf .build $(DEMO)

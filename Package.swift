@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "ribbitd", targets: ["ribbitd"]),
+        .executable(name: "ribbit-audio", targets: ["ribbit-audio"]),
         .library(name: "RibbitDSP", targets: ["RibbitDSP"]),
         // For the libFuzzer targets in fuzz/.
         .library(name: "RibbitPrescription", targets: ["RibbitPrescription"]),
@@ -66,11 +67,13 @@ let package = Package(
             name: "RibbitIntake",
             dependencies: ["RibbitSettings", "RibbitPrescription", "RibbitSignature", "RibbitStore", "RibbitImage", "RibbitQR"]
         ),
-        // `ribbitd run`: the control loop that owns the JACK session, state and socket.
+        // The daemon <-> audio process link: binary messages on a socket pair. No Foundation.
+        .target(name: "RibbitAudioLink"),
+        // `ribbitd run`: the services (history, control socket, audio process, dump, systemd) on one poll loop.
         .target(
             name: "RibbitDaemon",
             dependencies: [
-                "RibbitJack", "RibbitControl", "RibbitMonitor", "RibbitFitting", "RibbitPrescription", "RibbitStore", "RibbitIntake",
+                "RibbitAudioLink", "RibbitControl", "RibbitMonitor", "RibbitFitting", "RibbitPrescription", "RibbitStore", "RibbitIntake",
                 "RibbitSettings",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -86,6 +89,9 @@ let package = Package(
             ],
             linkerSettings: bindNow
         ),
+        // The process that holds the JACK client and its real-time thread, started by `ribbitd run`:
+        // the engine and libjack only, so it stays small (no Foundation, SQLite, crypto or QR code).
+        .executableTarget(name: "ribbit-audio", dependencies: ["RibbitJack", "RibbitDSP", "RibbitAudioLink"], linkerSettings: bindNow),
         .executableTarget(
             name: "ribbit-bench",
             dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl", "RibbitMonitor", "RibbitSignals", "CFFTW"],

@@ -1,28 +1,44 @@
 import Logging
+import RibbitAudioLink
 import RibbitControl
 import RibbitDSP
-import RibbitJack
 import RibbitSettings
 
-/// The JACK side of the daemon: opens a session for what should play (on the JACK worker,
-/// since libjack may wait for the server without a deadline), reconnects with backoff when
-/// the server goes away or changes its rate, and hands new filters to the running engine.
+/// The JACK side of the daemon, run in its own small process (`ribbit-audio`): this service
+/// starts it, designs the filters it plays (for the rate JACK runs at), relays pause and the
+/// dump, and starts a new one with backoff when the server goes away or changes its rate.
+/// libjack may wait for the server without a deadline; that only ever holds the audio
+/// process, which is killed at stop when it does not answer.
 final class AudioService: DaemonService {
     let name = "JACK session"
     private let config: DaemonConfig
     private let log: Logger
-    private(set) var session: AudioSession?
-    private let worker = JackWorker()
-    /// When the worker began opening a session (nil: not opening), and where it puts the result.
+    private let executable: String?
+    private var process: AudioProcess?
+
+    /// What the audio process runs now (nil: not running yet).
+    struct Session {
+        let client: String
+        let sampleRate: Double
+        var latencyFrames = 0
+        var stats = AudioStats()
+        var xrunsLogged = 0
+        var running = false
+    }
+    private(set) var session: Session?
+    /// When the audio process was started and has not connected yet (nil: not opening).
     private(set) var openingSince: Double?
-    private let opened = Mailbox<(plan: AudioSession.Plan, result: Result<AudioSession, JackError>)>()
     private var problem: String? = "not connected yet"
     private var retryDelay = AudioService.firstRetryDelay
     private var nextAttempt = 0.0
     private var xrunsOfClosedSessions = 0
-    /// What the engine runs (for the dump).
+    /// What the engine runs (for the dump's gains).
     private(set) var running: RunningFilters?
-    /// Called after a session opened or failed to, and when the server went away.
+    /// Dump samples that arrived, planar by channel (input left, input right, output left, output right).
+    private(set) var dumpSamples = [[Float]](repeating: [], count: 4)
+    private var dumpOn = false
+
+    /// Called after a session started or failed to, and when the server went away.
     var onChange: () -> Void = {}
     /// What should play now, and whether paused (from the fitting state).
     var wanted: () -> (choice: FilterChoice, paused: Bool) = { (.delay(ceilingDBFS: -1), false) }
@@ -30,148 +46,200 @@ final class AudioService: DaemonService {
     static let firstRetryDelay = 0.25
     static let longestRetryDelay = 2.0
 
-    init(config: DaemonConfig, log: Logger) {
+    init(config: DaemonConfig, log: Logger, environment: [String: String]) {
         self.config = config
         self.log = log
+        executable = AudioProcess.executablePath(environment: environment)
     }
 
-    /// Asks the worker to open, activate and wire a JACK session for `choice`.
-    func startOpening(_ choice: FilterChoice, paused: Bool, now: Double) {
-        let plan = AudioSession.Plan(config: config, choice: choice, paused: paused)
+    func start(now: Double) throws {
+        guard executable != nil else {
+            throw DaemonError("the audio process ribbit-audio is missing (looked beside ribbitd and in ../libexec/ribbit/); reinstall ribbit")
+        }
+    }
+
+    var isConnected: Bool { session?.running == true }
+
+    /// The link's descriptor, for the poll loop (nil without a process).
+    var pollDescriptor: Int32? { process?.link.fd }
+
+    /// Starts an audio process; it connects to JACK and asks for filters.
+    func startOpening(now: Double) {
+        guard let executable else { return }
+        var arguments = ["--client-name", config.clientName]
+        for port in config.inputs ?? [] { arguments += ["--input", port] }
+        for port in config.outputs ?? [] { arguments += ["--output", port] }
+        if !config.connect { arguments.append("--no-connect") }
+        if log.logLevel <= .debug { arguments.append("--jack-messages") }
+        do { process = try AudioProcess(executable: executable, arguments: arguments) } catch {
+            failed(error.description, now: now)
+            return
+        }
         openingSince = now
-        let (log, mailbox) = (log, opened)
-        worker.run {
-            mailbox.put((plan, Result { () throws(JackError) in try AudioSession.open(plan, log: log) }))
-        }
     }
 
-    /// Control-thread upkeep: adopts an opened session, retries, follows the server's changes.
+    /// Control-thread upkeep: messages from the audio process, its end, retries.
     func tick(now: Double) {
-        let (choice, paused) = wanted()
-        if let outcome = opened.take() { adopt(outcome.result, plan: outcome.plan, now: now, choice: choice, paused: paused) }
-        guard var current = session else {
-            if openingSince == nil, now >= nextAttempt { startOpening(choice, paused: paused, now: now) }
+        guard let process else {
+            if now >= nextAttempt { startOpening(now: now) }
             return
         }
-        current.processor.engine.collectRetired()
-        if current.client.events.shutDown.load(ordering: .acquiring) {
-            log.warning("the JACK server went away; retrying with backoff, the prescription stays")
-            close()
-            problem = "the JACK server went away; retrying"
-            nextAttempt = now + retryDelay
-            onChange()
-            return
+        for message in process.link.receive() { handle(message, now: now) }
+        process.link.flush()
+        if self.process != nil, process.link.isClosed || process.hasExited() {
+            // Ended without saying why (crashed, killed): like a server that went away.
+            process.kill()
+            ended(problem: "the audio process ended unexpectedly; starting it again", now: now, at: now + retryDelay)
         }
-        if current.client.events.sampleRate.load(ordering: .relaxed) != Int(current.processor.sampleRate) {
-            log.notice("JACK changed its sample rate; preparing the engine again")
-            close()
-            startOpening(choice, paused: paused, now: now)
-            return
-        }
-        let period = current.processor.period.load(ordering: .relaxed)
-        if period != current.period {
-            log.notice("JACK period is now \(period) frames; latency \(current.processor.latencyFrames) frames")
-            let client = UncheckedBox(current.client)
-            worker.run { client.value.recomputeLatencies() }
-            current.period = period
-        }
-        let xruns = current.client.events.xruns.load(ordering: .relaxed)
-        if xruns > current.xrunsLogged {
-            log.warning("\(xruns - current.xrunsLogged) xrun(s) (\(xruns) since connecting)")
-            current.xrunsLogged = xruns
-        }
-        session = current
     }
 
-    private func adopt(_ result: Result<AudioSession, JackError>, plan: AudioSession.Plan, now: Double, choice: FilterChoice, paused: Bool) {
-        openingSince = nil
-        switch result {
-        case .success(let opened):
-            session = opened
-            running = opened.running
+    private func handle(_ message: AudioMessage, now: Double) {
+        switch message {
+        case .connected(let client, let rate, _):
+            session = Session(client: client, sampleRate: Double(rate))
+            let (choice, paused) = wanted()
+            send(choice)
+            process?.link.send(.paused(paused))
+            if dumpOn { process?.link.send(.dump(true)) }
+        case .running(let latency):
+            openingSince = nil
+            session?.latencyFrames = latency
+            session?.running = true
             retryDelay = Self.firstRetryDelay
             problem = nil
-            // What changed while the worker opened it (a load, bypass or pause) applies now.
-            opened.processor.paused.store(paused, ordering: .relaxed)
-            if plan.choice != choice {
-                do { try play(choice) } catch { log.error("internal error: \(error)") }
+            onChange()
+        case .stats(let stats):
+            guard var current = session else { return }
+            current.stats = stats
+            current.latencyFrames = stats.latencyFrames
+            if stats.xruns > current.xrunsLogged {
+                log.warning("\(stats.xruns - current.xrunsLogged) xrun(s) (\(stats.xruns) since connecting)")
+                current.xrunsLogged = stats.xruns
             }
-        case .failure(let error):
-            if problem != error.description { log.warning("JACK: \(error.description); retrying") }
-            problem = error.description
-            nextAttempt = now + retryDelay
-            retryDelay = min(retryDelay * 2, Self.longestRetryDelay)
+            session = current
+        case .samples(let frames, let channels):
+            guard dumpOn else { return }
+            for channel in 0..<4 { dumpSamples[channel].append(contentsOf: channels[(channel * frames)..<((channel + 1) * frames)]) }
+        case .log(let level, let text):
+            switch level {
+            case .debug: log.debug("\(text)")
+            case .info: log.info("\(text)")
+            case .notice: log.notice("\(text)")
+            case .warning: log.warning("\(text)")
+            case .error: log.error("\(text)")
+            }
+        case .failed(let text):
+            process?.kill()
+            failed(text, now: now)
+        case .gone(let reason, let rateChanged):
+            if rateChanged {
+                log.notice("\(reason); preparing the engine again")
+            } else {
+                log.warning("\(reason); retrying with backoff, the prescription stays")
+            }
+            process?.kill()
+            ended(problem: "\(reason); retrying", now: now, at: rateChanged ? now : now + retryDelay)
+        case .filters, .paused, .dump, .stop:
+            break  // the daemon's own messages; the audio process does not send them
         }
+    }
+
+    /// The audio process could not connect: retry with backoff.
+    private func failed(_ text: String, now: Double) {
+        if problem != text { log.warning("JACK: \(text); retrying") }
+        problem = text
+        process = nil
+        session = nil
+        openingSince = nil
+        nextAttempt = now + retryDelay
+        retryDelay = min(retryDelay * 2, Self.longestRetryDelay)
+        onChange()
+    }
+
+    /// A running session ended: start again at `at`.
+    private func ended(problem: String, now: Double, at: Double) {
+        xrunsOfClosedSessions += session?.stats.xruns ?? 0
+        self.problem = problem
+        process = nil
+        session = nil
+        running = nil
+        openingSince = nil
+        nextAttempt = at
         onChange()
     }
 
     /// Fits and designs the filters for `choice` at the session's rate (48 kHz without one).
     func prepare(_ choice: FilterChoice) throws(EngineError) -> RunningFilters {
-        try choice.prepare(sampleRate: session?.processor.sampleRate ?? 48000)
+        try choice.prepare(sampleRate: session?.sampleRate ?? 48000)
     }
 
-    /// Sends `choice`'s filters to the running engine (crossfaded there); `prepared` when the
-    /// caller designed them already. Without a session, the next one opens with the choice.
+    /// Sends `choice`'s filters to the audio process (crossfaded there); `prepared` when the
+    /// caller designed them already. Without a session, the next one starts with the choice.
     func play(_ choice: FilterChoice, reusing prepared: RunningFilters? = nil) throws(EngineError) {
         guard let session else { return }
         let filters: RunningFilters
-        if let prepared { filters = prepared } else { filters = try choice.prepare(sampleRate: session.processor.sampleRate) }
-        try session.processor.engine.publish(filters.filters)
+        if let prepared { filters = prepared } else { filters = try choice.prepare(sampleRate: session.sampleRate) }
+        process?.link.send(.filters(ceilingDBFS: choice.ceilingDBFS, fftLength: filters.filters.fftLength, taps: filters.filters.taps))
         running = filters
     }
 
-    func setPaused(_ paused: Bool) { session?.processor.paused.store(paused, ordering: .relaxed) }
-
-    /// Hands the client to the worker to close (closing waits for the server too).
-    func close() {
-        guard let current = session else { return }
-        xrunsOfClosedSessions += current.client.events.xruns.load(ordering: .relaxed)
-        session = nil
-        let client = UncheckedBox(current.client)
-        worker.run { client.value.close() }
+    private func send(_ choice: FilterChoice) {
+        do { try play(choice) } catch { log.error("internal error: \(error)") }
     }
 
-    /// At stop: closes the session and gives the server until `deadline` to answer.
+    func setPaused(_ paused: Bool) { process?.link.send(.paused(paused)) }
+
+    /// Whether the audio process copies its periods for the dump.
+    func setDump(_ on: Bool) {
+        guard on != dumpOn else { return }
+        dumpOn = on
+        for channel in 0..<4 { dumpSamples[channel].removeAll() }
+        process?.link.send(.dump(on))
+    }
+
+    /// The dump samples that arrived since the last call.
+    func takeDumpSamples() -> [[Float]] {
+        defer { for channel in 0..<4 { dumpSamples[channel].removeAll(keepingCapacity: true) } }
+        return dumpSamples
+    }
+
+    /// At stop: stops the audio process (which closes its client), killing it at the deadline.
     func stop(deadline: Double) {
-        close()
-        if !worker.waitUntilIdle(seconds: max(0, deadline - MonotonicClock.seconds())) {
-            log.warning("the JACK server does not answer; stopping without closing the JACK client")
+        guard let process else { return }
+        process.stop(deadline: deadline)
+        if process.link.isClosed == false, session == nil, openingSince != nil {
+            log.warning("the JACK server does not answer; stopped the audio process without closing its JACK client")
         }
+        self.process = nil
     }
 
     /// The JACK part of `status` (nil without a session).
     var status: DaemonStatus.Jack? {
-        guard let session else { return nil }
-        let p = session.processor
-        let rate = p.sampleRate
-        let cycles = p.cycles.load(ordering: .relaxed)
-        let busy = Double(p.busyNanoseconds.load(ordering: .relaxed)) / 1e9
-        let period = p.period.load(ordering: .relaxed)
-        let elapsed = Double(cycles) * Double(period) / rate
+        guard let session, session.running else { return nil }
+        let s = session.stats
+        let rate = session.sampleRate
+        let elapsed = Double(s.cycles) * Double(s.period) / rate
         return DaemonStatus.Jack(
-            client: session.client.name, sampleRate: Int(rate), period: period, latencyFrames: p.latencyFrames,
-            latencyMilliseconds: Double(p.latencyFrames) / rate * 1000, dspLoadPercent: session.client.dspLoadPercent,
-            ribbitLoadPercent: elapsed > 0 ? 100 * busy / elapsed : 0,
-            longestCallbackMicroseconds: Double(p.longestNanoseconds.load(ordering: .relaxed)) / 1000,
-            cycles: cycles, xruns: session.client.events.xruns.load(ordering: .relaxed),
-            limitedSamples: p.engine.counters.limitedSamples)
+            client: session.client, sampleRate: Int(rate), period: s.period, latencyFrames: session.latencyFrames,
+            latencyMilliseconds: Double(session.latencyFrames) / rate * 1000, dspLoadPercent: s.dspLoadPercent,
+            ribbitLoadPercent: elapsed > 0 ? 100 * Double(s.busyNanoseconds) / 1e9 / elapsed : 0,
+            longestCallbackMicroseconds: Double(s.longestNanoseconds) / 1000,
+            cycles: s.cycles, xruns: s.xruns, limitedSamples: s.limitedSamples)
     }
 
-    var totalXruns: Int { xrunsOfClosedSessions + (session?.client.events.xruns.load(ordering: .relaxed) ?? 0) }
+    /// Counters the dump frames carry.
+    var limitedSamples: Int { session?.stats.limitedSamples ?? 0 }
+    var dumpFramesDropped: Int { session?.stats.dumpFramesDropped ?? 0 }
+
+    var totalXruns: Int { xrunsOfClosedSessions + (session?.stats.xruns ?? 0) }
 
     /// Why there is no JACK session; a server that accepted the connection and then went
     /// silent (a stopped jackd, a stuck PipeWire) is named as such.
     func problem(now: Double) -> String? {
-        guard session == nil else { return nil }
+        guard !isConnected else { return nil }
         if let since = openingSince, now - since >= 1 {
             return "the JACK server has not answered for \(Int(now - since)) s (stopped or stuck?); still waiting for it"
         }
         return problem
     }
-}
-
-/// A non-Sendable reference passed to the JACK worker, which is then its only user.
-struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

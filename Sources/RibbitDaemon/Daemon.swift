@@ -3,12 +3,12 @@ import Glibc
 import Logging
 import RibbitControl
 import RibbitIntake
-import RibbitJack
 import RibbitSettings
 
 /// `ribbitd run`: one control thread that owns all daemon state and runs the services' poll
-/// loop; JACK's process thread runs only the RealtimeProcessor, and a worker thread makes the
-/// libjack calls that wait for the server (JackWorker).
+/// loop. The JACK client and its real-time thread live in a small child process,
+/// `ribbit-audio` (AudioService), so the process holding the audio thread carries no
+/// Foundation, SQLite, crypto or QR code.
 ///
 /// The services, in start order: systemd notification, the history (`FittingService`), the
 /// control socket, the JACK session (`AudioService`), the dump. They stop in reverse.
@@ -33,12 +33,12 @@ public final class Daemon {
         startPrescription = prescription
         fitting = FittingService(paths: paths, config: config, log: log)
         control = ControlService(path: paths.socketPath, log: log)
-        audio = AudioService(config: config, log: log)
-        systemd = SystemdService(started: started) { [unowned self] in fitting.state.statusLine(connected: audio.session != nil) }
+        audio = AudioService(config: config, log: log, environment: paths.environment)
+        systemd = SystemdService(started: started) { [unowned self] in fitting.state.statusLine(connected: audio.isConnected) }
         dump = DumpService(audio: audio, control: control, started: started) { [unowned self] in
             (fitting.state.output, fitting.state.description)
         }
-        audio.onChange = { [unowned self] in systemd.jackAnswered(connected: audio.session != nil) }
+        audio.onChange = { [unowned self] in systemd.jackAnswered(connected: audio.isConnected) }
         audio.wanted = { [unowned self] in (fitting.state.filterChoice, fitting.state.paused) }
         control.handlers = handlers
     }
@@ -66,14 +66,14 @@ public final class Daemon {
         } else {
             fitting.logActive()
         }
-        audio.startOpening(fitting.state.filterChoice, paused: fitting.state.paused, now: Self.now())
+        audio.startOpening(now: Self.now())
 
         while !stopping {
-            var fds = control.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            var fds = (control.pollDescriptors + [audio.pollDescriptor].compactMap { $0 }).map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&fds, nfds_t(fds.count), control.subscriberCount == 0 && audio.openingSince == nil ? 100 : 10)
             let now = Self.now()
             if ready > 0 {
-                for entry in fds where entry.revents != 0 { control.handleReadable(entry.fd, now: now) }
+                for entry in fds where entry.revents != 0 && entry.fd != audio.pollDescriptor { control.handleReadable(entry.fd, now: now) }
             }
             var noWait = timespec()
             let signal = sigtimedwait(&signals, nil, &noWait)

@@ -1,8 +1,9 @@
 import RibbitControl
+import RibbitMonitor
 
-/// The debug dump: while dump clients listen, the RT thread copies each period into the ring
-/// and 20 times a second a frame goes to every client. With none, the RT thread does nothing
-/// extra. One publisher per JACK session.
+/// The debug dump: while dump clients listen, the audio process copies each period into its
+/// ring and sends the samples over; 20 times a second a frame (`DumpFrameBuilder`, the same
+/// as `process --dump`) goes to every client. With none, the RT thread does nothing extra.
 final class DumpService: DaemonService {
     let name = "dump"
     private let audio: AudioService
@@ -10,9 +11,9 @@ final class DumpService: DaemonService {
     private let started: Double
     /// What the frames say about the prescription and the output mode.
     private let describe: () -> (output: DaemonStatus.Output, prescription: DaemonStatus.ActivePrescription?)
-    private var publisher: DumpPublisher?
-    /// The session the publisher drains (a new session needs a new publisher).
-    private var sessionID: ObjectIdentifier?
+    private var builder: DumpFrameBuilder?
+    private var droppedBefore = 0
+    private var nextFrame = -Double.infinity
     private(set) var listeners = 0
 
     init(
@@ -27,24 +28,37 @@ final class DumpService: DaemonService {
 
     func tick(now: Double) {
         listeners = control.subscriberCount
-        guard let session = audio.session, let running = audio.running, let server = control.server else {
-            publisher = nil
+        let listening = listeners > 0
+        audio.setDump(listening)
+        guard listening, let session = audio.session, session.running, let running = audio.running, let server = control.server else {
+            builder = nil
             return
         }
-        let listening = listeners > 0
-        let id = ObjectIdentifier(session.processor)
-        if listening != session.processor.dumpEnabled.load(ordering: .relaxed) || id != sessionID {
-            publisher = listening ? DumpPublisher(processor: session.processor) : nil
-            sessionID = id
-            session.processor.dumpEnabled.store(listening, ordering: .relaxed)
+        if builder == nil || builder?.sampleRate != session.sampleRate {
+            _ = audio.takeDumpSamples()
+            builder = DumpFrameBuilder(ears: [.left, .right], sampleRate: session.sampleRate, limitedSamples: audio.limitedSamples)
+            droppedBefore = audio.dumpFramesDropped
         }
-        guard listening, let publisher, publisher.isDue(now: now) else { return }
+        guard let builder else { return }
+        let fresh = audio.takeDumpSamples()
+        for ear in 0..<2 { builder.append(ear: ear, input: fresh[ear], output: fresh[2 + ear]) }
+        guard isDue(now: now) else { return }
         let (output, prescription) = describe()
-        let frame = publisher.frame(
-            from: session.processor, running: running, time: now - started,
-            xruns: session.client.events.xruns.load(ordering: .relaxed), output: output, prescription: prescription)
+        let frame = builder.frame(
+            time: now - started, latencyFrames: session.latencyFrames, xruns: session.stats.xruns, output: output, prescription: prescription,
+            filters: running.filters, fitting: running.fitting, limitedSamples: audio.limitedSamples,
+            droppedFrames: audio.dumpFramesDropped - droppedBefore)
         server.broadcast(frame.jsonLine(), now: now)
     }
 
-    func stop(deadline: Double) { publisher = nil }
+    /// True at most once per frame interval, on a fixed grid (20 a second even when the poll
+    /// loop wakes a little late).
+    private func isDue(now: Double) -> Bool {
+        guard now >= nextFrame else { return false }
+        nextFrame += DumpFrame.intervalSeconds
+        if nextFrame <= now { nextFrame = now + DumpFrame.intervalSeconds }  // first frame, or a long stall
+        return true
+    }
+
+    func stop(deadline: Double) { builder = nil }
 }

@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import RibbitDaemon
 import RibbitIntake
-import RibbitJack
 import RibbitSettings
 
 struct RunCommand: ParsableCommand {
@@ -60,7 +59,6 @@ struct RunCommand: ParsableCommand {
             handler.logLevel = level
             return handler
         }
-        JackClient.showLibraryMessages(level <= .debug)
         let daemon = Daemon(config: settings, paths: paths, log: Logger(label: "ribbitd"), prescription: start)
         do {
             try daemon.run()

@@ -4,7 +4,8 @@
 //
 // It interposes jack_set_process_callback to wrap the client's callback in a trampoline that
 // marks the thread as "in process" while the callback runs. At exit it writes the counts to
-// the file named by RIBBIT_RTAUDIT_REPORT as "name count" lines.
+// the file named by RIBBIT_RTAUDIT_REPORT as "name count" lines (only a process that had a
+// process callback writes it).
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <jack/jack.h>
@@ -85,7 +86,9 @@ __attribute__((constructor)) static void resolve(void) {
 
 __attribute__((destructor)) static void report(void) {
     const char *path = getenv("RIBBIT_RTAUDIT_REPORT");
-    if (!path) return;
+    // Only a process that ran a process callback reports: ribbitd's audio process, not the
+    // daemon that started it (the shim is preloaded into both).
+    if (!path || atomic_load(&counts[CALLBACKS]) == 0) return;
     FILE *file = fopen(path, "w");
     if (!file) return;
     for (int i = 0; i < COUNTERS; i++) fprintf(file, "%s %ld\n", names[i], atomic_load(&counts[i]));

@@ -1,0 +1,199 @@
+/// The link between the daemon and its audio process (`ribbit-audio`): length-prefixed
+/// binary messages on a Unix socket pair. The audio process holds the JACK client and the
+/// engine and nothing else, so it stays small; the daemon decides what plays. No Foundation
+/// here: both sides link this, and the audio process must not pay for Foundation's pages.
+public enum AudioMessage: Equatable, Sendable {
+    // The daemon to the audio process.
+    /// What to play from now on (crossfaded): a symmetric FIR per channel, its FFT length
+    /// and the output ceiling in dBFS (never above 0).
+    case filters(ceilingDBFS: Double, fftLength: Int, taps: [[Double]])
+    case paused(Bool)
+    /// Whether to copy each period's input and output for the dump.
+    case dump(Bool)
+    case stop
+
+    // The audio process to the daemon.
+    /// The JACK server answered; the audio process waits for `filters` before it activates.
+    case connected(client: String, sampleRate: Int, period: Int)
+    /// Activated and wired: sound flows, `latencyFrames` added (and reported to JACK).
+    case running(latencyFrames: Int)
+    case stats(AudioStats)
+    /// Frames of the four dump channels (input left, input right, output left, output right), planar.
+    case samples(frameCount: Int, channels: [Float])
+    case log(level: LogLevel, text: String)
+    /// Could not open, activate or run; the process exits next.
+    case failed(String)
+    /// The server went away (`sampleRateChanged` false) or changed its rate; the process exits next.
+    case gone(reason: String, sampleRateChanged: Bool)
+
+    public enum LogLevel: UInt8, Sendable { case debug, info, notice, warning, error }
+}
+
+/// What `status` shows of the audio thread, sent ten times a second.
+public struct AudioStats: Equatable, Sendable {
+    public var cycles = 0
+    public var busyNanoseconds = 0
+    public var longestNanoseconds = 0
+    public var period = 0
+    public var latencyFrames = 0
+    public var xruns = 0
+    public var limitedSamples = 0
+    public var dumpFramesDropped = 0
+    /// JACK's DSP load for the whole graph, percent.
+    public var dspLoadPercent = 0.0
+
+    public init() {}
+}
+
+extension AudioMessage {
+    /// The message as bytes: a 4-byte little-endian length, then the type and the fields.
+    public func encoded() -> [UInt8] {
+        var out = Encoder()
+        switch self {
+        case .filters(let ceiling, let fftLength, let taps):
+            out.byte(1)
+            out.double(ceiling)
+            out.int(fftLength)
+            out.int(taps.count)
+            for channel in taps {
+                out.int(channel.count)
+                for tap in channel { out.double(tap) }
+            }
+        case .paused(let on): out.byte(2); out.byte(on ? 1 : 0)
+        case .dump(let on): out.byte(3); out.byte(on ? 1 : 0)
+        case .stop: out.byte(4)
+        case .connected(let client, let rate, let period): out.byte(10); out.string(client); out.int(rate); out.int(period)
+        case .running(let latency): out.byte(11); out.int(latency)
+        case .stats(let s):
+            out.byte(12)
+            for value in [s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples, s.dumpFramesDropped] {
+                out.int(value)
+            }
+            out.double(s.dspLoadPercent)
+        case .samples(let frames, let channels):
+            out.byte(13)
+            out.int(frames)
+            for sample in channels { out.float(sample) }
+        case .log(let level, let text): out.byte(14); out.byte(level.rawValue); out.string(text)
+        case .failed(let text): out.byte(15); out.string(text)
+        case .gone(let reason, let rateChanged): out.byte(16); out.string(reason); out.byte(rateChanged ? 1 : 0)
+        }
+        let length = UInt32(out.bytes.count)
+        return withUnsafeBytes(of: length.littleEndian, Array.init) + out.bytes
+    }
+
+    /// Takes every complete message off the front of `buffer`; nil when a message is malformed
+    /// (the other side is not ours or is broken: the link is closed).
+    public static func decode(from buffer: inout [UInt8]) -> [AudioMessage]? {
+        var messages: [AudioMessage] = []
+        var start = 0
+        while buffer.count - start >= 4 {
+            let length = Int(buffer[start]) | Int(buffer[start + 1]) << 8 | Int(buffer[start + 2]) << 16 | Int(buffer[start + 3]) << 24
+            guard length > 0, length <= maxMessageBytes else { return nil }
+            guard buffer.count - start - 4 >= length else { break }
+            var reader = Decoder(bytes: buffer[(start + 4)..<(start + 4 + length)])
+            guard let message = reader.message(), reader.atEnd else { return nil }
+            messages.append(message)
+            start += 4 + length
+        }
+        buffer.removeFirst(start)
+        return messages
+    }
+
+    /// Larger than any message either side sends (a dump block is at most 16384 frames).
+    public static let maxMessageBytes = 1 << 20
+}
+
+private struct Encoder {
+    var bytes: [UInt8] = []
+    mutating func byte(_ value: UInt8) { bytes.append(value) }
+    mutating func int(_ value: Int) { withUnsafeBytes(of: Int64(value).littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func double(_ value: Double) { withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func float(_ value: Float) { withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func string(_ value: String) {
+        let utf8 = Array(value.utf8)
+        int(utf8.count)
+        bytes.append(contentsOf: utf8)
+    }
+}
+
+private struct Decoder {
+    let bytes: ArraySlice<UInt8>
+    var at: Int
+    init(bytes: ArraySlice<UInt8>) {
+        self.bytes = bytes
+        at = bytes.startIndex
+    }
+    var atEnd: Bool { at == bytes.endIndex }
+
+    mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
+        guard count >= 0, bytes.endIndex - at >= count else { return nil }
+        defer { at += count }
+        return bytes[at..<(at + count)]
+    }
+    mutating func byte() -> UInt8? { take(1)?.first }
+    mutating func uint64() -> UInt64? { take(8).map { $0.reversed().reduce(0) { $0 << 8 | UInt64($1) } } }
+    mutating func int() -> Int? { uint64().map { Int(Int64(bitPattern: $0)) } }
+    mutating func double() -> Double? { uint64().map { Double(bitPattern: $0) } }
+    mutating func float() -> Float? { take(4).map { Float(bitPattern: $0.reversed().reduce(0) { $0 << 8 | UInt32($1) }) } }
+    mutating func string() -> String? {
+        guard let count = int(), let utf8 = take(count) else { return nil }
+        return String(decoding: utf8, as: UTF8.self)
+    }
+    mutating func count(_ size: Int) -> Int? {
+        guard let n = int(), n >= 0, n <= (bytes.endIndex - at) / size else { return nil }
+        return n
+    }
+
+    mutating func message() -> AudioMessage? {
+        switch byte() {
+        case 1:
+            guard let ceiling = double(), let fftLength = int(), let channels = count(8) else { return nil }
+            var taps: [[Double]] = []
+            for _ in 0..<channels {
+                guard let n = count(8) else { return nil }
+                var channel: [Double] = []
+                channel.reserveCapacity(n)
+                for _ in 0..<n {
+                    guard let tap = double() else { return nil }
+                    channel.append(tap)
+                }
+                taps.append(channel)
+            }
+            return .filters(ceilingDBFS: ceiling, fftLength: fftLength, taps: taps)
+        case 2: return byte().map { .paused($0 != 0) }
+        case 3: return byte().map { .dump($0 != 0) }
+        case 4: return .stop
+        case 10:
+            guard let client = string(), let rate = int(), let period = int() else { return nil }
+            return .connected(client: client, sampleRate: rate, period: period)
+        case 11: return int().map { .running(latencyFrames: $0) }
+        case 12:
+            var s = AudioStats()
+            guard let a = int(), let b = int(), let c = int(), let d = int(), let e = int(), let f = int(), let g = int(), let h = int(),
+                let load = double()
+            else { return nil }
+            (s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples, s.dumpFramesDropped) =
+                (a, b, c, d, e, f, g, h)
+            s.dspLoadPercent = load
+            return .stats(s)
+        case 13:
+            guard let frames = int(), frames >= 0, frames <= (bytes.endIndex - at) / 16 else { return nil }
+            var channels: [Float] = []
+            channels.reserveCapacity(4 * frames)
+            for _ in 0..<(4 * frames) {
+                guard let sample = float() else { return nil }
+                channels.append(sample)
+            }
+            return .samples(frameCount: frames, channels: channels)
+        case 14:
+            guard let level = byte().flatMap(AudioMessage.LogLevel.init(rawValue:)), let text = string() else { return nil }
+            return .log(level: level, text: text)
+        case 15: return string().map { .failed($0) }
+        case 16:
+            guard let reason = string(), let changed = byte() else { return nil }
+            return .gone(reason: reason, sampleRateChanged: changed != 0)
+        default: return nil
+        }
+    }
+}

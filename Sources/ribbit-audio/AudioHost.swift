@@ -1,0 +1,176 @@
+import Glibc
+import RibbitAudioLink
+import RibbitDSP
+import RibbitJack
+
+/// The audio process: holds the JACK client and the engine, plays the filters the daemon
+/// sends, and reports counters and (while asked) the dump's samples. It decides nothing:
+/// when the server goes away or changes its rate it says so and exits; the daemon starts a
+/// new one. When the daemon goes away (the link closes) it closes its client and exits.
+struct AudioHost {
+    let link: AudioLinkSocket
+    let options: AudioOptions
+
+    /// Runs until stopped; the exit status for the process.
+    func run() -> Int32 {
+        JackClient.showLibraryMessages(options.showLibraryMessages)
+        let client: JackClient
+        do { client = try JackClient(name: options.clientName) } catch {
+            link.send(.failed(error.description))
+            return drain(status: 1)
+        }
+        let rate = client.sampleRate
+        link.send(.connected(client: client.name, sampleRate: Int(rate), period: client.bufferSize))
+        // Nothing plays until the daemon says what: it designs the filters for this rate.
+        var paused = false
+        var first: FilterSet?
+        while first == nil {
+            link.wait(milliseconds: 100)
+            for message in link.receive() {
+                switch message {
+                case .filters(let ceiling, let fftLength, let taps): first = FilterSet(taps: taps, fftLength: fftLength, ceilingDBFS: ceiling)
+                case .paused(let on): paused = on
+                case .stop: return close(client, status: 0)
+                default: break
+                }
+            }
+            if link.isClosed { return close(client, status: 0) }
+        }
+        let processor: RealtimeProcessor
+        do {
+            let engine = try OverlapSaveEngine(
+                geometry: .standard(sampleRate: rate), sampleRate: rate, filters: first!, blockSize: client.bufferSize)
+            processor = RealtimeProcessor(engine: engine, period: client.bufferSize)
+            processor.paused.store(paused, ordering: .relaxed)
+            try client.activate(with: processor)
+        } catch {
+            link.send(.failed("JACK runs at \(Int(rate)) Hz: \(error)"))
+            return close(client, status: 1)
+        }
+        log(.info, "JACK: client \(client.name), \(Int(rate)) Hz, period \(client.bufferSize), added latency \(processor.latencyFrames) frames (\(milliseconds(processor.latencyFrames, rate)) ms)")
+        wire(client)
+        link.send(.running(latencyFrames: processor.latencyFrames))
+        return serve(client, processor)
+    }
+
+    /// The loop while sound flows: messages in, counters and dump samples out.
+    private func serve(_ client: JackClient, _ processor: RealtimeProcessor) -> Int32 {
+        var period = client.bufferSize
+        var nextStats = 0.0
+        var channels = [[Float]](repeating: [], count: SampleRing.channels)
+        while true {
+            link.wait(milliseconds: processor.dumpEnabled.load(ordering: .relaxed) ? 10 : 50)
+            for message in link.receive() {
+                switch message {
+                case .filters(let ceiling, let fftLength, let taps):
+                    do { try processor.engine.publish(FilterSet(taps: taps, fftLength: fftLength, ceilingDBFS: ceiling)) } catch {
+                        log(.error, "internal error: the new filters do not fit the engine (\(error))")
+                    }
+                case .paused(let on): processor.paused.store(on, ordering: .relaxed)
+                case .dump(let on):
+                    if on { processor.dumpRing.discard() }
+                    processor.dumpEnabled.store(on, ordering: .relaxed)
+                case .stop: return close(client, status: 0)
+                default: break
+                }
+            }
+            if link.isClosed { return close(client, status: 0) }
+            processor.engine.collectRetired()
+            if client.events.shutDown.load(ordering: .acquiring) {
+                link.send(.gone(reason: "the JACK server went away", sampleRateChanged: false))
+                return drain(status: 0)
+            }
+            if client.events.sampleRate.load(ordering: .relaxed) != Int(processor.sampleRate) {
+                link.send(.gone(reason: "JACK changed its sample rate", sampleRateChanged: true))
+                return close(client, status: 0)
+            }
+            let now = MonotonicSeconds.now()
+            let announced = processor.period.load(ordering: .relaxed)
+            if announced != period {
+                period = announced
+                client.recomputeLatencies()
+                log(.notice, "JACK period is now \(period) frames; latency \(processor.latencyFrames) frames")
+                nextStats = 0  // the new latency at once
+            }
+            if processor.dumpEnabled.load(ordering: .relaxed) {
+                for index in channels.indices { channels[index].removeAll(keepingCapacity: true) }
+                processor.dumpRing.drain(into: &channels)
+                let frames = channels[0].count
+                if frames > 0 { link.send(.samples(frameCount: frames, channels: channels.flatMap { $0 }), droppable: true) }
+            }
+            if now >= nextStats {
+                link.send(.stats(stats(client, processor)))
+                nextStats = now + 0.1
+            }
+            link.flush()
+        }
+    }
+
+    private func stats(_ client: JackClient, _ processor: RealtimeProcessor) -> AudioStats {
+        var s = AudioStats()
+        s.cycles = processor.cycles.load(ordering: .relaxed)
+        s.busyNanoseconds = processor.busyNanoseconds.load(ordering: .relaxed)
+        s.longestNanoseconds = processor.longestNanoseconds.load(ordering: .relaxed)
+        s.period = processor.period.load(ordering: .relaxed)
+        s.latencyFrames = processor.latencyFrames
+        s.xruns = client.events.xruns.load(ordering: .relaxed)
+        s.limitedSamples = processor.engine.counters.limitedSamples
+        s.dumpFramesDropped = processor.dumpRing.dropped.load(ordering: .relaxed)
+        s.dspLoadPercent = client.dspLoadPercent
+        return s
+    }
+
+    /// Connects our ports as configured; a port that cannot be connected is logged, not fatal
+    /// (the wearer can wire it by hand, and sound through the others still works).
+    private func wire(_ client: JackClient) {
+        guard options.connect else { return }
+        let sources = options.inputs ?? client.ports(physicalSources: true).prefix(2).map(\.name)
+        let sinks = options.outputs ?? client.ports(physicalSources: false).prefix(2).map(\.name)
+        let own = client.ownPorts
+        if sources.isEmpty { log(.warning, "JACK offers no capture port; connect \(own[0]) and \(own[1]) yourself") }
+        if sinks.isEmpty { log(.warning, "JACK offers no playback port; connect \(own[2]) and \(own[3]) yourself") }
+        var pairs = [(String, String)]()
+        // One source (a mono microphone) feeds both ears; one sink gets the left ear.
+        for ear in 0..<2 where !sources.isEmpty { pairs.append((sources[min(ear, sources.count - 1)], own[ear])) }
+        for ear in 0..<min(2, sinks.count) { pairs.append((own[2 + ear], sinks[ear])) }
+        for (source, destination) in pairs {
+            do {
+                try client.connect(source, destination)
+                log(.info, "connected \(source) -> \(destination)")
+            } catch {
+                log(.error, error.description)
+            }
+        }
+    }
+
+    private func log(_ level: AudioMessage.LogLevel, _ text: String) { link.send(.log(level: level, text: text)) }
+
+    private func close(_ client: JackClient, status: Int32) -> Int32 {
+        client.close()
+        return drain(status: status)
+    }
+
+    /// Sends what is queued (at most 1 s), then the status to exit with.
+    private func drain(status: Int32) -> Int32 {
+        let deadline = MonotonicSeconds.now() + 1
+        while link.hasQueuedOutput, !link.isClosed, MonotonicSeconds.now() < deadline {
+            link.wait(milliseconds: 10)
+            link.flush()
+        }
+        return status
+    }
+
+    private func milliseconds(_ frames: Int, _ rate: Double) -> String {
+        let hundredths = Int((Double(frames) / rate * 100_000).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+}
+
+enum MonotonicSeconds {
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}

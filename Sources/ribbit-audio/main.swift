@@ -1,0 +1,50 @@
+import Glibc
+import RibbitAudioLink
+
+/// ribbit-audio: the process that holds ribbit's JACK client and its real-time thread. Started
+/// by `ribbitd run` with the link on descriptor 3; not meant to be run by hand.
+///
+///     ribbit-audio --client-name NAME [--input PORT]... [--output PORT]... [--no-connect] [--jack-messages]
+struct AudioOptions {
+    var clientName = "ribbit"
+    var inputs: [String]?
+    var outputs: [String]?
+    var connect = true
+    var showLibraryMessages = false
+
+    init?(_ arguments: [String]) {
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--client-name": guard let value = rest.popFirst() else { return nil }; clientName = value
+            case "--input": guard let value = rest.popFirst() else { return nil }; inputs = (inputs ?? []) + [value]
+            case "--output": guard let value = rest.popFirst() else { return nil }; outputs = (outputs ?? []) + [value]
+            case "--no-connect": connect = false
+            case "--jack-messages": showLibraryMessages = true
+            default: return nil
+            }
+        }
+    }
+}
+
+/// The link's descriptor, as `ribbitd run` passes it.
+let linkDescriptor: Int32 = 3
+
+signal(SIGPIPE, SIG_IGN)
+// SIGTERM/SIGINT (systemd's stop, a Ctrl-C) are the daemon's to handle: it stops this process
+// through the link and waits for it. If the daemon dies, the link closes and this process ends
+// (under systemd, stopping the unit also ends every process in it).
+var blocked = sigset_t()
+sigemptyset(&blocked)
+sigaddset(&blocked, SIGINT)
+sigaddset(&blocked, SIGTERM)
+pthread_sigmask(SIG_BLOCK, &blocked, nil)
+var info = stat()
+guard let options = AudioOptions(Array(CommandLine.arguments.dropFirst())), fstat(linkDescriptor, &info) == 0,
+    info.st_mode & S_IFMT == S_IFSOCK
+else {
+    let message = Array("ribbit-audio: error: this is ribbitd's audio process; start the hearing aid with `ribbitd run`\n".utf8)
+    _ = write(2, message, message.count)
+    exit(64)
+}
+exit(AudioHost(link: AudioLinkSocket(fd: linkDescriptor), options: options).run())
