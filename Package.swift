@@ -116,6 +116,7 @@ let package = Package(
         .testTarget(name: "RibbitSignatureTests", dependencies: ["RibbitSignature", "RibbitPrescription", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack"]),
+        .testTarget(name: "RibbitAudioLinkTests", dependencies: ["RibbitAudioLink"]),
         .testTarget(
             name: "RibbitControlTests", dependencies: ["RibbitControl", "RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(

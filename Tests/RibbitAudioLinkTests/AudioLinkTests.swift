@@ -1,0 +1,61 @@
+import Glibc
+import RibbitAudioLink
+import Testing
+
+@Suite struct AudioLinkTests {
+    var stats: AudioStats {
+        var s = AudioStats()
+        (s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples, s.dumpFramesDropped) =
+            (1, 2, 3, 64, 96, 5, 6, 7)
+        s.dspLoadPercent = 1.25
+        return s
+    }
+
+    var everyMessage: [AudioMessage] {
+        [
+            .filters(ceilingDBFS: -3, fftLength: 256, taps: [[0.5, -0.25, 1e-9], [1, 0, 0]]), .paused(true), .dump(false), .stop,
+            .connected(client: "ribbit-ü", sampleRate: 48000, period: 64), .running(latencyFrames: 96), .stats(stats),
+            .samples(frameCount: 2, channels: [1, 2, 3, 4, 5, 6, 7, -.infinity]), .log(level: .warning, text: "3 xruns"),
+            .failed("JACK server not found"), .gone(reason: "the JACK server went away", sampleRateChanged: false),
+        ]
+    }
+
+    @Test func everyMessageSurvivesTheTripEvenByteByByte() {
+        let bytes = everyMessage.flatMap { $0.encoded() }
+        var whole = bytes
+        #expect(AudioMessage.decode(from: &whole) == everyMessage)
+        #expect(whole.isEmpty)
+        var buffer: [UInt8] = []
+        var received: [AudioMessage] = []
+        for byte in bytes {
+            buffer.append(byte)
+            received += AudioMessage.decode(from: &buffer) ?? []
+        }
+        #expect(received == everyMessage)
+    }
+
+    @Test func garbageClosesTheLinkInsteadOfBeingTrusted() {
+        var unknownType: [UInt8] = [1, 0, 0, 0, 99]
+        #expect(AudioMessage.decode(from: &unknownType) == nil)
+        var huge: [UInt8] = [0xff, 0xff, 0xff, 0x7f, 1]
+        #expect(AudioMessage.decode(from: &huge) == nil)
+        // A filter message claiming more taps than it carries.
+        var short = AudioMessage.filters(ceilingDBFS: 0, fftLength: 256, taps: [[1, 2, 3]]).encoded()
+        short.removeLast(8)
+        short[0] -= 8
+        #expect(AudioMessage.decode(from: &short) == nil)
+    }
+
+    @Test func aSocketPairCarriesMessagesBothWays() throws {
+        let (a, b) = try #require(AudioLinkSocket.pair())
+        let daemon = AudioLinkSocket(fd: a)
+        let audio = AudioLinkSocket(fd: b)
+        daemon.send(.paused(true))
+        audio.wait(milliseconds: 1000)
+        #expect(audio.receive() == [.paused(true)])
+        audio.send(.running(latencyFrames: 96))
+        daemon.wait(milliseconds: 1000)
+        #expect(daemon.receive() == [.running(latencyFrames: 96)])
+        #expect(!daemon.isClosed)
+    }
+}
