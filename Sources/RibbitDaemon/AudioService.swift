@@ -89,6 +89,7 @@ final class AudioService: DaemonService {
         if self.process != nil, process.link.isClosed || process.hasExited() {
             // Ended without saying why (crashed, killed): like a server that went away.
             process.kill()
+            log.error("the audio process ended unexpectedly; starting it again, the prescription stays")
             ended(problem: "the audio process ended unexpectedly; starting it again", now: now, at: now + retryDelay)
         }
     }
