@@ -136,7 +136,13 @@ public final class JackTestServer: @unchecked Sendable {
     /// Starts the same server again after kill().
     public func restart(sampleRate: Int = 48000) throws { try start(sampleRate: sampleRate) }
 
-    public func stop() { stopProcess(process) }
+    /// Stops the server so it leaves JACK's registry (/dev/shm/jack-shm-registry, 8 servers at
+    /// most per machine): a test may have left it stopped (SIGSTOP), and a stopped server would
+    /// only end at the SIGKILL after the grace time, leaking its registry entry.
+    public func stop() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGCONT) }
+        stopProcess(process)
+    }
 
     deinit { stop() }
 }
