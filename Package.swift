@@ -34,8 +34,10 @@ let package = Package(
         .systemLibrary(name: "CZbar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
+        // The real-time primitives: config slot, seqlock, SPSC ring, block/hop adapter; the rules.
+        .target(name: "RibbitRealtime"),
         // Pure math: windows, FIR design, overlap-save engine, limiter, analysis. No I/O.
-        .target(name: "RibbitDSP", dependencies: ["CFFTW"]),
+        .target(name: "RibbitDSP", dependencies: ["CFFTW", "RibbitRealtime"]),
         // The prescription text format and the fitting rules. No I/O.
         .target(name: "RibbitPrescription"),
         // Prescription -> per-ear combination curves -> filters for the engine.
@@ -51,7 +53,7 @@ let package = Package(
         // Ed25519 signatures on prescriptions and the wearer's trusted keys.
         .target(name: "RibbitSignature", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // The JACK client and what runs on its real-time thread.
-        .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP"]),
+        .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP", "RibbitRealtime"]),
         // The control protocol and its Unix socket, for the daemon and its clients.
         .target(name: "RibbitControl", dependencies: ["RibbitDSP"]),
         // `ribbitd run`: the control loop that owns the JACK session, state and socket.
@@ -94,7 +96,8 @@ let package = Package(
         .testTarget(name: "RibbitStoreTests", dependencies: ["RibbitStore", "RibbitTestSupport"]),
         .testTarget(name: "RibbitSignatureTests", dependencies: ["RibbitSignature", "RibbitPrescription", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitTestSupport"]),
-        .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack"]),
+        .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "CJack"]),
+        .testTarget(name: "RibbitRealtimeTests", dependencies: ["RibbitRealtime"]),
         .testTarget(name: "RibbitControlTests", dependencies: ["RibbitControl", "RibbitDSP", "RibbitTestSupport"]),
         .testTarget(
             name: "RibbitDaemonTests",
