@@ -59,7 +59,7 @@ public final class RealFFT: @unchecked Sendable {
     @inline(__always)
     public func forward(_ input: UnsafeMutablePointer<Float>, _ output: UnsafeMutablePointer<Float>) {
         let plan = forwardPlan
-        _unsafePerformance { fftwf_execute_dft_r2c(plan, input, Self.asComplex(output)) }
+        _unsafePerformance { fftwf_execute_dft_r2c(plan, input, complexView(output)) }
     }
 
     /// c2r: `complexCount` interleaved complex in (destroyed), `length` reals out.
@@ -69,7 +69,7 @@ public final class RealFFT: @unchecked Sendable {
     @inline(__always)
     public func inverse(_ input: UnsafeMutablePointer<Float>, _ output: UnsafeMutablePointer<Float>) {
         let plan = inversePlan
-        _unsafePerformance { fftwf_execute_dft_c2r(plan, Self.asComplex(input), output) }
+        _unsafePerformance { fftwf_execute_dft_c2r(plan, complexView(input), output) }
     }
 
     /// `count` floats, zeroed, SIMD-aligned. Free with `free(_:)`.
@@ -95,4 +95,11 @@ public final class RealFFT: @unchecked Sendable {
     public static func free(_ pointer: UnsafeMutablePointer<Float>) {
         fftwf_free(pointer)
     }
+}
+
+/// Interleaved floats as FFTW's complex type (a C tuple: the RT check cannot see through it,
+/// so only inside `_unsafePerformance`).
+@inline(__always)
+private func complexView(_ p: UnsafeMutablePointer<Float>) -> UnsafeMutablePointer<fftwf_complex> {
+    UnsafeMutableRawPointer(p).assumingMemoryBound(to: fftwf_complex.self)
 }

@@ -51,6 +51,8 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     public var latencyFrames: Int { geometry.latencyFrames(blockSize: blockSize) }
 
     private let fft: RealFFT
+    /// `fft` for the audio thread: no reference counting (`fft` keeps it alive).
+    private let fftRef: Unmanaged<RealFFT>
     private let adapter: BlockHopAdapter
     // Stages, in hop order after analysis. A new gain stage: a property here, one line in
     // `beginGainStages`, `applyGainStages` and `endGainStages`, and its publish method.
@@ -83,6 +85,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         let n = geometry.fftLength
         let hop = geometry.hopSize
         fft = RealFFT(length: n)
+        fftRef = .passUnretained(fft)
         adapter = BlockHopAdapter(hopSize: hop, channelCount: channelCount, blockSize: blockSize)
         filterStage = GainStageRunner(FilterStage(fftLength: n), config: filters)
         ceilingStage = CeilingStage(ceiling: CeilingConfig(ceiling: filters.ceiling), channelCount: channelCount, sampleRate: sampleRate)
@@ -176,7 +179,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
             // silence now.
             let hop = geometry.hopSize
             for c in 0..<channelCount {
-                (history[c] + geometry.fftLength - hop + fill).update(repeating: 0, count: hop - fill)
+                zeroFloats(history[c] + geometry.fftLength - hop + fill, hop - fill)
             }
             processHop()
             adapter.discardInput()
@@ -234,7 +237,8 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     private func processHop() {
         let n = geometry.fftLength
         let hop = geometry.hopSize
-        let complexFloats = 2 * fft.complexCount
+        let complexFloats = 2 * (n / 2 + 1)
+        let (fft, spectrum, spectrumFade, frame, frameFade) = (fftRef, self.spectrum, self.spectrumFade, self.frame, self.frameFade)
 
         _ = ceilingStage.beginHop()
         let fading = beginGainStages()
@@ -243,14 +247,14 @@ public final class OverlapSaveEngine: @unchecked Sendable {
 
         for c in 0..<channelCount {
             let h = history[c]
-            fft.forward(h, spectrum)  // analysis
+            fft._withUnsafeGuaranteedRef { $0.forward(h, spectrum) }  // analysis
             if fading {
-                spectrumFade.update(from: spectrum, count: complexFloats)
+                copyFloats(spectrumFade, spectrum, complexFloats)
                 applyGainStages(spectrumFade, channel: c, fadeOut: true)
-                fft.inverse(spectrumFade, frameFade)  // synthesis of the old configs
+                fft._withUnsafeGuaranteedRef { $0.inverse(spectrumFade, frameFade) }  // synthesis, old configs
             }
             applyGainStages(spectrum, channel: c, fadeOut: false)
-            fft.inverse(spectrum, frame)  // synthesis
+            fft._withUnsafeGuaranteedRef { $0.inverse(spectrum, frame) }  // synthesis
             let kept = frame + (n - hop)
             if fading {
                 let keptOld = frameFade + (n - hop)
@@ -258,7 +262,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
             }
             counters_.pointee.limitedSamples &+= ceilingStage.apply(kept, count: hop, channel: c, limit: limit)
             adapter.queueHop(channel: c, from: kept)
-            h.update(from: h + hop, count: n - hop)
+            copyFloats(h, h + hop, n - hop)  // forward copy: the source is ahead
         }
         adapter.commitHop()
         counters_.pointee.hops &+= 1

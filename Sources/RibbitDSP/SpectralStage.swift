@@ -41,12 +41,10 @@ struct GainStageRunner<Stage: SpectralGainStage>: ~Copyable, @unchecked Sendable
 
     deinit { fadingFrom.deallocate() }
 
-    // MARK: Audio thread
+    // MARK: Audio thread (not marked `@_noLocks` themselves: a generic body cannot be proven
+    // on its own; each is checked specialised, inside the engine's marked callers)
 
     /// Takes a published config if there is one and `allowed`; true when this hop crossfades.
-    #if RIBBIT_RT_AUDIT
-    @_noLocks
-    #endif
     func beginHop(allowed: Bool) -> Bool {
         guard allowed, let old = slot.take() else { return false }
         fadingFrom.pointee = old
@@ -55,18 +53,12 @@ struct GainStageRunner<Stage: SpectralGainStage>: ~Copyable, @unchecked Sendable
 
     /// Applies the current config, or with `fadeOut` the one being faded out (the current one
     /// when this stage did not change).
-    #if RIBBIT_RT_AUDIT
-    @_noLocks
-    #endif
     func apply(to spectrum: UnsafeMutablePointer<Float>, channel: Int, fadeOut: Bool) {
         let config = fadeOut ? (fadingFrom.pointee ?? slot.current()) : slot.current()
         stage.apply(config, to: spectrum, channel: channel, advancesState: !fadeOut)
     }
 
     /// Retires the config faded out in this hop, if any.
-    #if RIBBIT_RT_AUDIT
-    @_noLocks
-    #endif
     func endHop() {
         guard let old = fadingFrom.pointee else { return }
         slot.retire(old)

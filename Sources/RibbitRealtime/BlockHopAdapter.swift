@@ -108,8 +108,8 @@ public struct BlockHopAdapter: ~Copyable, @unchecked Sendable {
         let base = queue + channel * capacity
         let at = state.pointee.write
         let first = min(hopSize, capacity - at)
-        (base + at).update(from: source, count: first)
-        base.update(from: source + first, count: hopSize - first)
+        copyFloats(base + at, source, first)
+        copyFloats(base, source + first, hopSize - first)
     }
 
     /// Ends a hop: its output (queued for every channel) becomes readable.
@@ -145,9 +145,9 @@ public struct BlockHopAdapter: ~Copyable, @unchecked Sendable {
         for c in 0..<channelCount {
             let base = queue + c * capacity
             let out = outputs[c] + offset
-            out.update(from: base + at, count: first)
-            (out + first).update(from: base, count: available - first)
-            (out + available).update(repeating: 0, count: count - available)
+            copyFloats(out, base + at, first)
+            copyFloats(out + first, base, available - first)
+            zeroFloats(out + available, count - available)
         }
         s.pointee.read = (at + available) % capacity
         s.pointee.level -= available
@@ -191,8 +191,8 @@ public struct BlockHopAdapter: ~Copyable, @unchecked Sendable {
             for c in 0..<channelCount {
                 let base = queue + c * capacity
                 let first = min(pad, capacity - at)
-                (base + at).update(repeating: 0, count: first)
-                base.update(repeating: 0, count: pad - first)
+                zeroFloats(base + at, first)
+                zeroFloats(base, pad - first)
             }
             s.pointee.read = at
         } else {
@@ -209,4 +209,23 @@ public func gcd(_ a: Int, _ b: Int) -> Int {
     var (x, y) = (abs(a), abs(b))
     while y != 0 { (x, y) = (y, x % y) }
     return x
+}
+
+/// Copies `count` samples. A plain loop (the compiler makes it a vector copy): the standard
+/// library's generic `update(from:count:)` is not proven free of deallocation by `@_noLocks`.
+#if RIBBIT_RT_AUDIT
+@_noLocks
+#endif
+@inlinable
+public func copyFloats(_ target: UnsafeMutablePointer<Float>, _ source: UnsafePointer<Float>, _ count: Int) {
+    for i in 0..<count { target[i] = source[i] }
+}
+
+/// Sets `count` samples to 0.
+#if RIBBIT_RT_AUDIT
+@_noLocks
+#endif
+@inlinable
+public func zeroFloats(_ target: UnsafeMutablePointer<Float>, _ count: Int) {
+    for i in 0..<count { target[i] = 0 }
 }

@@ -56,8 +56,8 @@ public final class SampleRing: @unchecked Sendable {
     func copy(_ source: UnsafePointer<Float>, channel: Int, at: Int, count: Int) {
         let base = buffer + channel * capacity
         let first = min(count, capacity - at)
-        (base + at).update(from: source, count: first)
-        base.update(from: source + first, count: count - first)
+        copyFloats(base + at, source, first)
+        copyFloats(base, source + first, count - first)
     }
 
     // MARK: Reader side
