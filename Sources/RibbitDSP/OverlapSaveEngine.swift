@@ -156,7 +156,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     /// Whether a published filter set is still waiting for the audio thread.
     public var hasPendingFilters: Bool { filterStage.slot.hasPending }
 
-    /// The filter set the audio thread runs now (for reports).
+    /// The filter set the audio thread runs now (for reports; on the publishing thread only).
     public var currentFilters: FilterSet { filterStage.slot.currentConfig }
 
     /// The counters as of the end of the latest process() call (safe from any thread).

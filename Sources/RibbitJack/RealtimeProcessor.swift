@@ -41,6 +41,9 @@ public final class RealtimeProcessor: @unchecked Sendable {
     public let guardedSamples = Atomic<Int>(0)
 
     private let renderers: ConfigSlot<RendererSet>
+    /// The set published last, for the latency JACK asks about on its notification thread
+    /// (a lock there is fine; the audio thread never takes it).
+    private let latestRenderers: Mutex<RendererSet>
     /// `dumpRing` for the audio thread: no reference counting (`dumpRing` keeps it alive).
     private let dumpRingRef: Unmanaged<SampleRing>
     private let gain: UnsafeMutablePointer<Float>
@@ -54,7 +57,9 @@ public final class RealtimeProcessor: @unchecked Sendable {
         hearingAid = HearingAidRenderer(engine: engine, period: period)
         sampleRate = engine.sampleRate
         self.period = Atomic(period)
-        renderers = ConfigSlot(RendererSet([hearingAid]))
+        let initial = RendererSet([hearingAid])
+        renderers = ConfigSlot(initial)
+        latestRenderers = Mutex(initial)
         dumpRingRef = .passUnretained(dumpRing)
         gain = .allocate(capacity: 1)
         gain.initialize(to: 1)
@@ -75,7 +80,9 @@ public final class RealtimeProcessor: @unchecked Sendable {
     /// e.g. `[hearingAid, tap]` beside, `[tone]` instead. The switch is immediate: pause first
     /// (a 5 ms ramp) for a silent change. Also collects the set it replaced earlier.
     public func run(_ renderers: [any PeriodRenderer]) {
-        self.renderers.publish(RendererSet(renderers))
+        let set = RendererSet(renderers)
+        latestRenderers.withLock { $0 = set }
+        self.renderers.publish(set)
     }
 
     /// Drops renderer sets the audio thread has finished with (and the engine's old configs).
@@ -91,7 +98,10 @@ public final class RealtimeProcessor: @unchecked Sendable {
     }
 
     /// The latency to report to JACK for the announced period, in frames.
-    public var latencyFrames: Int { renderers.currentConfig.latencyFrames(period: period.load(ordering: .relaxed)) }
+    public var latencyFrames: Int {
+        let period = period.load(ordering: .relaxed)
+        return latestRenderers.withLock { $0.latencyFrames(period: period) }
+    }
 
     // MARK: Audio thread
 

@@ -54,7 +54,8 @@ public struct ConfigSlot<Config: AnyObject & Sendable>: ~Copyable, @unchecked Se
     /// Whether a published config is still waiting for the audio side.
     public var hasPending: Bool { incoming.load(ordering: .acquiring) != nil }
 
-    /// The config the audio side runs (for reports; it may change right after).
+    /// The config the audio side runs (for reports; it may change right after). Only on the
+    /// thread that collects: a config it reads cannot be dropped under it.
     public var currentConfig: Config { active.pointee.takeUnretainedValue() }
 
     // MARK: Audio thread
