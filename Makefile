@@ -18,10 +18,11 @@ DEMO_RX := Prescriptions/mild-presbycusis.rx
 run: deps build
 	scripts/run-live.sh
 
-# Debug build for the unit tests; the release daemon for the integration tests (what ships,
-# and what the real-time audit must judge).
+# Debug build for the unit tests; the compiler's real-time check; the release daemon for the
+# integration tests (what ships, and what the real-time audit must judge).
 test: deps
 	swift build
+	$(MAKE) rt-check
 	$(RELEASE) --product ribbitd
 	swift test --disable-xctest
 
