@@ -35,8 +35,10 @@ let package = Package(
         .systemLibrary(name: "CZbar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
-        // Pure math: windows, FIR design, overlap-save engine, limiter. No I/O.
-        .target(name: "RibbitDSP", dependencies: ["CFFTW"]),
+        // The real-time primitives: config slot, seqlock, SPSC ring, block/hop adapter; the rules.
+        .target(name: "RibbitRealtime"),
+        // Pure math: windows, FIR design, the staged overlap-save engine, limiter. No I/O, no Foundation.
+        .target(name: "RibbitDSP", dependencies: ["CFFTW", "RibbitRealtime"]),
         // Seeded test signals (noise, sines, impulses) for the tests, the probe and the bench.
         .target(name: "RibbitSignals"),
         // The prescription text format and the fitting rules. No I/O.
@@ -56,7 +58,7 @@ let package = Package(
         // Ed25519 signatures on prescriptions and the wearer's trusted keys.
         .target(name: "RibbitSignature", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // The JACK client and what runs on its real-time thread.
-        .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP"]),
+        .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP", "RibbitRealtime"]),
         // The control protocol and its Unix socket, for the daemon and its clients.
         .target(name: "RibbitControl", dependencies: ["RibbitSettings"]),
         // What the dump shows: analysers, the frame and its JSON, the frame builder. Never on the RT thread.
@@ -115,7 +117,8 @@ let package = Package(
         .testTarget(name: "RibbitStoreTests", dependencies: ["RibbitStore", "RibbitTestSupport"]),
         .testTarget(name: "RibbitSignatureTests", dependencies: ["RibbitSignature", "RibbitPrescription", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitSignals", "RibbitTestSupport"]),
-        .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack"]),
+        .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "CJack"]),
+        .testTarget(name: "RibbitRealtimeTests", dependencies: ["RibbitRealtime"]),
         .testTarget(name: "RibbitAudioLinkTests", dependencies: ["RibbitAudioLink"]),
         .testTarget(
             name: "RibbitControlTests", dependencies: ["RibbitControl", "RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitTestSupport"]),

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A gain curve over frequency: insertion gain in dB at a few anchor frequencies, interpolated
 /// linearly in dB on a log-frequency axis and flat beyond the outermost anchors.

@@ -1,3 +1,5 @@
+import RibbitRealtime
+
 /// Frame, FFT and hop sizes of the overlap-save engine.
 ///
 /// Each hop the engine transforms the newest `fftLength` input samples, multiplies by the
@@ -35,8 +37,7 @@ public struct EngineGeometry: Sendable, Equatable, CustomStringConvertible {
     /// by the largest remainder (t + blockSize) mod hopSize can take: hopSize - gcd(blockSize,
     /// hopSize), which is 0 when the block size is a multiple of the hop.
     public func bufferingDelayFrames(blockSize: Int?) -> Int {
-        guard let blockSize else { return hopSize - 1 }
-        return hopSize - gcd(blockSize, hopSize)
+        BlockHopAdapter.bufferingDelayFrames(hopSize: hopSize, blockSize: blockSize)
     }
 
     public func latencyFrames(blockSize: Int?) -> Int {
@@ -83,10 +84,4 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
         case .filterMismatch(let message): message
         }
     }
-}
-
-func gcd(_ a: Int, _ b: Int) -> Int {
-    var (x, y) = (abs(a), abs(b))
-    while y != 0 { (x, y) = (y, x % y) }
-    return x
 }

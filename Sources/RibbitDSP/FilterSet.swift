@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// An immutable runtime configuration for the engine: one filter per channel (ear) and the
 /// output ceiling. Built off the real-time thread, where errors can be thrown; the engine's
@@ -10,6 +10,8 @@ public final class FilterSet: @unchecked Sendable {
     public let taps: [[Double]]
     /// Largest output magnitude (linear full scale): never above 1 (0 dBFS), whatever was asked.
     public let ceiling: Float
+    /// Where the limiter starts under `ceiling` (precomputed: the audio thread calls no libm).
+    let knee: Float
     /// Per channel, fftLength / 2 + 1 interleaved complex values: the DFT of the zero-padded
     /// taps, pre-scaled by 1 / fftLength so forward + multiply + inverse is unity gain.
     let spectra: UnsafeMutablePointer<Float>
@@ -24,6 +26,7 @@ public final class FilterSet: @unchecked Sendable {
         self.channelCount = taps.count
         self.taps = taps
         self.ceiling = Self.linearCeiling(dBFS: ceilingDBFS)
+        knee = PeakLimiter.knee(ceiling: ceiling)
         let bins = fftLength / 2 + 1
         spectra = RealFFT.allocateComplex(bins * taps.count)
         // A direct DFT in double precision (the filter is short): a unity filter stays a clean
@@ -46,6 +49,7 @@ public final class FilterSet: @unchecked Sendable {
         channelCount = gains.count
         taps = gains.map { _ in [] }
         ceiling = Self.linearCeiling(dBFS: ceilingDBFS)
+        knee = PeakLimiter.knee(ceiling: ceiling)
         let bins = fftLength / 2 + 1
         spectra = RealFFT.allocateComplex(bins * gains.count)
         for (channel, g) in gains.enumerated() {

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Designs the linear-phase FIR filter that the engine convolves with.
 ///

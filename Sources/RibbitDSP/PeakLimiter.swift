@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// The safety ceiling: a smooth peak limiter followed by a soft saturator.
 ///
@@ -24,7 +24,10 @@ public struct PeakLimiter: Sendable {
     }
 
     /// Limits `count` samples in place. Returns how many were changed (gain below 1 or
-    /// saturated). RT-safe: no allocation, no locks. Non-finite samples become 0.
+    /// saturated). Non-finite samples become 0.
+    #if RIBBIT_RT_AUDIT
+    @_noLocks
+    #endif
     @inline(__always)
     public mutating func process(_ samples: UnsafeMutablePointer<Float>, count: Int, ceiling: Float, knee: Float) -> Int {
         var g = gain
@@ -46,7 +49,10 @@ public struct PeakLimiter: Sendable {
             var y = x * g
             let m = abs(y)
             if m > knee {
-                y = Float(signOf: y, magnitudeOf: min(ceiling, knee + headroom * tanhf((m - knee) / headroom)))
+                // tanhf is libm, which the compiler cannot look into (no locks, no allocation).
+                var t: Float = 0
+                _unsafePerformance { t = tanhf((m - knee) / headroom) }
+                y = Float(signOf: y, magnitudeOf: min(ceiling, knee + headroom * t))
             }
             if g < 0.9999 || m > knee { changed &+= 1 }
             samples[i] = y

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// The C-infinity smooth step s(x) = f(x) / (f(x) + f(1 - x)), with f(t) = e^(-1/t) for t > 0
 /// and f(t) = 0 otherwise.

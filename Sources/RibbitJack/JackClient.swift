@@ -1,5 +1,6 @@
 import CJack
 import Glibc
+import RibbitRealtime
 import Synchronization
 
 public struct JackError: Error, CustomStringConvertible {
@@ -160,22 +161,41 @@ enum JackCallbacks {
     static let silence: @convention(c) (UnsafePointer<CChar>?) -> Void = { _ in }
 
     static let process: JackProcessCallback = { nframes, arg in
-        let context = arg.unsafelyUnwrapped.assumingMemoryBound(to: CallbackContext.self)
+        processPeriod(nframes, arg.unsafelyUnwrapped)
+        return 0
+    }
+
+    // MARK: Audio thread
+
+    /// The process callback's body: the four port buffers, then the processor (or silence).
+    #if RIBBIT_RT_AUDIT
+    @_noLocks
+    #endif
+    static func processPeriod(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer) {
+        let context = arg.assumingMemoryBound(to: CallbackContext.self)
         let ports = context.pointee.ports
         let frames = Int(nframes)
-        let inLeft = jack_port_get_buffer(ports.0, nframes).unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
-        let inRight = jack_port_get_buffer(ports.1, nframes).unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
-        let outLeft = jack_port_get_buffer(ports.2, nframes).unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
-        let outRight = jack_port_get_buffer(ports.3, nframes).unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
+        // libjack's buffer lookup is C (no lock, no allocation): the compiler cannot see it.
+        var buffers: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
+        buffers = (nil, nil, nil, nil)
+        _unsafePerformance {
+            buffers = (
+                jack_port_get_buffer(ports.0, nframes), jack_port_get_buffer(ports.1, nframes),
+                jack_port_get_buffer(ports.2, nframes), jack_port_get_buffer(ports.3, nframes)
+            )
+        }
+        let inLeft = buffers.0.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
+        let inRight = buffers.1.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
+        let outLeft = buffers.2.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
+        let outRight = buffers.3.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
         if let processor = context.pointee.processor {
             processor._withUnsafeGuaranteedRef {
                 $0.render(inLeft: inLeft, inRight: inRight, outLeft: outLeft, outRight: outRight, frameCount: frames)
             }
         } else {
-            outLeft.update(repeating: 0, count: frames)
-            outRight.update(repeating: 0, count: frames)
+            zeroFloats(outLeft, frames)
+            zeroFloats(outRight, frames)
         }
-        return 0
     }
 
     static let bufferSize: JackBufferSizeCallback = { nframes, arg in

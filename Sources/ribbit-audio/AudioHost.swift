@@ -24,11 +24,14 @@ struct AudioHost {
         // Nothing plays until the daemon says what: it designs the filters for this rate.
         var paused = false
         var first: FilterSet?
+        var ceiling = 0.0
         while first == nil {
             link.wait(milliseconds: 100)
             for message in link.receive() {
                 switch message {
-                case .filters(let ceiling, let fftLength, let taps): first = FilterSet(taps: taps, fftLength: fftLength, ceilingDBFS: ceiling)
+                case .filters(let dBFS, let fftLength, let taps):
+                    first = FilterSet(taps: taps, fftLength: fftLength, ceilingDBFS: dBFS)
+                    ceiling = dBFS
                 case .paused(let on): paused = on
                 case .stop: return close(client, status: 0)
                 default: break
@@ -41,6 +44,7 @@ struct AudioHost {
             let engine = try OverlapSaveEngine(
                 geometry: .standard(sampleRate: rate), sampleRate: rate, filters: first!, blockSize: client.bufferSize)
             processor = RealtimeProcessor(engine: engine, period: client.bufferSize)
+            processor.setOutputCeiling(dBFS: ceiling)
             processor.paused.store(paused, ordering: .relaxed)
             try client.activate(with: processor)
         } catch {
@@ -63,7 +67,12 @@ struct AudioHost {
             for message in link.receive() {
                 switch message {
                 case .filters(let ceiling, let fftLength, let taps):
-                    do { try processor.engine.publish(FilterSet(taps: taps, fftLength: fftLength, ceilingDBFS: ceiling)) } catch {
+                    // The engine's ceiling and the output guard's: the guard (after every renderer)
+                    // is what holds for anything that plays instead of the hearing aid.
+                    do {
+                        try processor.engine.publish(FilterSet(taps: taps, fftLength: fftLength, ceilingDBFS: ceiling))
+                        processor.setOutputCeiling(dBFS: ceiling)
+                    } catch {
                         log(.error, "internal error: the new filters do not fit the engine (\(error))")
                     }
                 case .paused(let on): processor.paused.store(on, ordering: .relaxed)
@@ -75,7 +84,7 @@ struct AudioHost {
                 }
             }
             if link.isClosed { return close(client, status: 0) }
-            processor.engine.collectRetired()
+            processor.collectRetired()
             if client.events.shutDown.load(ordering: .acquiring) {
                 link.send(.gone(reason: "the JACK server went away", sampleRateChanged: false))
                 return drain(status: 0)

@@ -1,5 +1,5 @@
 import Testing
-@testable import RibbitJack
+@testable import RibbitRealtime
 
 /// The dump's ring between the RT thread and the control thread: frames come out in order and
 /// whole across the wrap, a full ring drops (and counts) instead of waiting, and discard()

@@ -1,0 +1,117 @@
+import Glibc
+import Synchronization
+import Testing
+@testable import RibbitDSP
+@testable import RibbitJack
+
+/// A tone generator, as a hearing test would run it: here deliberately too loud, with a NaN.
+final class LoudTone: PeriodRenderer, @unchecked Sendable {
+    static let renderEntry: RenderEntry = { context, inputs, outputs, frames, mix in
+        Unmanaged<LoudTone>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.render(inputs, outputs, frames, mix: mix) }
+    }
+    let phase = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+    init() { phase.initialize(to: 0) }
+    deinit { phase.deallocate() }
+    func render(
+        _ inputs: UnsafePointer<UnsafePointer<Float>>, _ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, _ frameCount: Int, mix: Bool
+    ) {
+        for i in 0..<frameCount {
+            let n = phase.pointee + i
+            let x: Float = n == 100 ? .nan : 4 * sinf(Float(n) * 0.05)
+            for c in 0..<2 { outputs[c][i] = mix ? outputs[c][i] + x : x }
+        }
+        phase.pointee += frameCount
+    }
+    func latencyFrames(period: Int) -> Int { 0 }
+}
+
+/// A microphone tap, as voice exercises would run it beside the hearing aid: it only listens.
+final class Tap: PeriodRenderer, @unchecked Sendable {
+    static let renderEntry: RenderEntry = { context, inputs, outputs, frames, mix in
+        Unmanaged<Tap>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.render(inputs, outputs, frames, mix: mix) }
+    }
+    let heard = Atomic<Int>(0)
+    let peakBits = Atomic<UInt32>(0)
+    func render(
+        _ inputs: UnsafePointer<UnsafePointer<Float>>, _ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, _ frameCount: Int, mix: Bool
+    ) {
+        var peak = Float(bitPattern: peakBits.load(ordering: .relaxed))
+        for i in 0..<frameCount { peak = max(peak, abs(inputs[0][i])) }
+        peakBits.store(peak.bitPattern, ordering: .relaxed)
+        heard.add(frameCount, ordering: .relaxed)
+    }
+    func latencyFrames(period: Int) -> Int { 0 }
+}
+
+@Suite struct RealtimeProcessorTests {
+    let geometry = EngineGeometry.standard(sampleRate: 48000)
+
+    func processor(ceilingDBFS: Double = -1) throws -> RealtimeProcessor {
+        let filters = FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: ceilingDBFS)
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
+        return RealtimeProcessor(engine: engine, period: 64)
+    }
+
+    /// Runs `periods` periods of `input` (both ears) and returns the left output.
+    func run(_ p: RealtimeProcessor, periods: Int, input: (Int) -> Float) -> [Float] {
+        var output = [Float]()
+        let buffers = (0..<4).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 64) }
+        defer { buffers.forEach { $0.deallocate() } }
+        for k in 0..<periods {
+            for i in 0..<64 { buffers[0][i] = input(k * 64 + i); buffers[1][i] = input(k * 64 + i) }
+            p.render(inLeft: buffers[0], inRight: buffers[1], outLeft: buffers[2], outRight: buffers[3], frameCount: 64)
+            output += UnsafeBufferPointer(start: buffers[2], count: 64)
+        }
+        return output
+    }
+
+    @Test func theHearingAidRunsByDefaultAtItsLatency() throws {
+        let p = try processor()
+        let out = run(p, periods: 20) { $0 == 100 ? 0.5 : 0 }
+        #expect(out[100 + 96] == 0.5)
+        #expect(p.latencyFrames == 96)
+        #expect(p.guardedSamples.load(ordering: .relaxed) == 0)
+    }
+
+    /// Instead of the hearing aid: a renderer that plays 4x full scale and a NaN comes out
+    /// under the output ceiling, and the NaN as silence.
+    @Test func aToneInsteadOfTheHearingAidStaysUnderTheCeiling() throws {
+        let p = try processor()
+        p.setOutputCeiling(dBFS: -6)
+        p.run([LoudTone()])
+        let out = run(p, periods: 20) { _ in 0 }
+        let ceiling = powf(10, -6.0 / 20)
+        #expect(out.allSatisfy { $0.isFinite && abs($0) <= ceiling })
+        #expect(out[100] == 0)
+        #expect(out.map(abs).max()! == ceiling)
+        #expect(p.guardedSamples.load(ordering: .relaxed) > 0)
+        #expect(p.latencyFrames == 0)
+        p.collectRetired()
+    }
+
+    /// Beside the hearing aid: a tap hears every input frame and the hearing aid's output is
+    /// unchanged; a tone beside it is mixed in, still under the ceiling.
+    @Test func aTapAndAToneBesideTheHearingAid() throws {
+        let p = try processor()
+        let tap = Tap()
+        p.run([p.hearingAid, tap])
+        let out = run(p, periods: 20) { $0 == 100 ? 0.5 : 0 }
+        #expect(out[100 + 96] == 0.5)
+        #expect(tap.heard.load(ordering: .relaxed) == 20 * 64)
+        #expect(Float(bitPattern: tap.peakBits.load(ordering: .relaxed)) == 0.5)
+        #expect(p.latencyFrames == 96)
+
+        p.run([p.hearingAid, LoudTone()])
+        let mixed = run(p, periods: 20) { _ in 0.9 }
+        #expect(mixed.allSatisfy { $0.isFinite && abs($0) <= 1 })
+        #expect(mixed.contains { abs($0) > 0.95 })
+    }
+
+    @Test func pauseStillRampsWhateverRenders() throws {
+        let p = try processor()
+        p.run([LoudTone()])
+        p.paused.store(true, ordering: .relaxed)
+        let out = run(p, periods: 20) { _ in 0 }
+        #expect(out[(out.count - 64)...].allSatisfy { $0 == 0 })
+    }
+}
