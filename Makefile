@@ -12,20 +12,30 @@ APT_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpn
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 
-.PHONY: run test deps build bench demo man install uninstall clean fuzz codes rt-check
+.PHONY: run test deps build bench demo man install uninstall clean fuzz codes rt-check format lint
 
 # The main job: the hearing aid on live sound (starts a JACK server when none runs).
 run: deps build
 	scripts/run-live.sh
 
-# Debug build for the unit tests; the compiler's real-time check; the release daemon for the
-# integration tests (what ships, and what the real-time audit must judge).
-test: deps
+# Debug build for the unit tests; the compiler's real-time check; the release daemon and its
+# audio process for the integration tests (what ships, and what the real-time audit must judge).
+# The formatting check runs first: it takes seconds, the build minutes.
+test: deps lint
 	swift build
 	$(MAKE) rt-check
 	$(RELEASE) --product ribbitd
 	$(RELEASE) --product ribbit-audio
 	swift test --disable-xctest
+
+# swift-format (ships with the toolchain), configured in .swift-format to the code's style:
+# `make format` rewrites the files in place, `make lint` fails on any file it would change.
+FORMAT_PATHS := Sources Tests bench fuzz
+format:
+	swift format format --in-place --recursive --parallel $(FORMAT_PATHS)
+
+lint:
+	@swift format lint --strict --recursive --parallel $(FORMAT_PATHS) || { echo "error: the code is not formatted as .swift-format says; run make format" >&2; exit 1; }
 
 deps:
 	@command -v swift >/dev/null || { echo "error: swift not found; install Swift 6 from swift.org and put it on PATH" >&2; exit 69; }

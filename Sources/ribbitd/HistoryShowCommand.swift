@@ -25,7 +25,9 @@ struct HistoryShowCommand: ParsableCommand {
             throw RibbitError.data("history entry \(record.id ?? 0) does not parse (\(error)); remove it with `ribbitd remove \(record.id ?? 0)`")
         }
         print("history entry \(record.id ?? 0), loaded \(ListCommand.date.string(from: record.loadedAt)) UTC from \(record.source)")
-        print("\(record.signatureText)\n")
-        print(PrescriptionReport(rx, fitting: try Fitting(prescription: rx, sampleRate: 48000)).text)
+        print("")
+        // The verdict the history recorded at load, as `list` and `status` say it.
+        let report = PrescriptionReport(rx, fitting: try Fitting(prescription: rx, sampleRate: 48000), signature: record.signatureText)
+        print(report.text)
     }
 }

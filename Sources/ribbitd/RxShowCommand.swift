@@ -11,7 +11,12 @@ struct RxShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
         abstract: "Check a prescription and print it with its target gains per ear.",
-        discussion: "The gains are insertion gains in dB at each audiometric frequency, low-pass included."
+        discussion: """
+            The gains are insertion gains in dB at each audiometric frequency, low-pass included.
+            The signature is checked against your trusted keys (`ribbitd rx trust`): unsigned, signed by NAME \
+            (trusted), or signed, unknown key KEYID; a bad signature is refused (exit 65). --json prints the same \
+            fields, the verdict as `signature` in the same words.
+            """
     )
 
     @Argument(help: ArgumentHelp("The prescription: .rx text, or a PNG/JPEG of its QR code.", valueName: "RX")) var path: String
@@ -25,14 +30,13 @@ struct RxShowCommand: ParsableCommand {
         let (rx, verdict) = (accepted.prescription, accepted.verdict)
         // The targets do not depend on the rate; 48 kHz only sizes the (unused) engine.
         let fitting = try Fitting(prescription: rx, sampleRate: 48000)
-        let report = PrescriptionReport(rx, fitting: fitting)
+        let report = PrescriptionReport(rx, fitting: fitting, signature: verdict.description)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
             print(report.text)
-            print("signature     \(verdict.description)")
         }
     }
 }
@@ -57,10 +61,13 @@ struct PrescriptionReport: Encodable {
     var rule: String
     var lowpassHz: Int?
     var maxOutputDBFS: Double
+    /// The signature's verdict in words, checked by the caller (the file's against the trusted
+    /// keys, or the history's as recorded at load): "unsigned", "signed by NAME (trusted)",
+    /// "signed, unknown key KEYID".
     var signature: String
     var ears: [String: EarReport]
 
-    init(_ rx: Prescription, fitting: Fitting) {
+    init(_ rx: Prescription, fitting: Fitting, signature: String) {
         name = rx.name
         environment = rx.environment
         audiologist = rx.audiologist
@@ -70,7 +77,7 @@ struct PrescriptionReport: Encodable {
         rule = rx.rule.rawValue
         lowpassHz = rx.lowpassHz
         maxOutputDBFS = rx.maxOutputDBFS
-        signature = rx.signature == nil ? "unsigned" : "signed (not verified: this version cannot check signatures)"
+        self.signature = signature
         ears = Dictionary(uniqueKeysWithValues: Ear.allCases.map { ear in
             let gains = Prescription.audiometricFrequencies.map { f -> (String, Double?) in
                 let db = fitting.targetGainDB(for: ear, atHz: Double(f))
