@@ -49,7 +49,8 @@ public final class AudioFileReader {
     public init(path: String) throws(AudioFileError) {
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {
-            throw AudioFileError(description: "\(path): cannot read it as sound (\(String(cString: sf_strerror(nil)))); give a WAV or FLAC file")
+            throw AudioFileError(
+                description: "\(path): cannot read it as sound (\(String(cString: sf_strerror(nil)))); give a WAV or FLAC file")
         }
         self.path = path
         self.file = file

@@ -66,7 +66,10 @@ extension AudioMessage {
         case .running(let latency): out.byte(11); out.int(latency)
         case .stats(let s):
             out.byte(12)
-            for value in [s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples, s.dumpFramesDropped] {
+            for value in [
+                s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples,
+                s.dumpFramesDropped,
+            ] {
                 out.int(value)
             }
             out.double(s.dspLoadPercent)

@@ -36,7 +36,9 @@ public enum ControlClient {
         if lstat(directory, &info) != 0 {
             switch errno {
             case ENOENT, ENOTDIR: throw .notRunning(socket: socketPath)
-            default: throw .refused("cannot inspect \(directory) (\(String(cString: strerror(errno)))): the daemon there belongs to another user")
+            default:
+                throw .refused(
+                    "cannot inspect \(directory) (\(String(cString: strerror(errno)))): the daemon there belongs to another user")
             }
         }
         guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {

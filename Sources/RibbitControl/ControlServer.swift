@@ -118,14 +118,20 @@ public final class ControlServer {
             guard let uid = UnixSocket.peerUID(fd), uid == ownerUID else {
                 let who = UnixSocket.peerUID(fd).map { "uid \($0)" } ?? "a peer of unknown uid"
                 onNotice("refused a control connection from \(who) (only uid \(ownerUID) may control this daemon)")
-                _ = UnixSocket.writeAll(fd, ControlProtocol.encode(ControlReply.failure(
-                    "refused: this ribbitd belongs to uid \(ownerUID), you are \(who); control your own ribbitd")))
+                _ = UnixSocket.writeAll(
+                    fd,
+                    ControlProtocol.encode(
+                        ControlReply.failure(
+                            "refused: this ribbitd belongs to uid \(ownerUID), you are \(who); control your own ribbitd")))
                 close(fd)
                 continue
             }
             guard connections.count < maxConnections || makeRoom() else {
-                _ = UnixSocket.writeAll(fd, ControlProtocol.encode(ControlReply.failure(
-                    "the daemon has \(maxConnections) control connections open; try again")))
+                _ = UnixSocket.writeAll(
+                    fd,
+                    ControlProtocol.encode(
+                        ControlReply.failure(
+                            "the daemon has \(maxConnections) control connections open; try again")))
                 close(fd)
                 continue
             }

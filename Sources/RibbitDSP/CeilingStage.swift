@@ -44,7 +44,7 @@ public struct CeilingStage: ~Copyable, @unchecked Sendable {
 
     /// Takes a published ceiling if there is one; true when it changed.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     public func beginHop() -> Bool {
         guard let old = slot.take() else { return false }
@@ -55,7 +55,7 @@ public struct CeilingStage: ~Copyable, @unchecked Sendable {
     /// The ceiling and knee in force this hop, given the lowest ceiling of the other configs
     /// in flight (`cap`, with its knee).
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     public func inForce(cap: (ceiling: Float, knee: Float)) -> (ceiling: Float, knee: Float) {
         var lowest = cap
@@ -71,14 +71,14 @@ public struct CeilingStage: ~Copyable, @unchecked Sendable {
     /// Limits one channel's `count` samples in place under `limit` (from `inForce`); returns
     /// how many it changed. Non-finite samples become 0.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     public func apply(_ samples: UnsafeMutablePointer<Float>, count: Int, channel: Int, limit: (ceiling: Float, knee: Float)) -> Int {
         limiters[channel].process(samples, count: count, ceiling: limit.ceiling, knee: limit.knee)
     }
 
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     public func endHop() {
         guard let old = fadingFrom.pointee else { return }

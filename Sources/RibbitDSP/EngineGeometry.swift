@@ -61,7 +61,8 @@ public struct EngineGeometry: Sendable, Equatable, CustomStringConvertible {
         guard fftLength >= hopSize + filterLength - 1 else {
             throw .invalidGeometry(
                 "--taps \(filterLength) does not fit: --fft \(fftLength) must be at least hop + taps - 1 = "
-                    + "\(hopSize + filterLength - 1); use --taps \(EngineGeometry(fftLength: fftLength, hopSize: hopSize).filterLength) or less")
+                    + "\(hopSize + filterLength - 1); use --taps \(EngineGeometry(fftLength: fftLength, hopSize: hopSize).filterLength) or less"
+            )
         }
     }
 

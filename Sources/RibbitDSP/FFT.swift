@@ -54,7 +54,7 @@ public final class RealFFT: @unchecked Sendable {
 
     /// r2c: `length` reals in, `complexCount` interleaved complex out. Input preserved.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inline(__always)
     public func forward(_ input: UnsafeMutablePointer<Float>, _ output: UnsafeMutablePointer<Float>) {
@@ -64,7 +64,7 @@ public final class RealFFT: @unchecked Sendable {
 
     /// c2r: `complexCount` interleaved complex in (destroyed), `length` reals out.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inline(__always)
     public func inverse(_ input: UnsafeMutablePointer<Float>, _ output: UnsafeMutablePointer<Float>) {

@@ -10,7 +10,7 @@ public struct FilterStage: SpectralGainStage, BitwiseCopyable {
     public init(fftLength: Int) { complexCount = fftLength / 2 + 1 }
 
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     public func apply(_ config: Unmanaged<FilterSet>, to spectrum: UnsafeMutablePointer<Float>, channel: Int, advancesState: Bool) {
         let bins = complexCount

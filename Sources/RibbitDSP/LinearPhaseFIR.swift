@@ -52,7 +52,7 @@ public enum LinearPhaseFIR {
             // cos(m w) by the Chebyshev recurrence: cos((m+1)w) = 2 cos(w) cos(mw) - cos((m-1)w).
             let twoCos = 2 * cos(point.omega)
             var previous = cos(point.omega)  // cos(-w)
-            var current = 1.0                // cos(0)
+            var current = 1.0  // cos(0)
             for m in 0...(2 * order) {
                 r[m] += point.weight * current
                 if m <= order { b[m] += point.weight * point.target * (m == 0 ? 1 : 2) * current }

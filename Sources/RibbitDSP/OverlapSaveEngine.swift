@@ -169,7 +169,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     /// latency becomes the new block size's. Call it from the thread that calls process() (a
     /// JACK client: at the top of the process callback when nframes changed).
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     public func changeBlockSize(to blockSize: Int?) {
         guard blockSize != adapter.blockSize else { return }
@@ -190,7 +190,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     /// Processes `frameCount` samples (any count) of every channel. `inputs` and `outputs`
     /// hold one pointer per channel; an output may alias its input.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     public func process(
         inputs: UnsafePointer<UnsafePointer<Float>>, outputs: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int
@@ -213,7 +213,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     /// The input guard: copies, and makes NaN and infinities silence and finite samples beyond
     /// full scale +-1. Copy and scan branch-free (vectorised); fix up only when something is off.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inline(__always)
     private func guardInput(_ source: UnsafePointer<Float>, into target: UnsafeMutablePointer<Float>, count: Int) {
@@ -232,7 +232,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
 
     /// One hop of every channel through the stages.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     private func processHop() {
         let n = geometry.fftLength
@@ -274,7 +274,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
 
     /// Takes every gain stage's published config; true when any changed (a crossfade hop).
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inline(__always)
     private func beginGainStages() -> Bool {
@@ -284,7 +284,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     }
 
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inline(__always)
     private func applyGainStages(_ spectrum: UnsafeMutablePointer<Float>, channel: Int, fadeOut: Bool) {
@@ -292,7 +292,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     }
 
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inline(__always)
     private func endGainStages() {
@@ -301,7 +301,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
 
     /// The lowest ceiling of the filter sets in flight (current, and the one fading out).
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inline(__always)
     private func filterCeilingCap() -> (ceiling: Float, knee: Float) {

@@ -26,7 +26,7 @@ public struct PeakLimiter: Sendable {
     /// Limits `count` samples in place. Returns how many were changed (gain below 1 or
     /// saturated). Non-finite samples become 0.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inline(__always)
     public mutating func process(_ samples: UnsafeMutablePointer<Float>, count: Int, ceiling: Float, knee: Float) -> Int {

@@ -54,7 +54,8 @@ final class AudioService: DaemonService {
 
     func start(now: Double) throws {
         guard executable != nil else {
-            throw DaemonError("the audio process ribbit-audio is missing (looked beside ribbitd and in ../libexec/ribbit/); reinstall ribbit")
+            throw DaemonError(
+                "the audio process ribbit-audio is missing (looked beside ribbitd and in ../libexec/ribbit/); reinstall ribbit")
         }
     }
 

@@ -69,7 +69,9 @@ public final class Daemon {
         audio.startOpening(now: Self.now())
 
         while !stopping {
-            var fds = (control.pollDescriptors + [audio.pollDescriptor].compactMap { $0 }).map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            var fds = (control.pollDescriptors + [audio.pollDescriptor].compactMap { $0 }).map {
+                pollfd(fd: $0, events: Int16(POLLIN), revents: 0)
+            }
             let ready = poll(&fds, nfds_t(fds.count), control.subscriberCount == 0 && audio.openingSince == nil ? 100 : 10)
             let now = Self.now()
             if ready > 0 {
@@ -151,7 +153,8 @@ public final class Daemon {
         _ = try fitting.load(accepted, source: source, trialSeconds: request.trialSeconds)
         play(reusing: prepared)
         log.info(
-            "loaded \(fitting.state.title) from \(source), \(accepted.verdict.description)\(fitting.state.trial == nil ? "" : ", as a trial")")
+            "loaded \(fitting.state.title) from \(source), \(accepted.verdict.description)\(fitting.state.trial == nil ? "" : ", as a trial")"
+        )
         return reply()
     }
 

@@ -45,7 +45,8 @@ final class DumpService: DaemonService {
         guard isDue(now: now) else { return }
         let (output, prescription) = describe()
         let frame = builder.frame(
-            time: now - started, latencyFrames: session.latencyFrames, xruns: session.stats.xruns, output: output, prescription: prescription,
+            time: now - started, latencyFrames: session.latencyFrames, xruns: session.stats.xruns, output: output,
+            prescription: prescription,
             filters: running.filters, fitting: running.fitting, limitedSamples: audio.limitedSamples,
             droppedFrames: audio.dumpFramesDropped - droppedBefore)
         server.broadcast(frame.jsonLine(), now: now)

@@ -22,7 +22,8 @@ enum FilterChoice: Sendable, Equatable {
         let geometry = EngineGeometry.standard(sampleRate: sampleRate)
         switch self {
         case .delay(let ceilingDBFS):
-            let delay = FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: ceilingDBFS)
+            let delay = FilterSet.delay(
+                geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: ceilingDBFS)
             return RunningFilters(filters: delay, fitting: nil)
         case .prescription(let prescription):
             let fitting = try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)

@@ -55,7 +55,9 @@ final class FittingService: DaemonService {
 
     /// The history, with the trusted keys as they are now (a key trusted since the start counts).
     func history() throws(RequestFailure) -> PrescriptionHistory {
-        guard let store else { throw RequestFailure("the prescription history cannot be used (\(historyProblem ?? "not open")); nothing changed") }
+        guard let store else {
+            throw RequestFailure("the prescription history cannot be used (\(historyProblem ?? "not open")); nothing changed")
+        }
         return PrescriptionHistory(store: store, intake: Intake.load(paths: paths, config: config))
     }
 
@@ -116,7 +118,8 @@ final class FittingService: DaemonService {
                 log.error("\(recovery)")
             }
         } catch {
-            historyProblem = "cannot open the prescription history \(paths.storePath) (\(error)); load and use are unavailable until it is fixed"
+            historyProblem =
+                "cannot open the prescription history \(paths.storePath) (\(error)); load and use are unavailable until it is fixed"
             log.error("\(historyProblem!)")
         }
         do {

@@ -33,7 +33,8 @@ public struct PrescriptionInput: Sendable {
             throw IntakeError("\(error); give the path of a .rx file or a PNG/JPEG of its QR code", kind: .unreadable)
         }
         if ImageFile.format(of: data) != nil {
-            return PrescriptionInput(payload: String(decoding: try prescriptionCode(in: data, path: path), as: UTF8.self), path: path, kind: "a QR code")
+            return PrescriptionInput(
+                payload: String(decoding: try prescriptionCode(in: data, path: path), as: UTF8.self), path: path, kind: "a QR code")
         }
         if ["png", "jpg", "jpeg"].contains((path as NSString).pathExtension.lowercased()) {
             throw IntakeError("\(path): not a PNG or JPEG image (its first bytes are not an image header); the prescription was not used")
@@ -65,7 +66,8 @@ public struct PrescriptionInput: Sendable {
         }.start()
         guard finished.wait(timeout: .now() + .seconds(qrScanLimitSeconds)) == .success else {
             throw IntakeError(
-                "\(path): looking for QR codes in the picture took over \(qrScanLimitSeconds) s; crop it to the code; the prescription was not used")
+                "\(path): looking for QR codes in the picture took over \(qrScanLimitSeconds) s; crop it to the code; the prescription was not used"
+            )
         }
         let codes = found.codes
         let ribbit = codes.filter(isRibbit)
@@ -77,7 +79,8 @@ public struct PrescriptionInput: Sendable {
                     + "filling a good part of the picture, in even light")
         case 0:
             let start = String(decoding: codes[0].prefix(24), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
-            throw IntakeError("\(path): the QR code there is not a ribbit prescription (it starts '\(start)'); the prescription was not used")
+            throw IntakeError(
+                "\(path): the QR code there is not a ribbit prescription (it starts '\(start)'); the prescription was not used")
         default:
             throw IntakeError("\(path): the image holds \(ribbit.count) different ribbit prescriptions; crop it to the one you want")
         }

@@ -43,7 +43,7 @@ public final class HearingAidRenderer: PeriodRenderer, @unchecked Sendable {
     // MARK: Audio thread
 
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     public func render(
         _ inputs: UnsafePointer<UnsafePointer<Float>>, _ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, _ frameCount: Int,

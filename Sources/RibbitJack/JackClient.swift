@@ -131,9 +131,10 @@ public final class JackClient {
             let name = String(cString: cName)
             let port = jack_port_by_name(client, cName)
             let portFlags = port.map { jack_port_flags($0) } ?? 0
-            result.append(Port(
-                name: name, isSource: portFlags & Int32(JackPortIsOutput.rawValue) != 0,
-                isPhysical: portFlags & Int32(JackPortIsPhysical.rawValue) != 0))
+            result.append(
+                Port(
+                    name: name, isSource: portFlags & Int32(JackPortIsOutput.rawValue) != 0,
+                    isPhysical: portFlags & Int32(JackPortIsPhysical.rawValue) != 0))
             i += 1
         }
         return result
@@ -169,7 +170,7 @@ enum JackCallbacks {
 
     /// The process callback's body: the four port buffers, then the processor (or silence).
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     static func processPeriod(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer) {
         let context = arg.assumingMemoryBound(to: CallbackContext.self)

@@ -2,9 +2,10 @@ import RibbitRealtime
 
 /// The C-callable entry of a renderer: (the renderer as an unretained opaque pointer, inputs,
 /// outputs, frame count, mix). See `PeriodRenderer.renderEntry`.
-public typealias RenderEntry = @convention(c) (
-    UnsafeMutableRawPointer, UnsafePointer<UnsafePointer<Float>>, UnsafePointer<UnsafeMutablePointer<Float>>, Int, Bool
-) -> Void
+public typealias RenderEntry =
+    @convention(c) (
+        UnsafeMutableRawPointer, UnsafePointer<UnsafePointer<Float>>, UnsafePointer<UnsafeMutablePointer<Float>>, Int, Bool
+    ) -> Void
 
 /// What JACK's process callback runs, one period at a time: the hearing aid
 /// (`HearingAidRenderer`), and later a tone generator for a hearing test or a microphone tap

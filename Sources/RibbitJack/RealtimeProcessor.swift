@@ -107,7 +107,7 @@ public final class RealtimeProcessor: @unchecked Sendable {
 
     /// One period: left/right in, left/right out.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     public func render(
         inLeft: UnsafePointer<Float>, inRight: UnsafePointer<Float>,
@@ -147,7 +147,7 @@ public final class RealtimeProcessor: @unchecked Sendable {
     /// NaN/Inf -> 0 and beyond +-ceiling -> +-ceiling. A branch-free scan first (vectorised):
     /// the usual period has nothing to fix.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inline(__always)
     private func guardOutput(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, _ count: Int) {
@@ -162,7 +162,7 @@ public final class RealtimeProcessor: @unchecked Sendable {
     }
 
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inline(__always)
     private func applyPauseRamp(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, _ count: Int) {
@@ -197,7 +197,7 @@ public final class RealtimeProcessor: @unchecked Sendable {
 
 /// NaN/Inf -> 0, beyond +-ceiling -> +-ceiling; returns how many samples it changed.
 #if RIBBIT_RT_AUDIT
-@_noLocks
+    @_noLocks
 #endif
 @inline(__always)
 private func clampToCeiling(_ samples: UnsafeMutablePointer<Float>, _ count: Int, _ ceiling: Float) -> Int {

@@ -50,7 +50,8 @@ public final class DumpFrameBuilder {
         let fittings = fittings(for: filters, fitting: fitting)
         var earFrames = [String: DumpFrame.Ear]()
         for (index, ear) in ears.enumerated() {
-            earFrames[ear.rawValue] = DumpFrame.Ear(dump: dumps[index], gains: fittings[index].gains, thresholds: fittings[index].thresholds)
+            earFrames[ear.rawValue] = DumpFrame.Ear(
+                dump: dumps[index], gains: fittings[index].gains, thresholds: fittings[index].thresholds)
         }
         defer { limitedBefore = limitedSamples }
         return DumpFrame(

@@ -23,17 +23,19 @@ public enum FittingRule: String, Sendable, CaseIterable, Codable {
         case .nalR:
             let sum = Double(thresholds[500, default: 0] + thresholds[1000, default: 0] + thresholds[2000, default: 0])
             let x = sum <= 180 ? 0.05 * sum : 9 + 0.116 * (sum - 180)
-            return Dictionary(uniqueKeysWithValues: thresholds.map { frequency, h in
-                (frequency, max(0, x + 0.31 * Double(h) + Self.nalRCorrection[frequency, default: 0]))
-            })
+            return Dictionary(
+                uniqueKeysWithValues: thresholds.map { frequency, h in
+                    (frequency, max(0, x + 0.31 * Double(h) + Self.nalRCorrection[frequency, default: 0]))
+                })
         case .halfGain:
             return thresholds.mapValues { max(0, Double($0) / 2) }
         case .pogo2:
-            return Dictionary(uniqueKeysWithValues: thresholds.map { frequency, h in
-                let base = Double(h) / 2 - (frequency == 250 ? 10 : frequency == 500 ? 5 : 0)
-                let profound = max(0, Double(h) - 65) / 2
-                return (frequency, max(0, base + profound))
-            })
+            return Dictionary(
+                uniqueKeysWithValues: thresholds.map { frequency, h in
+                    let base = Double(h) / 2 - (frequency == 250 ? 10 : frequency == 500 ? 5 : 0)
+                    let profound = max(0, Double(h) - 65) / 2
+                    return (frequency, max(0, base + profound))
+                })
         }
     }
 }

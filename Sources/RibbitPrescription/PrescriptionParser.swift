@@ -28,7 +28,9 @@ extension Prescription {
             throw PrescriptionError(line: nil, "the prescription is not valid UTF-8 text")
         }
         // Split on LF code points: as Characters, "\r\n" is one grapheme and would not split.
-        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { String(String.UnicodeScalarView($0)) }
+        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map {
+            String(String.UnicodeScalarView($0))
+        }
         if lines.last == "" { lines.removeLast() }  // the final LF
         guard let first = lines.first else {
             throw PrescriptionError(line: nil, "the prescription is empty; it must start with '\(header)'")
@@ -116,13 +118,16 @@ extension Prescription {
                 rx.lowpassHz = hz
             } else {
                 throw PrescriptionError(
-                    line: line, "lowpass '\(value)' must be 'none' or a frequency in Hz from \(lowpassRange.lowerBound) to \(lowpassRange.upperBound)")
+                    line: line,
+                    "lowpass '\(value)' must be 'none' or a frequency in Hz from \(lowpassRange.lowerBound) to \(lowpassRange.upperBound)")
             }
         }
         if let (line, value) = fields["max-output"] {
             guard let dbfs = Double(value), maxOutputRange.contains(dbfs) else {
                 throw PrescriptionError(
-                    line: line, "max-output '\(value)' must be a level in dBFS from \(Int(maxOutputRange.lowerBound)) to \(Int(maxOutputRange.upperBound))")
+                    line: line,
+                    "max-output '\(value)' must be a level in dBFS from \(Int(maxOutputRange.lowerBound)) to \(Int(maxOutputRange.upperBound))"
+                )
             }
             rx.maxOutputDBFS = dbfs
         }
@@ -132,20 +137,25 @@ extension Prescription {
                 let pairs = try parsePairs(value, key: ear.rawValue, line: line) { Int($0) }
                 for (frequency, db) in pairs where !thresholdRange.contains(db) {
                     throw PrescriptionError(
-                        line: line, "'\(ear.rawValue)': \(db) dB HL at \(frequency) Hz is outside \(thresholdRange.lowerBound) to \(thresholdRange.upperBound)")
+                        line: line,
+                        "'\(ear.rawValue)': \(db) dB HL at \(frequency) Hz is outside \(thresholdRange.lowerBound) to \(thresholdRange.upperBound)"
+                    )
                 }
                 rx.thresholds[ear] = pairs
             }
             let gainKey = "gain-\(ear.rawValue)"
             if let (line, value) = fields[gainKey] {
                 guard rx.rule == .explicit else {
-                    throw PrescriptionError(line: line, "'\(gainKey)' is only allowed with 'rule: explicit' (this one is '\(rx.rule.rawValue)')")
+                    throw PrescriptionError(
+                        line: line, "'\(gainKey)' is only allowed with 'rule: explicit' (this one is '\(rx.rule.rawValue)')")
                 }
                 let pairs = try parsePairs(value, key: gainKey, line: line) { Double($0).flatMap { $0.isFinite ? $0 : nil } }
                 // Gains above the top of the range are reported below, with the rules' gains.
                 for (frequency, db) in pairs where db < explicitGainRange.lowerBound {
                     throw PrescriptionError(
-                        line: line, "'\(gainKey)': \(Prescription.number(db)) dB at \(frequency) Hz is below the lowest allowed gain of \(Int(explicitGainRange.lowerBound)) dB")
+                        line: line,
+                        "'\(gainKey)': \(Prescription.number(db)) dB at \(frequency) Hz is below the lowest allowed gain of \(Int(explicitGainRange.lowerBound)) dB"
+                    )
                 }
                 rx.explicitGains[ear] = pairs
             }
@@ -164,14 +174,16 @@ extension Prescription {
                 let gain = (gains[frequency]! * 10).rounded() / 10
                 throw PrescriptionError(
                     line: fields[key]?.line,
-                    "the \(frequency) Hz gain for the \(ear.rawValue) ear would be +\(Prescription.number(gain)) dB, above the limit of +\(Int(maxGainDB)) dB; ask the audiologist to refit")
+                    "the \(frequency) Hz gain for the \(ear.rawValue) ear would be +\(Prescription.number(gain)) dB, above the limit of +\(Int(maxGainDB)) dB; ask the audiologist to refit"
+                )
             }
         }
         // What `rx make` encodes must fit too (the fuzzer found "key:value" lines whose
         // canonical "key: value" form went over the limit).
         let canonical = rx.text.utf8.count
         guard canonical <= maxPayloadBytes else {
-            throw PrescriptionError(line: nil, "the prescription is \(canonical) bytes as written by ribbit; the limit is \(maxPayloadBytes)")
+            throw PrescriptionError(
+                line: nil, "the prescription is \(canonical) bytes as written by ribbit; the limit is \(maxPayloadBytes)")
         }
         return rx
     }
@@ -188,7 +200,9 @@ extension Prescription {
             }
             guard audiometricFrequencies.contains(frequency) else {
                 throw PrescriptionError(
-                    line: line, "'\(key)': \(frequency) Hz is not an audiometric frequency (\(audiometricFrequencies.map(String.init).joined(separator: " ")))")
+                    line: line,
+                    "'\(key)': \(frequency) Hz is not an audiometric frequency (\(audiometricFrequencies.map(String.init).joined(separator: " ")))"
+                )
             }
             guard result[frequency] == nil else {
                 throw PrescriptionError(line: line, "'\(key)': \(frequency) Hz is given twice")
@@ -198,7 +212,8 @@ extension Prescription {
         let missing = requiredFrequencies.filter { result[$0] == nil }
         guard missing.isEmpty else {
             throw PrescriptionError(
-                line: line, "'\(key)' lacks \(missing.map { "\($0)" }.joined(separator: ", ")) Hz; 500, 1000, 2000 and 4000 Hz are required")
+                line: line, "'\(key)' lacks \(missing.map { "\($0)" }.joined(separator: ", ")) Hz; 500, 1000, 2000 and 4000 Hz are required"
+            )
         }
         return result
     }

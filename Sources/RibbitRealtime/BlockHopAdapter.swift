@@ -74,14 +74,14 @@ public struct BlockHopAdapter: ~Copyable, @unchecked Sendable {
 
     /// Where in the hop the next input sample goes (samples gathered so far).
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func inputOffset() -> Int { state.pointee.fill }
 
     /// How many of `available` input frames fit before the hop is complete.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func inputFrames(available: Int) -> Int { min(hopSize - state.pointee.fill, available) }
@@ -89,7 +89,7 @@ public struct BlockHopAdapter: ~Copyable, @unchecked Sendable {
     /// Counts `count` input frames the caller stored; true when the hop is complete, and the
     /// caller must run it now (`queueHop` for each channel, then `commitHop`).
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func addInput(_ count: Int) -> Bool {
@@ -101,7 +101,7 @@ public struct BlockHopAdapter: ~Copyable, @unchecked Sendable {
 
     /// Queues one channel's `hopSize` output samples of the hop that just ran.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func queueHop(channel: Int, from source: UnsafePointer<Float>) {
@@ -114,7 +114,7 @@ public struct BlockHopAdapter: ~Copyable, @unchecked Sendable {
 
     /// Ends a hop: its output (queued for every channel) becomes readable.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func commitHop() {
@@ -134,7 +134,7 @@ public struct BlockHopAdapter: ~Copyable, @unchecked Sendable {
     /// broke its block-size promise) is silence. Returns how many frames were silence: the
     /// stream then runs that much later (continuous, nothing dropped).
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func readOutput(into outputs: UnsafePointer<UnsafeMutablePointer<Float>>, at offset: Int, count: Int) -> Int {
@@ -158,7 +158,7 @@ public struct BlockHopAdapter: ~Copyable, @unchecked Sendable {
     /// not hold back. When it is not 0, the caller fills the rest of the hop with silence, runs
     /// the hop as usual (`queueHop`, `commitHop`) and calls `discardInput()`.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func inputToFlush(beforeAdopting blockSize: Int?) -> Int {
@@ -168,7 +168,7 @@ public struct BlockHopAdapter: ~Copyable, @unchecked Sendable {
 
     /// Forgets the hop being gathered (after the caller completed it with silence).
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func discardInput() { state.pointee.fill = 0 }
@@ -177,7 +177,7 @@ public struct BlockHopAdapter: ~Copyable, @unchecked Sendable {
     /// output is padded with silence or trimmed (less than one hop either way) so the delay
     /// becomes the new size's. Call `inputToFlush` first.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func adoptBlockSize(_ blockSize: Int?) {
@@ -214,7 +214,7 @@ public func gcd(_ a: Int, _ b: Int) -> Int {
 /// Copies `count` samples. A plain loop (the compiler makes it a vector copy): the standard
 /// library's generic `update(from:count:)` is not proven free of deallocation by `@_noLocks`.
 #if RIBBIT_RT_AUDIT
-@_noLocks
+    @_noLocks
 #endif
 @inlinable
 public func copyFloats(_ target: UnsafeMutablePointer<Float>, _ source: UnsafePointer<Float>, _ count: Int) {
@@ -223,7 +223,7 @@ public func copyFloats(_ target: UnsafeMutablePointer<Float>, _ source: UnsafePo
 
 /// Sets `count` samples to 0.
 #if RIBBIT_RT_AUDIT
-@_noLocks
+    @_noLocks
 #endif
 @inlinable
 public func zeroFloats(_ target: UnsafeMutablePointer<Float>, _ count: Int) {

@@ -63,7 +63,7 @@ public struct ConfigSlot<Config: AnyObject & Sendable>: ~Copyable, @unchecked Se
     /// Whether a config waits and the retire slot has room for the one it would replace:
     /// `take()` would succeed. Two relaxed loads.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func canTake() -> Bool {
@@ -74,7 +74,7 @@ public struct ConfigSlot<Config: AnyObject & Sendable>: ~Copyable, @unchecked Se
     /// done), or nil when nothing waits or the retire slot is still full. Loads first: the
     /// exchange (a locked instruction) only when there is something to take.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func take() -> Unmanaged<Config>? {
@@ -88,14 +88,14 @@ public struct ConfigSlot<Config: AnyObject & Sendable>: ~Copyable, @unchecked Se
 
     /// The config the audio side runs now.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func current() -> Unmanaged<Config> { active.pointee }
 
     /// Gives back a config `take` returned, for the control side to drop.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func retire(_ config: Unmanaged<Config>) {

@@ -37,7 +37,7 @@ import Glibc
 public enum Realtime {
     /// CLOCK_MONOTONIC in nanoseconds, through the vDSO: no system call, no lock.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public static func monotonicNanoseconds() -> Int {

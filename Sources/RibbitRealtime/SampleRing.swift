@@ -28,7 +28,7 @@ public final class SampleRing: @unchecked Sendable {
 
     /// Appends `count` frames of the four channels, or drops them all when they do not fit.
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     public func write(
@@ -50,7 +50,7 @@ public final class SampleRing: @unchecked Sendable {
     }
 
     #if RIBBIT_RT_AUDIT
-    @_noLocks
+        @_noLocks
     #endif
     @inlinable
     func copy(_ source: UnsafePointer<Float>, channel: Int, at: Int, count: Int) {

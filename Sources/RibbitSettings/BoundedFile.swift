@@ -26,7 +26,9 @@ public enum BoundedFile {
         guard fstat(fd, &info) == 0 else { throw BoundedFileError(path: path, problem: .cannotRead(errno)) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw BoundedFileError(path: path, problem: .notRegular(kind(of: info.st_mode))) }
         let sizeBytes = Int(info.st_size)
-        guard sizeBytes <= maxBytes else { throw BoundedFileError(path: path, problem: .tooLarge(sizeBytes: sizeBytes, maxBytes: maxBytes)) }
+        guard sizeBytes <= maxBytes else {
+            throw BoundedFileError(path: path, problem: .tooLarge(sizeBytes: sizeBytes, maxBytes: maxBytes))
+        }
         // Room for one byte more than fstat gave, so the loop sees the end of the file; a file
         // that grows meanwhile is read on, but never past maxBytes + 1.
         var data = Data(count: sizeBytes + 1)

@@ -73,7 +73,9 @@ public enum LockError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .held(let holder):
-            let who = holder.pid.map { "ribbitd (pid \($0)\(holder.socketPath.map { ", listening on \($0)" } ?? ""))" } ?? "another ribbitd command"
+            let who =
+                holder.pid.map { "ribbitd (pid \($0)\(holder.socketPath.map { ", listening on \($0)" } ?? ""))" }
+                ?? "another ribbitd command"
             return "the prescription history is in use by \(who)"
         case .failed(let message): return message
         }

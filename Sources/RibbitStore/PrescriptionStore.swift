@@ -66,7 +66,8 @@ public final class PrescriptionStore: Sendable {
         public func intactPayload() throws(StoreError) -> String {
             guard isIntact else {
                 throw StoreError(
-                    "history entry \(id.map(String.init) ?? "?") (\(name)) is damaged: its text no longer matches its checksum; load the prescription again")
+                    "history entry \(id.map(String.init) ?? "?") (\(name)) is damaged: its text no longer matches its checksum; load the prescription again"
+                )
             }
             return payload
         }
@@ -190,7 +191,9 @@ public final class PrescriptionStore: Sendable {
     public func activate(id: Int64) throws {
         defer { saveActiveCopy() }
         try database.write { db in
-            guard try Record.exists(db, key: id) else { throw StoreError("no prescription \(id) in the history; `ribbitd list` shows them") }
+            guard try Record.exists(db, key: id) else {
+                throw StoreError("no prescription \(id) in the history; `ribbitd list` shows them")
+            }
             try Self.setActive(db, id)
             try Self.setTrial(db, nil)
         }
@@ -204,7 +207,9 @@ public final class PrescriptionStore: Sendable {
         return try database.write { db in
             guard let trial = try Self.trial(db) else { throw StoreError("no trial is running") }
             if !keep {
-                if let previous = trial.previousID { try Self.setActive(db, previous) } else {
+                if let previous = trial.previousID {
+                    try Self.setActive(db, previous)
+                } else {
                     try db.execute(sql: "DELETE FROM state WHERE key = 'active'")
                 }
             }
@@ -216,7 +221,9 @@ public final class PrescriptionStore: Sendable {
     /// Removes a prescription from the history; the active one, or one a trial returns to, stays.
     public func remove(id: Int64) throws {
         try database.write { db in
-            guard try Record.exists(db, key: id) else { throw StoreError("no prescription \(id) in the history; `ribbitd list` shows them") }
+            guard try Record.exists(db, key: id) else {
+                throw StoreError("no prescription \(id) in the history; `ribbitd list` shows them")
+            }
             if try Self.activeID(db) == id { throw StoreError("prescription \(id) is the active one; `ribbitd use` another first") }
             if try Self.trial(db)?.previousID == id {
                 throw StoreError("prescription \(id) is what the running trial returns to; `ribbitd keep` or `ribbitd revert` first")

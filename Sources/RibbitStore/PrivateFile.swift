@@ -9,7 +9,8 @@ enum PrivateFile {
     static func prepare(_ path: String) throws(StoreError) {
         let directory = (path as NSString).deletingLastPathComponent
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw StoreError("cannot create \(directory): \(describe(error))")
         }

@@ -51,7 +51,10 @@ struct AudioHost {
             link.send(.failed("JACK runs at \(Int(rate)) Hz: \(error)"))
             return close(client, status: 1)
         }
-        log(.info, "JACK: client \(client.name), \(Int(rate)) Hz, period \(client.bufferSize), added latency \(processor.latencyFrames) frames (\(milliseconds(processor.latencyFrames, rate)) ms)")
+        log(
+            .info,
+            "JACK: client \(client.name), \(Int(rate)) Hz, period \(client.bufferSize), added latency \(processor.latencyFrames) frames (\(milliseconds(processor.latencyFrames, rate)) ms)"
+        )
         wire(client)
         link.send(.running(latencyFrames: processor.latencyFrames))
         return serve(client, processor)

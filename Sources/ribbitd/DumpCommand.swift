@@ -55,7 +55,8 @@ struct DumpCommand: ParsableCommand {
             case .closed:
                 ended = .unavailable("the daemon ended the dump (it stopped or restarted, or this client took nothing for 10 s)")
             case .unreadable:
-                ended = RibbitError(message: "the daemon sent a frame this ribbitd cannot read; is it the same version?", exitCode: ExitCode(70))
+                ended = RibbitError(
+                    message: "the daemon sent a frame this ribbitd cannot read; is it the same version?", exitCode: ExitCode(70))
             case .frame(let frame, let line):
                 lastFrame = MonotonicClock.seconds()
                 try recorder.add(frame, line: line)
@@ -68,7 +69,8 @@ struct DumpCommand: ParsableCommand {
             break
         }
         view?.restore()
-        try recorder.finish(noFrames: .unavailable("no frame arrived, so \(svg ?? "the SVG") was not written; is JACK running? (`ribbitd status`)"))
+        try recorder.finish(
+            noFrames: .unavailable("no frame arrived, so \(svg ?? "the SVG") was not written; is JACK running? (`ribbitd status`)"))
         if let ended { throw ended }
     }
 }

@@ -67,8 +67,10 @@ struct DumpRecorder {
 enum CSVRow {
     static var header: [String] {
         let bands = DumpAnalyzer.bandCentersHz.map { String(Int($0)) }
-        return ["time_s", "ear", "output", "input_rms_dbfs", "input_peak_dbfs", "output_rms_dbfs", "output_peak_dbfs", "limited_samples",
-            "dropped_frames"]
+        return [
+            "time_s", "ear", "output", "input_rms_dbfs", "input_peak_dbfs", "output_rms_dbfs", "output_peak_dbfs", "limited_samples",
+            "dropped_frames",
+        ]
             + bands.map { "input_\($0)hz_dbfs" } + bands.map { "output_\($0)hz_dbfs" } + bands.map { "target_gain_\($0)hz_db" }
     }
 

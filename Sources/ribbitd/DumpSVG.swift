@@ -78,7 +78,10 @@ enum DumpSVG {
         out += polyline("\(name)-measured-gain", measured, stroke: colors.measured, width: 1.5)
         for (px, py) in measured { out += "<circle cx=\"\(f(px))\" cy=\"\(f(py))\" r=\"2.5\" fill=\"\(colors.measured)\"/>\n" }
         out += legend(
-            [("target", colors.target, "7 4"), ("filter response", colors.applied, ""), ("measured (output - input)", colors.measured, "")],
+            [
+                ("target", colors.target, "7 4"), ("filter response", colors.applied, ""),
+                ("measured (output - input)", colors.measured, ""),
+            ],
             x: x.left + 8, y: gainTop + 14)
         return out + "</g>\n"
     }
@@ -91,10 +94,13 @@ enum DumpSVG {
         out += grid(x, y, step: 10)
         var drawn = false
         for (name, color, mark) in [("right", "#d00", "O"), ("left", "#0050d0", "X")] {
-            let points = (frame.ears[name]?.audiogram ?? []).map { (x.position(Double($0.frequencyHz)), y.position(Double($0.thresholdDBHL))) }
+            let points = (frame.ears[name]?.audiogram ?? []).map {
+                (x.position(Double($0.frequencyHz)), y.position(Double($0.thresholdDBHL)))
+            }
             out += polyline("audiogram-\(name)", points, stroke: color, width: 1.2)
             for (px, py) in points {
-                out += "<text class=\"audiogram-\(name)-mark\" x=\"\(f(px))\" y=\"\(f(py + 4.5))\" fill=\"\(color)\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">\(mark)</text>\n"
+                out +=
+                    "<text class=\"audiogram-\(name)-mark\" x=\"\(f(px))\" y=\"\(f(py + 4.5))\" fill=\"\(color)\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">\(mark)</text>\n"
             }
             drawn = drawn || !points.isEmpty
         }
@@ -111,8 +117,10 @@ enum DumpSVG {
         ]
         for name in ears {
             guard let e = frame.ears[name] else { continue }
-            rows.append(String(format: "%@: input %.1f dBFS RMS (peak %.1f), output %.1f dBFS RMS (peak %.1f)",
-                name, e.inputRMSDB, e.inputPeakDB, e.outputRMSDB, e.outputPeakDB))
+            rows.append(
+                String(
+                    format: "%@: input %.1f dBFS RMS (peak %.1f), output %.1f dBFS RMS (peak %.1f)",
+                    name, e.inputRMSDB, e.inputPeakDB, e.outputRMSDB, e.outputPeakDB))
         }
         var out = "<g id=\"levels\">\n"
         out += text(left + plotLeft, audiogramTop - 12, "levels over the dump", size: 13, color: "#000")
@@ -144,11 +152,13 @@ enum DumpSVG {
     }
 
     private static func grid(_ x: FrequencyAxis, _ y: ValueAxis, step: Double) -> String {
-        var out = "<rect x=\"\(f(x.left))\" y=\"\(f(y.top))\" width=\"\(f(x.width))\" height=\"\(f(y.height))\" fill=\"none\" stroke=\"#999\"/>\n"
+        var out =
+            "<rect x=\"\(f(x.left))\" y=\"\(f(y.top))\" width=\"\(f(x.width))\" height=\"\(f(y.height))\" fill=\"none\" stroke=\"#999\"/>\n"
         for hz in [125.0, 250, 500, 1000, 2000, 4000, 8000] {
             let px = x.position(hz)
             out += "<line x1=\"\(f(px))\" y1=\"\(f(y.top))\" x2=\"\(f(px))\" y2=\"\(f(y.top + y.height))\" stroke=\"#e5e5e5\"/>\n"
-            out += "<text x=\"\(f(px))\" y=\"\(f(y.top + y.height + 14))\" text-anchor=\"middle\">\(hz >= 1000 ? "\(Int(hz / 1000))k" : "\(Int(hz))")</text>\n"
+            out +=
+                "<text x=\"\(f(px))\" y=\"\(f(y.top + y.height + 14))\" text-anchor=\"middle\">\(hz >= 1000 ? "\(Int(hz / 1000))k" : "\(Int(hz))")</text>\n"
         }
         for value in stride(from: y.range.low, through: y.range.high, by: step) {
             let py = y.position(value)
@@ -165,7 +175,8 @@ enum DumpSVG {
         var at = x
         for (label, color, dash) in entries {
             let dashAttribute = dash.isEmpty ? "" : " stroke-dasharray=\"\(dash)\""
-            out += "<line x1=\"\(f(at))\" y1=\"\(f(y - 4))\" x2=\"\(f(at + 18))\" y2=\"\(f(y - 4))\" stroke=\"\(color)\" stroke-width=\"2\"\(dashAttribute)/>\n"
+            out +=
+                "<line x1=\"\(f(at))\" y1=\"\(f(y - 4))\" x2=\"\(f(at + 18))\" y2=\"\(f(y - 4))\" stroke=\"\(color)\" stroke-width=\"2\"\(dashAttribute)/>\n"
             out += text(at + 22, y, label, size: 10, color: "#333")
             at += 30 + Double(label.count) * 5.6
         }
@@ -175,7 +186,8 @@ enum DumpSVG {
     private static func polyline(_ id: String, _ points: [(Double, Double)], stroke: String, width: Double, dash: String = "") -> String {
         let coordinates = points.map { "\(f($0.0)),\(f($0.1))" }.joined(separator: " ")
         let dashAttribute = dash.isEmpty ? "" : " stroke-dasharray=\"\(dash)\""
-        return "<polyline id=\"\(id)\" fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"\(width)\"\(dashAttribute) points=\"\(coordinates)\"/>\n"
+        return
+            "<polyline id=\"\(id)\" fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"\(width)\"\(dashAttribute) points=\"\(coordinates)\"/>\n"
     }
 
     private static func text(_ x: Double, _ y: Double, _ content: String, size: Double, color: String) -> String {

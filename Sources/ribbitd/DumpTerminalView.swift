@@ -50,7 +50,8 @@ final class TerminalView {
     /// Says on the top line that no frame comes (the rest of the screen keeps the last one).
     func waiting(hadFrames: Bool) {
         let (columns, _) = Self.size()
-        let text = (hadFrames ? "ribbit dump: no new frame for over a second" : "ribbit dump: waiting for the daemon's first frame")
+        let text =
+            (hadFrames ? "ribbit dump: no new frame for over a second" : "ribbit dump: waiting for the daemon's first frame")
             + " (is JACK running? `ribbitd status`)  q: quit"
         emit("\u{1B}[H\u{1B}[7m" + String(text.prefix(columns)) + "\u{1B}[0m\u{1B}[K")
     }
@@ -75,22 +76,28 @@ final class TerminalView {
         // one (output only) in a narrow terminal.
         let bandWidth = earWidth >= axis + 1 + 3 * bands ? 3 : earWidth >= axis + 1 + 2 * bands ? 2 : 1
         guard columns >= axis + 1 + bands, rows >= 8 else {
-            return [String("ribbit dump: the terminal is too small (\(columns) x \(rows); at least \(axis + 1 + bands) x 8)".prefix(columns))]
+            return [
+                String("ribbit dump: the terminal is too small (\(columns) x \(rows); at least \(axis + 1 + bands) x 8)".prefix(columns))
+            ]
         }
         let footer = 1, header = 2, perEarExtra = 2  // frequency labels, levels
-        let chartRows = max(3, sideBySide
-            ? rows - header - perEarExtra - footer
-            : (rows - header - footer) / max(1, shown.count) - perEarExtra)
+        let chartRows = max(
+            3,
+            sideBySide
+                ? rows - header - perEarExtra - footer
+                : (rows - header - footer) / max(1, shown.count) - perEarExtra)
 
-        let mode = switch frame.output {
-        case .processing: frame.prescription == nil ? "passing through (no prescription)" : "processing"
-        case .paused: "PAUSED (silent)"
-        case .bypassed: "BYPASSED (unprocessed)"
-        }
+        let mode =
+            switch frame.output {
+            case .processing: frame.prescription == nil ? "passing through (no prescription)" : "processing"
+            case .paused: "PAUSED (silent)"
+            case .bypassed: "BYPASSED (unprocessed)"
+            }
         let name = frame.prescription.map { "\($0.name) (\($0.environment), \($0.rule))" } ?? "no prescription"
         var lines = [
             "ribbit dump  \(name)  \(mode)",
-            String(format: "%d Hz  latency %d samples (%.2f ms)  xruns %d  ceiling acted on %d  q: quit", frame.sampleRate,
+            String(
+                format: "%d Hz  latency %d samples (%.2f ms)  xruns %d  ceiling acted on %d  q: quit", frame.sampleRate,
                 frame.latencyFrames, Double(frame.latencyFrames) / Double(frame.sampleRate) * 1000, frame.xruns, frame.limitedSamples),
         ].map { String($0.prefix(columns)) }
 
@@ -103,10 +110,13 @@ final class TerminalView {
             for block in blocks { lines += block }
         }
         let legend = "░ input  █ output  ◂ ─ input + target gain  (dBFS per third octave)"
-        lines.append(legend.count <= columns
-            ? legend.replacingOccurrences(of: "░", with: "\u{1B}[90m░\u{1B}[0m").replacingOccurrences(of: "█", with: "\u{1B}[32m█\u{1B}[0m")
+        lines.append(
+            legend.count <= columns
+                ? legend.replacingOccurrences(of: "░", with: "\u{1B}[90m░\u{1B}[0m").replacingOccurrences(
+                    of: "█", with: "\u{1B}[32m█\u{1B}[0m"
+                )
                 .replacingOccurrences(of: "◂ ─", with: "\u{1B}[33m◂ ─\u{1B}[0m")
-            : String(legend.prefix(columns)))
+                : String(legend.prefix(columns)))
         return Array(lines.prefix(rows))
     }
 
@@ -118,12 +128,13 @@ final class TerminalView {
         var lines = [String]()
         for row in stride(from: chartRows - 1, through: 0, by: -1) {
             // The scale: 0 dBFS at the top edge, -90 at the bottom edge, the middle row's top edge.
-            let label = switch row {
-            case chartRows - 1: "  0"
-            case 0: "-90"
-            case chartRows / 2: String(format: "%3.0f", (-rangeDB + rangeDB * Double(row + 1) / Double(chartRows)).rounded())
-            default: "   "
-            }
+            let label =
+                switch row {
+                case chartRows - 1: "  0"
+                case 0: "-90"
+                case chartRows / 2: String(format: "%3.0f", (-rangeDB + rangeDB * Double(row + 1) / Double(chartRows)).rounded())
+                default: "   "
+                }
             var line = label + "│"
             var visible = label.count + 1
             for b in 0..<bands {
@@ -148,7 +159,8 @@ final class TerminalView {
             for (i, c) in text.enumerated() where 4 + band * bandWidth + i < labels.count { labels[4 + band * bandWidth + i] = c }
         }
         lines.append(String(String(labels).prefix(width)))
-        let levels = String(format: "%@ in %.1f dBFS (peak %.1f)  out %.1f dBFS (peak %.1f)", name == "left" ? "L" : "R",
+        let levels = String(
+            format: "%@ in %.1f dBFS (peak %.1f)  out %.1f dBFS (peak %.1f)", name == "left" ? "L" : "R",
             ear.inputRMSDB, ear.inputPeakDB, ear.outputRMSDB, ear.outputPeakDB)
         lines.append(String(levels.prefix(width)).padding(toLength: width, withPad: " ", startingAt: 0))
         return lines

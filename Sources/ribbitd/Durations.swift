@@ -17,5 +17,6 @@ func parseDuration(_ text: String) throws(RibbitError) -> Int {
 
 /// Seconds as "1 h 30 min", "15 min 0 s" or "45 s".
 func formatDuration(_ seconds: Int) -> String {
-    seconds >= 3600 ? "\(seconds / 3600) h \(seconds % 3600 / 60) min" : seconds >= 60 ? "\(seconds / 60) min \(seconds % 60) s" : "\(seconds) s"
+    seconds >= 3600
+        ? "\(seconds / 3600) h \(seconds % 3600 / 60) min" : seconds >= 60 ? "\(seconds / 60) min \(seconds % 60) s" : "\(seconds) s"
 }

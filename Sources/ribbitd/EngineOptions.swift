@@ -6,10 +6,13 @@ struct EngineOptions: ParsableArguments {
     @Option(name: .customLong("fft"), help: ArgumentHelp("FFT length in samples (default: 4 x hop).", valueName: "N"))
     var fftLength: Int?
 
-    @Option(name: .customLong("hop"), help: ArgumentHelp("Hop size in samples (default: 64 at 44.1/48 kHz, 128 at 96 kHz).", valueName: "N"))
+    @Option(
+        name: .customLong("hop"), help: ArgumentHelp("Hop size in samples (default: 64 at 44.1/48 kHz, 128 at 96 kHz).", valueName: "N"))
     var hopSize: Int?
 
-    @Option(name: .customLong("taps"), help: ArgumentHelp("Filter length, odd (default: the longest that fits, fft - hop + 1).", valueName: "N"))
+    @Option(
+        name: .customLong("taps"), help: ArgumentHelp("Filter length, odd (default: the longest that fits, fft - hop + 1).", valueName: "N")
+    )
     var filterLength: Int?
 
     /// The geometry for a sample rate: defaults filled in, then validated.

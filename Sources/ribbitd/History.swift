@@ -29,7 +29,8 @@ func lockHistory(_ paths: RibbitPaths) throws(RibbitError) -> HistoryLock {
             let hint =
                 holder.socketPath.map { socket in
                     let directory = ((socket as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
-                    return socket.hasSuffix("/ribbit/ribbitd.sock") ? "; run with XDG_RUNTIME_DIR=\(directory)" : "; it listens on \(socket)"
+                    return socket.hasSuffix("/ribbit/ribbitd.sock")
+                        ? "; run with XDG_RUNTIME_DIR=\(directory)" : "; it listens on \(socket)"
                 } ?? ""
             throw .unavailable("a ribbitd is running (pid \(pid)) but not at \(paths.socketPath)\(hint); nothing changed")
         case .failed(let message):

@@ -22,7 +22,8 @@ struct HistoryShowCommand: ParsableCommand {
         do { rx = try Prescription.parse(Array(record.intactPayload().utf8)) } catch let error as StoreError {
             throw RibbitError.data(error.description)
         } catch {
-            throw RibbitError.data("history entry \(record.id ?? 0) does not parse (\(error)); remove it with `ribbitd remove \(record.id ?? 0)`")
+            throw RibbitError.data(
+                "history entry \(record.id ?? 0) does not parse (\(error)); remove it with `ribbitd remove \(record.id ?? 0)`")
         }
         print("history entry \(record.id ?? 0), loaded \(ListCommand.date.string(from: record.loadedAt)) UTC from \(record.source)")
         print("")

@@ -28,14 +28,20 @@ struct LoadCommand: ParsableCommand {
         let name = "\(accepted.prescription.name) (\(accepted.prescription.environment))"
         switch try askDaemon(ControlRequest(command: .load, prescription: accepted.payload, source: prescription, trialSeconds: seconds)) {
         case .answered:
-            print("loaded \(name) from \(input.kind), \(accepted.verdict.description)\(seconds.map { ", as a trial for \(formatDuration($0))" } ?? "")")
+            print(
+                "loaded \(name) from \(input.kind), \(accepted.verdict.description)\(seconds.map { ", as a trial for \(formatDuration($0))" } ?? "")"
+            )
         case .notRunning:
-            guard seconds == nil else { throw RibbitError.unavailable("a trial needs the daemon running (it reverts when the time is up); start it first") }
+            guard seconds == nil else {
+                throw RibbitError.unavailable("a trial needs the daemon running (it reverts when the time is up); start it first")
+            }
             let lock = try lockHistory(paths)
             defer { withExtendedLifetime(lock) {} }
             let history = PrescriptionHistory(store: try openStore(paths), intake: intake)
             do { _ = try history.add(accepted, source: prescription) } catch { throw RibbitError(error, then: "nothing changed") }
-            print("stored \(name) as the active prescription, \(accepted.verdict.description); ribbitd is not running and will use it when it starts")
+            print(
+                "stored \(name) as the active prescription, \(accepted.verdict.description); ribbitd is not running and will use it when it starts"
+            )
         }
     }
 }

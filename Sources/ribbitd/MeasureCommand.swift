@@ -26,8 +26,10 @@ struct MeasureCommand: ParsableCommand {
     func run() throws {
         let rx = try loadPrescription(prescriptionPath)
         let (inReader, outReader) = (try openAudio(input), try openAudio(output))
-        guard inReader.format.sampleRate == outReader.format.sampleRate, inReader.format.channelCount == outReader.format.channelCount else {
-            throw RibbitError.data("\(input) and \(output) differ in sample rate or channels; measure a file against its own processed version")
+        guard inReader.format.sampleRate == outReader.format.sampleRate, inReader.format.channelCount == outReader.format.channelCount
+        else {
+            throw RibbitError.data(
+                "\(input) and \(output) differ in sample rate or channels; measure a file against its own processed version")
         }
         let ears = try ears(channelCount: inReader.format.channelCount, ear: ear, path: input)
         let sampleRate = Double(inReader.format.sampleRate)
@@ -38,7 +40,8 @@ struct MeasureCommand: ParsableCommand {
         var worst = 0.0
         let frequencies = Prescription.audiometricFrequencies
         print("measured gain of \(output) against \(input), prescription \(rx.name)")
-        print("frequency (Hz)".padding(toLength: 20, withPad: " ", startingAt: 0) + frequencies.map { String($0).leftPadded(to: 7) }.joined())
+        print(
+            "frequency (Hz)".padding(toLength: 20, withPad: " ", startingAt: 0) + frequencies.map { String($0).leftPadded(to: 7) }.joined())
         for (channel, ear) in ears.enumerated() {
             let spectra = Analysis.crossSpectra(input: x[channel], output: y[channel], sampleRate: sampleRate)
             let strongest = frequencies.map { spectra.inputPowerDB(atHz: Double($0)) }.max() ?? 0
@@ -57,11 +60,16 @@ struct MeasureCommand: ParsableCommand {
             }
             let label = ear == .left ? "left " : "right"
             print("\(label) target (dB)".padding(toLength: 20, withPad: " ", startingAt: 0) + target.map { $0.leftPadded(to: 7) }.joined())
-            print("\(label) measured (dB)".padding(toLength: 20, withPad: " ", startingAt: 0) + measured.map { $0.leftPadded(to: 7) }.joined())
+            print(
+                "\(label) measured (dB)".padding(toLength: 20, withPad: " ", startingAt: 0) + measured.map { $0.leftPadded(to: 7) }.joined()
+            )
         }
         print(String(format: "worst error from 250 to 6000 Hz: %.2f dB", worst))
         if let tolerance, worst > tolerance {
-            FileHandle.standardError.write(Data(String(format: "ribbitd: measured gain is off by %.2f dB, more than the tolerance of %.2f dB\n", worst, tolerance).utf8))
+            FileHandle.standardError.write(
+                Data(
+                    String(format: "ribbitd: measured gain is off by %.2f dB, more than the tolerance of %.2f dB\n", worst, tolerance).utf8)
+            )
             throw ExitCode(1)
         }
     }

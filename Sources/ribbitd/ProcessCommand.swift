@@ -90,14 +90,17 @@ struct ProcessCommand: ParsableCommand {
         // the filter's delay before and under two hops after (stream() stops that close).
         let judged = counters.hops * geometry.hopSize * format.channelCount
         let limitedPercent = 100 * Double(counters.limitedSamples) / Double(max(1, judged))
-        print("""
+        print(
+            """
             wrote \(output): \(String(format: "%.2f", Double(written) / sampleRate)) s, \(channelWord), \(format.sampleRate) Hz, \(format.name)
               prescription  \(rx.name) (\(rx.environment), \(rx.rule.rawValue))
               engine        \(geometry): latency \(engine.latencyFrames) samples (\(String(format: "%.2f", latencyMS)) ms), \(keepLatency ? "kept in the file" : "removed from the file")
               ceiling       \(Prescription.number(rx.maxOutputDBFS)) dBFS; the limiter acted on \(String(format: "%.2f", limitedPercent)) % of samples
             """)
         if limitedPercent >= 1 {
-            print("  note          the output often reached the ceiling: the input is loud for this fitting, so loud parts are less amplified")
+            print(
+                "  note          the output often reached the ceiling: the input is loud for this fitting, so loud parts are less amplified"
+            )
         }
         if let recorder {
             print("  dump          \(recorder.directory)/dump.jsonl (\(recorder.frameCount) frames), dump.csv, dump.svg")
@@ -114,9 +117,10 @@ struct ProcessCommand: ParsableCommand {
     /// The last block goes only as far as OUT needs, in whole hops (which keeps the engine's
     /// block-size promise: no underrun), so the limiter judges little beyond the file.
     /// Returns the frames written.
-    static func stream(_ reader: AudioFileReader, through engine: OverlapSaveEngine, to writer: AudioFileWriter,
-                       keepLatency: Bool, dump: ProcessDump? = nil) throws -> Int
-    {
+    static func stream(
+        _ reader: AudioFileReader, through engine: OverlapSaveEngine, to writer: AudioFileWriter,
+        keepLatency: Bool, dump: ProcessDump? = nil
+    ) throws -> Int {
         let channels = reader.format.channelCount
         let skip = keepLatency ? 0 : engine.latencyFrames
         let total = reader.frameCount + (keepLatency ? engine.latencyFrames : 0)

@@ -28,7 +28,8 @@ final class ProcessDump {
     init(directory: String, ears: [Ear], fitting: Fitting, filters: FilterSet, latencyFrames: Int, fileFrames: Int) throws(RibbitError) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
-            throw .cannotCreate("\(directory): exists and is not a directory; --dump takes a directory for dump.jsonl, dump.csv and dump.svg")
+            throw .cannotCreate(
+                "\(directory): exists and is not a directory; --dump takes a directory for dump.jsonl, dump.csv and dump.svg")
         }
         do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
             throw .cannotCreate("\(directory): cannot create the dump directory (\(describe(error)))")
@@ -39,7 +40,8 @@ final class ProcessDump {
         self.fitting = fitting
         self.filters = filters
         let rx = fitting.prescription
-        prescription = .init(id: nil, name: rx.name, environment: rx.environment, audiologist: rx.audiologist, rule: rx.rule.rawValue, signature: nil)
+        prescription = .init(
+            id: nil, name: rx.name, environment: rx.environment, audiologist: rx.audiologist, rule: rx.rule.rawValue, signature: nil)
         self.latencyFrames = latencyFrames
         self.fileFrames = fileFrames
         hopFrames = Int((DumpFrame.intervalSeconds * sampleRate).rounded())
@@ -55,7 +57,8 @@ final class ProcessDump {
     var frameCount: Int { recorder.frameCount }
 
     /// One engine block: each channel's input (before processing) and output (after).
-    func observe(inputs: [UnsafePointer<Float>], outputs: [UnsafePointer<Float>], frameCount: Int, limitedSamples: Int) throws(RibbitError) {
+    func observe(inputs: [UnsafePointer<Float>], outputs: [UnsafePointer<Float>], frameCount: Int, limitedSamples: Int) throws(RibbitError)
+    {
         for c in ears.indices { pendingInput[c].append(contentsOf: UnsafeBufferPointer(start: inputs[c], count: frameCount)) }
         // The first `latency` output samples come from before the file started.
         let skip = min(outputToSkip, frameCount)
@@ -64,7 +67,8 @@ final class ProcessDump {
         while offset < frameCount && paired < fileFrames {
             let count = min(frameCount - offset, hopFrames - builder.pendingFrames, fileFrames - paired)
             for c in ears.indices {
-                builder.append(ear: c, input: pendingInput[c][0..<count], output: UnsafeBufferPointer(start: outputs[c] + offset, count: count))
+                builder.append(
+                    ear: c, input: pendingInput[c][0..<count], output: UnsafeBufferPointer(start: outputs[c] + offset, count: count))
                 pendingInput[c].removeFirst(count)
             }
             offset += count

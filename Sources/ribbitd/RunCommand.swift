@@ -48,11 +48,13 @@ struct RunCommand: ParsableCommand {
         if let clientName { settings.clientName = clientName }
         if let logLevel { settings.logLevel = logLevel }
         guard let level = Logger.Level(rawValue: settings.logLevel) else {
-            throw RibbitError.usage("log level '\(settings.logLevel)' is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw RibbitError.usage(
+                "log level '\(settings.logLevel)' is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         var start: PrescriptionInput?
         if let rx {
-            do { start = try PrescriptionInput.read(rx) } catch { throw RibbitError(error) }  // the file's own error, before anything starts
+            // The file's own error, before anything starts.
+            do { start = try PrescriptionInput.read(rx) } catch { throw RibbitError(error) }
         }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

@@ -6,7 +6,9 @@ struct RxKeygenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keygen",
         abstract: "Make an Ed25519 key pair for signing prescriptions (the audiologist's).",
-        discussion: "Writes NAME.key (private, mode 0600: keep it to yourself) and NAME.pub (give it to your patients: `ribbitd rx trust NAME.pub`).")
+        discussion:
+            "Writes NAME.key (private, mode 0600: keep it to yourself) and NAME.pub (give it to your patients: `ribbitd rx trust NAME.pub`)."
+    )
 
     @Argument(help: "Your name as patients will see it (\"signed by NAME\").")
     var name: String

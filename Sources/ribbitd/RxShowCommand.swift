@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import RibbitFitting
-import RibbitPrescription
 import RibbitControl
+import RibbitFitting
 import RibbitIntake
+import RibbitPrescription
 import RibbitSettings
 import RibbitSignature
 
@@ -78,16 +78,20 @@ struct PrescriptionReport: Encodable {
         lowpassHz = rx.lowpassHz
         maxOutputDBFS = rx.maxOutputDBFS
         self.signature = signature
-        ears = Dictionary(uniqueKeysWithValues: Ear.allCases.map { ear in
-            let gains = Prescription.audiometricFrequencies.map { f -> (String, Double?) in
-                let db = fitting.targetGainDB(for: ear, atHz: Double(f))
-                return (String(f), db.isFinite ? (db * 10).rounded() / 10 : nil)
-            }
-            return (ear.rawValue, EarReport(
-                processed: rx.targetGains(for: ear) != nil,
-                thresholdsDBHL: Dictionary(uniqueKeysWithValues: (rx.thresholds[ear] ?? [:]).map { (String($0.key), $0.value) }),
-                targetGainDB: Dictionary(uniqueKeysWithValues: gains)))
-        })
+        ears = Dictionary(
+            uniqueKeysWithValues: Ear.allCases.map { ear in
+                let gains = Prescription.audiometricFrequencies.map { f -> (String, Double?) in
+                    let db = fitting.targetGainDB(for: ear, atHz: Double(f))
+                    return (String(f), db.isFinite ? (db * 10).rounded() / 10 : nil)
+                }
+                return (
+                    ear.rawValue,
+                    EarReport(
+                        processed: rx.targetGains(for: ear) != nil,
+                        thresholdsDBHL: Dictionary(uniqueKeysWithValues: (rx.thresholds[ear] ?? [:]).map { (String($0.key), $0.value) }),
+                        targetGainDB: Dictionary(uniqueKeysWithValues: gains))
+                )
+            })
     }
 
     var text: String {
@@ -116,9 +120,12 @@ struct PrescriptionReport: Encodable {
             let label = ear == .left ? "left " : "right"
             lines.append(row("\(label) HL (dB)", frequencies.map { report.thresholdsDBHL[String($0)].map(String.init) ?? "-" }))
             if report.processed {
-                lines.append(row("\(label) gain (dB)", frequencies.map { f in
-                    (report.targetGainDB[String(f)] ?? nil).map { String(format: "%.1f", $0) } ?? "off"
-                }))
+                lines.append(
+                    row(
+                        "\(label) gain (dB)",
+                        frequencies.map { f in
+                            (report.targetGainDB[String(f)] ?? nil).map { String(format: "%.1f", $0) } ?? "off"
+                        }))
             } else {
                 lines.append("\(label) gain (dB)   not prescribed: this ear is passed through unchanged")
             }

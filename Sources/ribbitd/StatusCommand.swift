@@ -26,31 +26,38 @@ struct StatusCommand: ParsableCommand {
     static func describe(_ status: DaemonStatus) -> String {
         var lines = ["ribbitd \(status.version), pid \(status.pid), running for \(duration(status.uptimeSeconds))"]
         if let rx = status.prescription {
-            lines.append("prescription  \(rx.name) (\(rx.environment)), \(rx.rule)" + (rx.audiologist.map { ", by \($0)" } ?? "")
-                + (rx.id.map { ", history entry \($0)" } ?? ""))
+            lines.append(
+                "prescription  \(rx.name) (\(rx.environment)), \(rx.rule)" + (rx.audiologist.map { ", by \($0)" } ?? "")
+                    + (rx.id.map { ", history entry \($0)" } ?? ""))
             if let signature = rx.signature { lines.append("signature     \(signature)") }
             if let trial = status.trial {
-                lines.append("trial         \(duration(trial.secondsLeft)) left, then back to \(trial.revertsTo ?? "no prescription"); `ribbitd keep` or `ribbitd revert`")
+                lines.append(
+                    "trial         \(duration(trial.secondsLeft)) left, then back to \(trial.revertsTo ?? "no prescription"); `ribbitd keep` or `ribbitd revert`"
+                )
             }
         } else {
             lines.append("prescription  none loaded: sound passes through unchanged (`ribbitd load RX`)")
         }
-        let output = switch status.output {
-        case .processing: status.prescription == nil ? "passing through" : "processing"
-        case .paused: "paused (silent); `ribbitd resume`"
-        case .bypassed: "bypassed (unprocessed sound); `ribbitd bypass off`"
-        }
+        let output =
+            switch status.output {
+            case .processing: status.prescription == nil ? "passing through" : "processing"
+            case .paused: "paused (silent); `ribbitd resume`"
+            case .bypassed: "bypassed (unprocessed sound); `ribbitd bypass off`"
+            }
         lines.append("output        \(output)" + (status.ceilingDBFS.map { ", ceiling \(Prescription.number($0)) dBFS" } ?? ""))
         if let problem = status.historyProblem { lines.append("history       \(problem)") }
         if let jack = status.jack {
             lines.append("jack          client \(jack.client), \(jack.sampleRate) Hz, period \(jack.period)")
             lines.append(String(format: "latency       %d samples (%.2f ms) added", jack.latencyFrames, jack.latencyMilliseconds))
-            lines.append(String(
-                format: "load          JACK %.1f %%, ribbit %.2f %% (longest callback %.0f us)", jack.dspLoadPercent,
-                jack.ribbitLoadPercent, jack.longestCallbackMicroseconds))
+            lines.append(
+                String(
+                    format: "load          JACK %.1f %%, ribbit %.2f %% (longest callback %.0f us)", jack.dspLoadPercent,
+                    jack.ribbitLoadPercent, jack.longestCallbackMicroseconds))
             lines.append("xruns         \(jack.xruns) (\(status.totalXruns) since start)")
             if jack.limitedSamples > 0 { lines.append("ceiling       acted on \(jack.limitedSamples) samples") }
-            if let listeners = status.dumpListeners, listeners > 0 { lines.append("dump          \(listeners) client(s) watching (`ribbitd dump`)") }
+            if let listeners = status.dumpListeners, listeners > 0 {
+                lines.append("dump          \(listeners) client(s) watching (`ribbitd dump`)")
+            }
         } else {
             lines.append("jack          not connected: \(status.jackProblem ?? "unknown"); retrying")
         }

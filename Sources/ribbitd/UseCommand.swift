@@ -33,7 +33,9 @@ struct UseCommand: ParsableCommand {
         do {
             let entry = try history.find(selector: selector, environment: env)
             try history.activate(entry)
-            print("\(entry.record.name) (\(entry.record.environment)) is now the active prescription; ribbitd is not running and will use it when it starts")
+            print(
+                "\(entry.record.name) (\(entry.record.environment)) is now the active prescription; ribbitd is not running and will use it when it starts"
+            )
         } catch {
             throw RibbitError(error, then: "nothing changed")
         }

@@ -1,8 +1,8 @@
 import Foundation
 import RibbitAudioFile
+import RibbitSignals
 import RibbitTestSupport
 import Testing
-import RibbitSignals
 
 @Suite struct AudioFileTests {
     @Test(arguments: [("wav", false), ("wav", true), ("flac", false)])
@@ -10,7 +10,8 @@ import RibbitSignals
         let folder = try TestPaths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("tone.\(kind)").path
-        let format = kind == "flac" ? AudioFormat.flac(sampleRate: 44100, channelCount: 2) : .wav(sampleRate: 44100, channelCount: 2, float: float)
+        let format =
+            kind == "flac" ? AudioFormat.flac(sampleRate: 44100, channelCount: 2) : .wav(sampleRate: 44100, channelCount: 2, float: float)
         let left = Signals.sine(count: 4410, frequencyHz: 441, sampleRate: 44100, amplitude: 0.5)
         let right = left.map { -$0 }
         let writer = try AudioFileWriter(path: path, format: format)

@@ -1,9 +1,9 @@
 import Foundation
 import RibbitAudioFile
 import RibbitDSP
+import RibbitSignals
 import RibbitTestSupport
 import Testing
-import RibbitSignals
 
 /// Runs the built `ribbitd` (swift build puts it beside the test bundle's build products).
 struct Ribbitd {
@@ -33,8 +33,9 @@ struct Ribbitd {
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
     }
 }
 
@@ -44,13 +45,16 @@ func rx(_ name: String) -> String { TestPaths.prescription(name).path }
     @Test func helpListsTheCommandsAndExitCodes() throws {
         let help = try Ribbitd.run(["--help"])
         #expect(help.status == 0)
-        for word in ["run", "status", "load", "pause", "resume", "bypass", "stop", "ports", "dump", "process", "rx", "measure", "Exit codes",
-            "65 bad prescription", "69 the daemon or JACK is not reachable"]
-        {
+        for word in [
+            "run", "status", "load", "pause", "resume", "bypass", "stop", "ports", "dump", "process", "rx", "measure", "Exit codes",
+            "65 bad prescription", "69 the daemon or JACK is not reachable",
+        ] {
             #expect(help.stdout.contains(word))
         }
         let runHelp = try Ribbitd.run(["run", "--help"])
-        for word in ["--rx", "--input", "--output", "--no-connect", "--config", "--log-level", "pw-jack"] { #expect(runHelp.stdout.contains(word)) }
+        for word in ["--rx", "--input", "--output", "--no-connect", "--config", "--log-level", "pw-jack"] {
+            #expect(runHelp.stdout.contains(word))
+        }
         let processHelp = try Ribbitd.run(["process", "--help"])
         for word in ["--rx", "--ear", "--keep-latency", "--dump", "--fft", "--hop", "--taps"] { #expect(processHelp.stdout.contains(word)) }
         let dumpHelp = try Ribbitd.run(["dump", "--help"])
@@ -87,7 +91,10 @@ func rx(_ name: String) -> String { TestPaths.prescription(name).path }
         try Data("RIBBIT-RX 1\nname: x\nenv: quiet\nleft: 500=20 1000=200 2000=40 4000=50\n".utf8).write(to: bad)
         let result = try Ribbitd.run(["rx", "show", bad.path])
         #expect(result.status == 65)
-        #expect(result.stderr == "ribbitd: error: \(bad.path): line 4: 'left': 200 dB HL at 1000 Hz is outside -10 to 120; the prescription was not used\n")
+        #expect(
+            result.stderr
+                == "ribbitd: error: \(bad.path): line 4: 'left': 200 dB HL at 1000 Hz is outside -10 to 120; the prescription was not used\n"
+        )
         #expect(result.stdout.isEmpty)
         let missing = try Ribbitd.run(["rx", "show", folder.appendingPathComponent("nope.rx").path])
         #expect(missing.status == 66)
@@ -129,7 +136,8 @@ func rx(_ name: String) -> String { TestPaths.prescription(name).path }
         try writer.close()
         for (keep, expectedPeak, expectedLength) in [(false, 5000, 10000), (true, 5096, 10096)] {
             let output = folder.appendingPathComponent("out-\(keep).wav").path
-            let result = try Ribbitd.run(["process", input, output, "--rx", rx("flat.rx"), "--ear", "right"] + (keep ? ["--keep-latency"] : []))
+            let result = try Ribbitd.run(
+                ["process", input, output, "--rx", rx("flat.rx"), "--ear", "right"] + (keep ? ["--keep-latency"] : []))
             #expect(result.status == 0, "\(result.stderr)")
             let y = try AudioFileReader(path: output).readAll()[0]
             #expect(y.count == expectedLength)

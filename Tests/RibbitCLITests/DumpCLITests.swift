@@ -2,10 +2,10 @@ import Foundation
 import RibbitAudioFile
 import RibbitControl
 import RibbitDSP
-import RibbitTestSupport
-import Testing
 import RibbitMonitor
 import RibbitSignals
+import RibbitTestSupport
+import Testing
 
 /// `process --dump`: the debug dump of a file, the same frames the daemon streams, without JACK.
 @Suite struct DumpCLITests {
@@ -21,7 +21,9 @@ import RibbitSignals
         try writer.write(channels: [tone, tone])
         try writer.close()
         let dump = folder.appendingPathComponent("dump").path
-        let result = try Ribbitd.run(["process", input, folder.appendingPathComponent("out.wav").path, "--rx", rx("mild-presbycusis.rx"), "--dump", dump])
+        let result = try Ribbitd.run([
+            "process", input, folder.appendingPathComponent("out.wav").path, "--rx", rx("mild-presbycusis.rx"), "--dump", dump,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("dump.jsonl (40 frames)"), "\(result.stdout)")
         let lines = try String(contentsOfFile: dump + "/dump.jsonl", encoding: .utf8).split(separator: "\n")
@@ -32,7 +34,8 @@ import RibbitSignals
         let targets = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
         let band = try #require(DumpAnalyzer.bandCentersHz.firstIndex(of: 1000))
         for frame in frames {
-            #expect(frame.latencyFrames == 96 && frame.sampleRate == 48000 && frame.prescription?.name == "Mild sloping high-frequency loss")
+            #expect(
+                frame.latencyFrames == 96 && frame.sampleRate == 48000 && frame.prescription?.name == "Mild sloping high-frequency loss")
             for ear in ["left", "right"] {
                 let values = try #require(frame.ears[ear])
                 let target = try #require(values.targetGainDB[band])
@@ -47,8 +50,10 @@ import RibbitSignals
         let rows = try String(contentsOfFile: dump + "/dump.csv", encoding: .utf8).split(separator: "\n")
         #expect(rows.count == 1 + 2 * 40 && rows[1].hasPrefix("0.050,left,processing,-40.0"), "\(rows.prefix(2))")
         let svg = try SVGContents(dump + "/dump.svg")
-        for id in ["left-input-spectrum", "left-output-spectrum", "left-target-gain", "left-applied-gain", "left-measured-gain",
-            "right-measured-gain", "audiogram-left", "audiogram-right"] {
+        for id in [
+            "left-input-spectrum", "left-output-spectrum", "left-target-gain", "left-applied-gain", "left-measured-gain",
+            "right-measured-gain", "audiogram-left", "audiogram-right",
+        ] {
             #expect(svg.ids.contains(id), "\(id) missing")
         }
         #expect(svg.marks == ["X": 8, "O": 8])
@@ -63,7 +68,9 @@ import RibbitSignals
         try writer.write(channels: [Signals.whiteNoise(count: 22050, rms: 0.05, seed: 7)])
         try writer.close()
         let dump = folder.appendingPathComponent("d").path
-        let result = try Ribbitd.run(["process", input, folder.appendingPathComponent("o.wav").path, "--rx", rx("asymmetric.rx"), "--ear", "right", "--dump", dump])
+        let result = try Ribbitd.run([
+            "process", input, folder.appendingPathComponent("o.wav").path, "--rx", rx("asymmetric.rx"), "--ear", "right", "--dump", dump,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let frames = try String(contentsOfFile: dump + "/dump.jsonl", encoding: .utf8).split(separator: "\n")
             .map { try JSONDecoder().decode(DumpFrame.self, from: Data($0.utf8)) }

@@ -45,14 +45,16 @@ import Testing
         var mismatches: [String] = []
         for words in commands {
             let help = try Built.run(Ribbitd.binary, words + ["--help"], environment: Self.environment)
-            #expect(help.status == 0 && help.stderr.isEmpty, "ribbitd \(words.joined(separator: " ")) --help: \(help.status) \(help.stderr)")
+            #expect(
+                help.status == 0 && help.stderr.isEmpty, "ribbitd \(words.joined(separator: " ")) --help: \(help.status) \(help.stderr)")
             let snapshot = Self.folder.appendingPathComponent(Self.fileName(words))
             let expected = try? String(contentsOf: snapshot, encoding: .utf8)
             guard expected != help.stdout else { continue }
             if Self.updating {
                 try Data(help.stdout.utf8).write(to: snapshot)
             } else {
-                mismatches.append(try Self.unifiedDiff(expected: snapshot, actual: help.stdout, label: "ribbitd \(words.joined(separator: " ")) --help"))
+                mismatches.append(
+                    try Self.unifiedDiff(expected: snapshot, actual: help.stdout, label: "ribbitd \(words.joined(separator: " ")) --help"))
             }
         }
         // A snapshot whose command is gone.
@@ -65,7 +67,8 @@ import Testing
             }
         }
         guard !mismatches.isEmpty else { return }
-        Issue.record("""
+        Issue.record(
+            """
             the help text differs from Tests/RibbitCLITests/HelpSnapshots (- snapshot, + now). If the change is meant, \
             rewrite the snapshots with `RIBBIT_UPDATE_SNAPSHOTS=1 swift test --disable-xctest --filter HelpSnapshotTests` \
             and commit them.

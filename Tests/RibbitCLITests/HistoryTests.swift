@@ -12,14 +12,18 @@ import Testing
     init() throws {
         directory = try TestPaths.temporaryDirectory()
         var env = ProcessInfo.processInfo.environment
-        for (key, sub) in [("XDG_RUNTIME_DIR", "run"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state")] {
+        for (key, sub) in [
+            ("XDG_RUNTIME_DIR", "run"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"),
+        ] {
             env[key] = directory.appendingPathComponent(sub).path
         }
         environment = env
     }
 
     func ribbitd(_ arguments: [String]) throws -> RunResult { try Built.run(Ribbitd.binary, arguments, environment: environment) }
-    var store: PrescriptionStore { get throws { try PrescriptionStore(path: directory.appendingPathComponent("data/ribbit/ribbit.sqlite").path) } }
+    var store: PrescriptionStore {
+        get throws { try PrescriptionStore(path: directory.appendingPathComponent("data/ribbit/ribbit.sqlite").path) }
+    }
 
     @Test func listShowUseRemoveExport() throws {
         for sample in ["mild-presbycusis.rx", "moderate-flat-music.rx", "ski-slope.rx"] {
@@ -52,7 +56,9 @@ import Testing
         try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
         #expect(try ribbitd(["rx", "keygen", "Dr. B", "-d", keys.path]).status == 0)
         let signed = directory.appendingPathComponent("signed.png").path
-        #expect(try ribbitd(["rx", "make", rx("ski-slope.rx"), "--sign", keys.appendingPathComponent("Dr--B.key").path, "-o", signed]).status == 0)
+        #expect(
+            try ribbitd(["rx", "make", rx("ski-slope.rx"), "--sign", keys.appendingPathComponent("Dr--B.key").path, "-o", signed]).status
+                == 0)
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("config/ribbit"), withIntermediateDirectories: true)
         try Data("require-signed = true\n".utf8).write(to: directory.appendingPathComponent("config/ribbit/ribbitd.conf"))
 

@@ -12,7 +12,9 @@ import Testing
     init() throws {
         directory = try TestPaths.temporaryDirectory()
         var env = ProcessInfo.processInfo.environment
-        for (key, sub) in [("XDG_RUNTIME_DIR", "run"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state")] {
+        for (key, sub) in [
+            ("XDG_RUNTIME_DIR", "run"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"),
+        ] {
             env[key] = directory.appendingPathComponent(sub).path
         }
         environment = env
@@ -59,8 +61,10 @@ import Testing
 
     @Test func aFIFODeviceOrDirectoryAsThePrescriptionIsNamedInOneLine() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let cases = [(fifo("fifo.rx"), "a named pipe (FIFO), not a file"), ("/dev/zero", "a character device, not a file"),
-            (try folder("folder.rx"), "a directory, not a file")]
+        let cases = [
+            (fifo("fifo.rx"), "a named pipe (FIFO), not a file"), ("/dev/zero", "a character device, not a file"),
+            (try folder("folder.rx"), "a directory, not a file"),
+        ]
         for (file, words) in cases {
             for command in [["rx", "show"], ["load"]] {
                 let (result, seconds) = try ribbitd(command + [file])

@@ -1,9 +1,9 @@
 import Foundation
 import RibbitAudioFile
 import RibbitDSP
+import RibbitSignals
 import RibbitTestSupport
 import Testing
-import RibbitSignals
 
 /// `ribbitd process` on input far too loud for its fitting: the ceiling holds on every sample,
 /// and the share of samples the limiter acted on is a share (it once counted the engine's tail
@@ -34,7 +34,9 @@ import RibbitSignals
         let input = folder.appendingPathComponent("noise.wav").path
         let output = folder.appendingPathComponent("out.wav").path
         let writer = try AudioFileWriter(path: input, format: .wav(sampleRate: 48000, channelCount: 2))
-        try writer.write(channels: [Signals.uniformNoise(count: 96000, peak: 1, seed: 7), Signals.uniformNoise(count: 96000, peak: 1, seed: 8)])
+        try writer.write(channels: [
+            Signals.uniformNoise(count: 96000, peak: 1, seed: 7), Signals.uniformNoise(count: 96000, peak: 1, seed: 8),
+        ])
         try writer.close()
 
         let result = try Ribbitd.run(["process", input, output, "--rx", rxPath] + (keepLatency ? ["--keep-latency"] : []))

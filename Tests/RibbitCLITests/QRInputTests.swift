@@ -62,7 +62,9 @@ import Testing
         let text = try Ribbitd.run(["rx", "make", rx("flat.rx"), "--text"])
         #expect(text.status == 0)
         #expect(text.stdout.contains("█") && text.stdout.contains("▀"))
-        let bad = try Ribbitd.run(["rx", "make", "--name", "x", "--env", "q", "--rule", "nal-r", "--left", "500=20,1000=130,2000=30,4000=40", "--text"])
+        let bad = try Ribbitd.run([
+            "rx", "make", "--name", "x", "--env", "q", "--rule", "nal-r", "--left", "500=20,1000=130,2000=30,4000=40", "--text",
+        ])
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("130"))
     }
@@ -86,7 +88,9 @@ import Testing
         let blank = directory.appendingPathComponent("blank.png").path
         try convert(["-size", "400x300", "gradient:white-gray60", blank])
         let two = directory.appendingPathComponent("two.png").path
-        try convert([good, try code(Self.valid.replacingOccurrences(of: "From a photo", with: "Another"), name: "other.png"), "+append", two])
+        try convert([
+            good, try code(Self.valid.replacingOccurrences(of: "From a photo", with: "Another"), name: "other.png"), "+append", two,
+        ])
 
         let cases: [(String, String)] = [
             (notImage.path, "not a PNG or JPEG image"),
@@ -95,7 +99,10 @@ import Testing
             (huge.path, "20000 x 20000 pixels, over the limit of 64 megapixels"),
             (blank, "no QR code found"),
             (try code("https://example.org/hello", name: "url.png"), "not a ribbit prescription (it starts 'https://example.org/hell"),
-            (try code(Self.valid.replacingOccurrences(of: "RIBBIT-RX 1", with: "RIBBIT-RX 2"), name: "v2.png"), "unsupported version 'RIBBIT-RX 2'"),
+            (
+                try code(Self.valid.replacingOccurrences(of: "RIBBIT-RX 1", with: "RIBBIT-RX 2"), name: "v2.png"),
+                "unsupported version 'RIBBIT-RX 2'"
+            ),
             (try code(Self.valid.replacingOccurrences(of: "1000=35", with: "1000=135"), name: "range.png"), "135"),
             (try code(Self.valid.replacingOccurrences(of: "rule: nal-r", with: "rule: magic"), name: "field.png"), "magic"),
             (two, "2 different ribbit prescriptions"),

@@ -10,7 +10,9 @@ import Testing
     init() throws {
         directory = try TestPaths.temporaryDirectory()
         var env = ProcessInfo.processInfo.environment
-        for (key, sub) in [("XDG_RUNTIME_DIR", "run"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state")] {
+        for (key, sub) in [
+            ("XDG_RUNTIME_DIR", "run"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"),
+        ] {
             env[key] = directory.appendingPathComponent(sub).path
         }
         environment = env
@@ -37,7 +39,9 @@ import Testing
         try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
         #expect(try ribbitd(["rx", "keygen", "Dr. B", "-d", keys.path]).status == 0)
         let signed = directory.appendingPathComponent("code.png").path
-        #expect(try ribbitd(["rx", "make", rx("ski-slope.rx"), "--sign", keys.appendingPathComponent("Dr--B.key").path, "-o", signed]).status == 0)
+        #expect(
+            try ribbitd(["rx", "make", rx("ski-slope.rx"), "--sign", keys.appendingPathComponent("Dr--B.key").path, "-o", signed]).status
+                == 0)
 
         let unsigned = try shown(rx("mild-presbycusis.rx"))
         #expect(unsigned.lines == ["  signature    unsigned"])

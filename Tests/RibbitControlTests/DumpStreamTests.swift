@@ -2,10 +2,10 @@ import Foundation
 import Glibc
 import RibbitControl
 import RibbitDSP
-import RibbitTestSupport
-import Testing
 import RibbitMonitor
 import RibbitSignals
+import RibbitTestSupport
+import Testing
 
 /// The dump stream's socket side without JACK: a real ControlServer on a Unix socket in a
 /// private directory, driven as the daemon's poll loop drives it.
@@ -48,7 +48,8 @@ import RibbitSignals
     /// prescription, with nulls, negative levels, odd times and a name that needs escaping.
     @Test func theDirectWriterMatchesJSONEncoder() throws {
         var full = frame(time: 1.2345678)
-        full.prescription = .init(id: 7, name: "Dr. \"Quote\" \\ tab\t/slash", environment: "noisy", audiologist: "A. B.", rule: "nal-r",
+        full.prescription = .init(
+            id: 7, name: "Dr. \"Quote\" \\ tab\t/slash", environment: "noisy", audiologist: "A. B.", rule: "nal-r",
             signature: "signed by A (trusted)")
         full.ears["left"]!.combinationWindowDB[300] = nil
         full.ears["left"]!.inputRMSDB = -0.05

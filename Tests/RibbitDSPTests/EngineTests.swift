@@ -1,9 +1,10 @@
 import Foundation
-import RibbitTestSupport
-import Testing
-@testable import RibbitDSP
 import RibbitMonitor
 import RibbitSignals
+import RibbitTestSupport
+import Testing
+
+@testable import RibbitDSP
 
 /// Every configuration the engine is documented to run: the default at each rate and the
 /// option sets the README's trade-off table lists.
@@ -20,8 +21,10 @@ let slopingCurve = CombinationCurve(
     gain: GainCurve(points: [.init(frequencyHz: 500, gainDB: 0), .init(frequencyHz: 4000, gainDB: 40)]),
     lowpass: LowpassCurve(passHz: 8000))
 
-func designedFilters(_ curve: CombinationCurve, _ geometry: EngineGeometry, sampleRate: Double, channels: Int = 1,
-                     ceilingDBFS: Double = -1) -> FilterSet {
+func designedFilters(
+    _ curve: CombinationCurve, _ geometry: EngineGeometry, sampleRate: Double, channels: Int = 1,
+    ceilingDBFS: Double = -1
+) -> FilterSet {
     let taps = LinearPhaseFIR.design(taps: geometry.filterLength, sampleRate: sampleRate, amplitude: curve.amplitude)
     return FilterSet(taps: Array(repeating: taps, count: channels), fftLength: geometry.fftLength, ceilingDBFS: ceilingDBFS)
 }
@@ -97,7 +100,8 @@ func designedFilters(_ curve: CombinationCurve, _ geometry: EngineGeometry, samp
         var out = [Float]()
         var done = 0
         while done < x.count {
-            let n = min(x.count - done, [1, 7, 63, 64, 65, 500, 8192, Int.random(in: 1...8192, using: &random)].randomElement(using: &random)!)
+            let n = min(
+                x.count - done, [1, 7, 63, 64, 65, 500, 8192, Int.random(in: 1...8192, using: &random)].randomElement(using: &random)!)
             out += engine.process([Array(x[done..<done + n])], blockSize: n)[0]
             done += n
         }
@@ -188,8 +192,9 @@ func designedFilters(_ curve: CombinationCurve, _ geometry: EngineGeometry, samp
 
     @Test func publishingCrossfadesAtTheNextHopWithoutAClick() throws {
         let quiet = designedFilters(.unity, geometry, sampleRate: 48000)
-        let loud = designedFilters(CombinationCurve(gain: GainCurve(points: [.init(frequencyHz: 1000, gainDB: 12)]), lowpass: .none),
-                                   geometry, sampleRate: 48000)
+        let loud = designedFilters(
+            CombinationCurve(gain: GainCurve(points: [.init(frequencyHz: 1000, gainDB: 12)]), lowpass: .none),
+            geometry, sampleRate: 48000)
         let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: quiet, blockSize: 64)
         let x = Signals.sine(count: 24000, frequencyHz: 1000, sampleRate: 48000, amplitude: 0.05)
         var out = engine.process([Array(x[..<12032])])[0]
@@ -277,7 +282,10 @@ func designedFilters(_ curve: CombinationCurve, _ geometry: EngineGeometry, samp
         let limit = Float(pow(10, min(ceilingDBFS, 0) / 20))
         let flat10 = CombinationCurve(gain: GainCurve(points: [.init(frequencyHz: 1000, gainDB: 10)]), lowpass: .none)
         let filterSets: [(String, FilterSet)] = [
-            ("delay", FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: ceilingDBFS)),
+            (
+                "delay",
+                FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: ceilingDBFS)
+            ),
             ("+10 dB", designedFilters(flat10, geometry, sampleRate: 48000, channels: 2, ceilingDBFS: ceilingDBFS)),
             ("sloping", designedFilters(slopingCurve, geometry, sampleRate: 48000, channels: 2, ceilingDBFS: ceilingDBFS)),
         ]
@@ -289,7 +297,10 @@ func designedFilters(_ curve: CombinationCurve, _ geometry: EngineGeometry, samp
             let out = engine.process([x, x.reversed()])
             for channel in out {
                 let bad = channel.firstIndex { !($0.isFinite && abs($0) <= limit) }
-                #expect(bad == nil, "\(name): \(bad.map { "\(channel[$0]) in \(HostileInput.segment(at: $0, segmentFrames: segment))" } ?? ""), ceiling \(limit)")
+                #expect(
+                    bad == nil,
+                    "\(name): \(bad.map { "\(channel[$0]) in \(HostileInput.segment(at: $0, segmentFrames: segment))" } ?? ""), ceiling \(limit)"
+                )
             }
             let squarePeak = out[0][engine.latencyFrames..<segment].map(abs).max()!
             #expect(squarePeak > limit / 2, "\(name): the square came out at \(squarePeak), ceiling \(limit)")

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import RibbitDSP
 import RibbitSignals
+import Testing
+
+@testable import RibbitDSP
 
 /// FFTW's contract as RealFFT states it: unnormalised r2c, bins 0...N/2 interleaved.
 @Suite struct FFTTests {

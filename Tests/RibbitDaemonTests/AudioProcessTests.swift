@@ -9,7 +9,8 @@ extension DaemonTests {
     /// no child is left behind.
     @Test func aKilledAudioProcessIsStartedAgainWithTheSameSound() throws {
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
         _ = try daemon.waitUntilProcessing()
         #expect(try daemon.ribbitd(["bypass", "on"]).status == 0)
         let first = try #require(audioProcess(of: daemon.pid))

@@ -59,8 +59,10 @@ extension DaemonTests {
         environment["RIBBIT_RTAUDIT_REPORT"] = report.path
         let result = try Built.run(
             Probe.binary,
-            ["--seconds", "0.5", "--allocate-in-process", "--to", "system:playback_1,system:playback_2", "--from",
-             "system:capture_1,system:capture_2", "--out", directory.appendingPathComponent("p.wav").path],
+            [
+                "--seconds", "0.5", "--allocate-in-process", "--to", "system:playback_1,system:playback_2", "--from",
+                "system:capture_1,system:capture_2", "--out", directory.appendingPathComponent("p.wav").path,
+            ],
             environment: environment)
         #expect(result.status == 0, "\(result.stderr)")
         let text = try String(contentsOf: report, encoding: .utf8)
@@ -175,7 +177,8 @@ extension DaemonTests {
     @Test func trialsRevertOnTimeAndSurviveRestarts() throws {
         let server = try JackTestServer()
         let directory = try TestPaths.temporaryDirectory()
-        var daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path], directory: directory)
+        var daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path], directory: directory)
         #expect(try daemon.ribbitd(["load", "--trial", "4s", TestPaths.prescription("ski-slope.rx").path]).status == 0)
         var status = try daemon.status()
         #expect(status.prescription?.name == "Steep ski-slope loss")
@@ -215,15 +218,16 @@ extension DaemonTests {
         let storePath = daemon.directory.appendingPathComponent("data/ribbit/ribbit.sqlite").path
         for step in 0..<24 {
             let count = (try? PrescriptionStore(path: storePath).all().count) ?? 0
-            let command: [String] = switch Int.random(in: 0..<7, using: &random) {
-            case 0: ["load", png]
-            case 1: ["load", samples.randomElement(using: &random)!]
-            case 2: ["load", "--trial", "10m", samples.randomElement(using: &random)!]
-            case 3: ["use", "\(Int.random(in: 1...max(1, count + 1), using: &random))"]
-            case 4: ["use", "--env", ["quiet", "music", "outdoor", "nowhere"].randomElement(using: &random)!]
-            case 5: [["keep"], ["revert"]].randomElement(using: &random)!
-            default: ["remove", "\(Int.random(in: 1...max(1, count), using: &random))"]
-            }
+            let command: [String] =
+                switch Int.random(in: 0..<7, using: &random) {
+                case 0: ["load", png]
+                case 1: ["load", samples.randomElement(using: &random)!]
+                case 2: ["load", "--trial", "10m", samples.randomElement(using: &random)!]
+                case 3: ["use", "\(Int.random(in: 1...max(1, count + 1), using: &random))"]
+                case 4: ["use", "--env", ["quiet", "music", "outdoor", "nowhere"].randomElement(using: &random)!]
+                case 5: [["keep"], ["revert"]].randomElement(using: &random)!
+                default: ["remove", "\(Int.random(in: 1...max(1, count), using: &random))"]
+                }
             _ = try daemon.ribbitd(command)
             let store = try PrescriptionStore(path: storePath)
             let status = try daemon.status()
@@ -268,7 +272,8 @@ extension DaemonTests {
         let load = try Built.run(DaemonUnderTest.binary, ["load", TestPaths.prescription("ski-slope.rx").path], environment: environment)
         #expect(load.status == 0)
         #expect(load.stdout.contains("ribbitd is not running and will use it when it starts"))
-        let trial = try Built.run(DaemonUnderTest.binary, ["load", "--trial", "5m", TestPaths.prescription("flat.rx").path], environment: environment)
+        let trial = try Built.run(
+            DaemonUnderTest.binary, ["load", "--trial", "5m", TestPaths.prescription("flat.rx").path], environment: environment)
         #expect(trial.status == 69)
         #expect(trial.stderr.contains("a trial needs the daemon running"))
     }
@@ -277,7 +282,8 @@ extension DaemonTests {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest(server: server)
         let socketPath = daemon.directory.appendingPathComponent("run/ribbit/ribbitd.sock").path
-        let directoryMode = try FileManager.default.attributesOfItem(atPath: (socketPath as NSString).deletingLastPathComponent)[.posixPermissions] as? Int
+        let directoryMode =
+            try FileManager.default.attributesOfItem(atPath: (socketPath as NSString).deletingLastPathComponent)[.posixPermissions] as? Int
         let socketMode = try FileManager.default.attributesOfItem(atPath: socketPath)[.posixPermissions] as? Int
         #expect(directoryMode == 0o700)
         #expect(socketMode == 0o600)

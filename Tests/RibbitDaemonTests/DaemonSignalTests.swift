@@ -2,10 +2,10 @@ import Foundation
 import RibbitControl
 import RibbitDSP
 import RibbitFitting
+import RibbitMonitor
 import RibbitPrescription
 import RibbitTestSupport
 import Testing
-import RibbitMonitor
 
 /// ribbitd against real `jackd -d dummy` servers, one per test. All daemon tests (this file and
 /// the extension in DaemonControlTests.swift) run one at a time: they share the CPU with JACK's
@@ -39,7 +39,8 @@ import RibbitMonitor
 
     @Test func explicitPortsAndMonoInputFeedBothEars() throws {
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(server: server, arguments: ["--input", "system:capture_1", "--output", "system:playback_2,system:playback_1"])
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--input", "system:capture_1", "--output", "system:playback_2,system:playback_1"])
         try daemon.waitUntilProcessing()
         let listing = try Built.run(try #require(Built.tool("jack_lsp")), ["-c", "ribbit"], environment: server.environment).stdout
         #expect(listing.contains("ribbit:in_left\n   system:capture_1\n"))
@@ -69,7 +70,8 @@ import RibbitMonitor
         let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", rxPath])
         try daemon.waitUntilProcessing()
         let recording = try Probe.record(server: server, signal: "noise", levelDBFS: -50, seconds: 4)
-        let fitting = try Fitting(prescription: Prescription.parse(Array(try Data(contentsOf: URL(fileURLWithPath: rxPath)))), sampleRate: Self.rate)
+        let fitting = try Fitting(
+            prescription: Prescription.parse(Array(try Data(contentsOf: URL(fileURLWithPath: rxPath)))), sampleRate: Self.rate)
         for (channel, ear) in [Ear.left, .right].enumerated() {
             let spectra = Analysis.crossSpectra(
                 input: recording.played[channel], output: recording.recorded[channel], sampleRate: Self.rate)
@@ -123,7 +125,8 @@ import RibbitMonitor
     /// w^2 y[n] stays near 0 except where the waveform breaks.
     @Test func loadingDuringATonePlaysNoClick() throws {
         let server = try JackTestServer(period: Self.quietPeriod)
-        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("moderate-flat.rx").path])
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("moderate-flat.rx").path])
         try daemon.waitUntilProcessing()
         let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 3)
         usleep(1_500_000)

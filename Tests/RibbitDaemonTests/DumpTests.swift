@@ -3,11 +3,11 @@ import Glibc
 import RibbitControl
 import RibbitDSP
 import RibbitFitting
+import RibbitMonitor
 import RibbitPrescription
+import RibbitSettings
 import RibbitTestSupport
 import Testing
-import RibbitMonitor
-import RibbitSettings
 
 extension DaemonTests {
     /// A 1 kHz tone at -40 dBFS through mild-presbycusis: in the dump, the output level in the
@@ -73,7 +73,8 @@ extension DaemonTests {
     /// audiogram are the new prescription's; in bypass a flat 0 dB and no audiogram.
     @Test func dumpFollowsLoadAndBypass() throws {
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
         try daemon.waitUntilProcessing()
         let socket = try UnixSocket.connect(to: RibbitPaths(environment: daemon.environment).socketPath)
         defer { close(socket) }

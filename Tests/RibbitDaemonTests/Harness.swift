@@ -42,9 +42,10 @@ final class DaemonUnderTest {
             guard let entry = getpwnam(user) else { throw TestSetupError("no user \(user)") }
             chownTree(directory, uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
             process.executableURL = Built.tool("setpriv")
-            process.arguments = [
-                "--reuid", "\(entry.pointee.pw_uid)", "--regid", "\(entry.pointee.pw_gid)", "--clear-groups", Self.binary.path, "run",
-            ] + arguments
+            process.arguments =
+                [
+                    "--reuid", "\(entry.pointee.pw_uid)", "--regid", "\(entry.pointee.pw_gid)", "--clear-groups", Self.binary.path, "run",
+                ] + arguments
         } else {
             process.executableURL = Self.binary
             process.arguments = ["run"] + arguments
@@ -157,14 +158,18 @@ final class Probe {
     private let stderr = Pipe()
 
     /// Starts playing; `finish()` waits and returns played (L, R) and recorded (L, R).
-    init(server: JackTestServer, signal: String, levelDBFS: Double, seconds: Double, extra: [String] = [], environment: [String: String]? = nil) throws {
+    init(
+        server: JackTestServer, signal: String, levelDBFS: Double, seconds: Double, extra: [String] = [],
+        environment: [String: String]? = nil
+    ) throws {
         output = try TestPaths.temporaryDirectory().appendingPathComponent("probe.wav")
         process = Process()
         process.executableURL = Self.binary
-        process.arguments = [
-            "--seconds", "\(seconds)", "--signal", signal, "--level", "\(levelDBFS)",
-            "--to", "ribbit:in_left,ribbit:in_right", "--from", "ribbit:out_left,ribbit:out_right", "--out", output.path,
-        ] + extra
+        process.arguments =
+            [
+                "--seconds", "\(seconds)", "--signal", signal, "--level", "\(levelDBFS)",
+                "--to", "ribbit:in_left,ribbit:in_right", "--from", "ribbit:out_left,ribbit:out_right", "--out", output.path,
+            ] + extra
         process.environment = environment ?? server.environment
         process.standardOutput = stdout
         process.standardError = stderr

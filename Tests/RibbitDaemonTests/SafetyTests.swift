@@ -254,7 +254,9 @@ extension DaemonTests {
         let mode = { (path: String) in (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1 }
         #expect(mode(data.path) == 0o700)
         for file in ["ribbit.sqlite", "last-active.json", "ribbitd.lock"] {
-            #expect(mode(data.appendingPathComponent(file).path) == 0o600, "\(file): \(String(mode(data.appendingPathComponent(file).path), radix: 8))")
+            #expect(
+                mode(data.appendingPathComponent(file).path) == 0o600,
+                "\(file): \(String(mode(data.appendingPathComponent(file).path), radix: 8))")
         }
         // A file an older version made world-readable is made private at the next use.
         chmod(data.appendingPathComponent("ribbit.sqlite").path, 0o644)
@@ -267,7 +269,8 @@ extension DaemonTests {
         try FileManager.default.createDirectory(at: linkDirectory, withIntermediateDirectories: true)
         let target = elsewhere.appendingPathComponent("target.txt")
         try Data("precious".utf8).write(to: target)
-        try FileManager.default.createSymbolicLink(atPath: linkDirectory.appendingPathComponent("ribbit.sqlite").path, withDestinationPath: target.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: linkDirectory.appendingPathComponent("ribbit.sqlite").path, withDestinationPath: target.path)
         let linked = try DaemonUnderTest.environment(in: elsewhere)
         let result = try Built.run(DaemonUnderTest.binary, ["load", TestPaths.prescription("flat.rx").path], environment: linked)
         #expect(result.status != 0 && result.stderr.contains("symbolic link"), "\(result.stderr)")

@@ -1,11 +1,12 @@
 import Foundation
+import RibbitMonitor
+import RibbitSignals
 import RibbitTestSupport
 import Testing
+
 @testable import RibbitDSP
 @testable import RibbitFitting
 @testable import RibbitPrescription
-import RibbitMonitor
-import RibbitSignals
 
 func loadSample(_ name: String) throws -> Prescription {
     try Prescription.parse(Array(try Data(contentsOf: TestPaths.prescription(name))))

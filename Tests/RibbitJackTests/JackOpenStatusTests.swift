@@ -1,5 +1,6 @@
 import CJack
 import Testing
+
 @testable import RibbitJack
 
 /// jack_client_open's status bits: each failure is named for what it is, not "no server".

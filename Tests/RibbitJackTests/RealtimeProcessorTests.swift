@@ -1,6 +1,7 @@
 import Glibc
 import Synchronization
 import Testing
+
 @testable import RibbitDSP
 @testable import RibbitJack
 

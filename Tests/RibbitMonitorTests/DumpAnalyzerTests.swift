@@ -1,8 +1,9 @@
 import Foundation
+import RibbitSignals
 import Testing
+
 @testable import RibbitDSP
 @testable import RibbitMonitor
-import RibbitSignals
 
 /// The dump's numbers against closed forms: a sine of amplitude A (whole periods) reads 20 log10(A / sqrt 2)
 /// RMS and 20 log10(A) peak, and its third-octave band holds that level.
@@ -39,7 +40,8 @@ import RibbitSignals
         let silence = [Float](repeating: 0, count: 4096)
         var broken = silence
         broken[100] = .nan
-        let dump = DumpAnalyzer().analyze(input: silence, output: broken, recentInput: silence[...], recentOutput: broken[...], sampleRate: 48000)
+        let dump = DumpAnalyzer().analyze(
+            input: silence, output: broken, recentInput: silence[...], recentOutput: broken[...], sampleRate: 48000)
         #expect(dump.inputRMSDB == DumpAnalyzer.floorDB && dump.inputBandsDB.allSatisfy { $0 == DumpAnalyzer.floorDB })
         #expect(dump.outputPeakDB == DumpAnalyzer.floorDB)
         #expect(dump.outputBandsDB.allSatisfy(\.isFinite) && dump.outputSpectrumDB.allSatisfy(\.isFinite))
@@ -82,7 +84,8 @@ import RibbitSignals
             gain: GainCurve(points: [.init(frequencyHz: 500, gainDB: 0), .init(frequencyHz: 4000, gainDB: 30)]),
             lowpass: LowpassCurve(passHz: 6000))
         let filter = LinearPhaseFIR.design(taps: 193, sampleRate: 48000, amplitude: curve.amplitude)
-        let gains = EarGains(curve: curve, filters: FilterSet(taps: [filter], fftLength: 256, ceilingDBFS: -1), channel: 0, sampleRate: 48000)
+        let gains = EarGains(
+            curve: curve, filters: FilterSet(taps: [filter], fftLength: 256, ceilingDBFS: -1), channel: 0, sampleRate: 48000)
         let bands = DumpAnalyzer.bandCentersHz
         #expect(gains.targetBandsDB[bands.firstIndex(of: 250)!] == 0)
         #expect(gains.targetBandsDB[bands.firstIndex(of: 4000)!] == 30)

@@ -54,7 +54,8 @@ import Testing
         let dump = DumpAnalyzer().analyze(input: tone, output: tone, recentInput: tone[...], recentOutput: tone[...], sampleRate: rate)
         let louder = dump.mapLevels(level: { $0 + 10 }, peak: { $0 + 20 })
         #expect(louder.inputRMSDB == dump.inputRMSDB + 10 && louder.outputPeakDB == dump.outputPeakDB + 20)
-        #expect(louder.outputSpectrumDB == dump.outputSpectrumDB.map { $0 + 10 } && louder.inputBandsDB == dump.inputBandsDB.map { $0 + 10 })
+        #expect(
+            louder.outputSpectrumDB == dump.outputSpectrumDB.map { $0 + 10 } && louder.inputBandsDB == dump.inputBandsDB.map { $0 + 10 })
         let sum = EarDump.combine(dump, louder, level: +, peak: max)
         #expect(sum.outputBandsDB == zip(dump.outputBandsDB, louder.outputBandsDB).map(+))
         #expect(sum.inputPeakDB == louder.inputPeakDB && sum.outputRMSDB == dump.outputRMSDB + louder.outputRMSDB)
@@ -70,10 +71,11 @@ import Testing
             filters: .delay(96, channelCount: 1, fftLength: 256), fitting: nil, limitedSamples: 0, droppedFrames: 0)
         let object = try #require(try JSONSerialization.jsonObject(with: frame.jsonLine()) as? [String: Any])
         let ear = try #require((object["ears"] as? [String: Any])?["left"] as? [String: Any])
-        #expect(ear.keys.sorted() == [
-            "appliedGainDB", "audiogram", "combinationWindowDB", "inputBandsDB", "inputPeakDB", "inputRMSDB", "inputSpectrumDB",
-            "outputBandsDB", "outputPeakDB", "outputRMSDB", "outputSpectrumDB", "targetGainDB",
-        ])
+        #expect(
+            ear.keys.sorted() == [
+                "appliedGainDB", "audiogram", "combinationWindowDB", "inputBandsDB", "inputPeakDB", "inputRMSDB", "inputSpectrumDB",
+                "outputBandsDB", "outputPeakDB", "outputRMSDB", "outputSpectrumDB", "targetGainDB",
+            ])
         #expect(try JSONDecoder().decode(DumpFrame.self, from: frame.jsonLine()) == frame)
     }
 }

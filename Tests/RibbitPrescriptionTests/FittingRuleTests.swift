@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RibbitPrescription
 
 /// Rule values worked out by hand from the formulas in docs/prescription-format.md.
@@ -8,11 +9,11 @@ import Testing
     @Test func nalRFollowsByrneAndDillon() throws {
         // X = 0.05 (15 + 20 + 35) = 3.5
         let g = try #require(FittingRule.nalR.insertionGains(thresholds: mild))
-        #expect(g[250] == 0)                                  // 3.5 + 3.1 - 17 < 0 -> 0
-        #expect(abs(g[500]! - (3.5 + 4.65 - 8)) < 1e-12)      // 0.15
-        #expect(abs(g[1000]! - (3.5 + 6.2 + 1)) < 1e-12)      // 10.7
-        #expect(abs(g[2000]! - (3.5 + 10.85 - 1)) < 1e-12)    // 13.35
-        #expect(abs(g[4000]! - (3.5 + 15.5 - 2)) < 1e-12)     // 17
+        #expect(g[250] == 0)  // 3.5 + 3.1 - 17 < 0 -> 0
+        #expect(abs(g[500]! - (3.5 + 4.65 - 8)) < 1e-12)  // 0.15
+        #expect(abs(g[1000]! - (3.5 + 6.2 + 1)) < 1e-12)  // 10.7
+        #expect(abs(g[2000]! - (3.5 + 10.85 - 1)) < 1e-12)  // 13.35
+        #expect(abs(g[4000]! - (3.5 + 15.5 - 2)) < 1e-12)  // 17
     }
 
     @Test func nalRUsesTheProfoundXAboveASumOf180() throws {

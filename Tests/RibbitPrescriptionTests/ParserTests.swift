@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import RibbitPrescription
 
 let samplesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -55,38 +56,98 @@ func variant(adding line: String) -> String { minimal + line + "\n" }
     /// Each malformed input and the exact error it must produce.
     static let failures: [(String, PrescriptionError)] = [
         ("", PrescriptionError(line: nil, "the prescription is empty; it must start with 'RIBBIT-RX 1'")),
-        ("RIBBIT-RX 2\nname: a\n", PrescriptionError(line: 1, "unsupported version 'RIBBIT-RX 2'; this ribbitd reads 'RIBBIT-RX 1' (a newer ribbitd may read it)")),
+        (
+            "RIBBIT-RX 2\nname: a\n",
+            PrescriptionError(line: 1, "unsupported version 'RIBBIT-RX 2'; this ribbitd reads 'RIBBIT-RX 1' (a newer ribbitd may read it)")
+        ),
         ("hello\n", PrescriptionError(line: 1, "must be 'RIBBIT-RX 1'; this is not a ribbit prescription")),
-        (minimal.replacingOccurrences(of: "\n", with: "\r\n"), PrescriptionError(line: 1, "ends with a carriage return; save the file with LF (Unix) line ends")),
-        (variant(adding: "note: one\u{0B}sig: ed25519:x:y"), PrescriptionError(line: 5, "holds the control character U+000B; a prescription is plain text")),
-        (variant(adding: "note: bell\u{07}"), PrescriptionError(line: 5, "holds the control character U+0007; a prescription is plain text")),
-        (variant(adding: "colour: blue"), PrescriptionError(line: 5, "unknown key 'colour' (known: name, env, audiologist, patient, date, note, rule, left, right, gain-left, gain-right, lowpass, max-output; prefix your own keys with 'x-')")),
+        (
+            minimal.replacingOccurrences(of: "\n", with: "\r\n"),
+            PrescriptionError(line: 1, "ends with a carriage return; save the file with LF (Unix) line ends")
+        ),
+        (
+            variant(adding: "note: one\u{0B}sig: ed25519:x:y"),
+            PrescriptionError(line: 5, "holds the control character U+000B; a prescription is plain text")
+        ),
+        (
+            variant(adding: "note: bell\u{07}"),
+            PrescriptionError(line: 5, "holds the control character U+0007; a prescription is plain text")
+        ),
+        (
+            variant(adding: "colour: blue"),
+            PrescriptionError(
+                line: 5,
+                "unknown key 'colour' (known: name, env, audiologist, patient, date, note, rule, left, right, gain-left, gain-right, lowpass, max-output; prefix your own keys with 'x-')"
+            )
+        ),
         (variant(adding: "name: Again"), PrescriptionError(line: 5, "'name' is given twice (first on line 2)")),
         (variant(adding: "just words"), PrescriptionError(line: 5, "expected 'key: value', found 'just words'")),
         (variant(adding: ""), PrescriptionError(line: 5, "is empty; remove blank lines")),
         (variant(adding: "note:"), PrescriptionError(line: 5, "'note' has no value")),
         (variant(adding: "Rule: nal-r"), PrescriptionError(line: 5, "'Rule' is not a key (lowercase letters, digits and '-')")),
-        ("RIBBIT-RX 1\nenv: quiet\nleft: 500=20 1000=30 2000=40 4000=50\n", PrescriptionError(line: nil, "'name' is missing; every prescription needs a name")),
-        ("RIBBIT-RX 1\nname: a\nleft: 500=20 1000=30 2000=40 4000=50\n", PrescriptionError(line: nil, "'env' is missing; every prescription needs the environment it is for (e.g. quiet, noisy, music)")),
-        ("RIBBIT-RX 1\nname: a\nenv: quiet\n", PrescriptionError(line: nil, "no ear is given; add 'left' and/or 'right' thresholds (an ear left out gets no processing)")),
-        (variant(adding: "rule: magic"), PrescriptionError(line: 5, "rule 'magic' is unknown; use one of nal-r, half-gain, pogo2, explicit")),
+        (
+            "RIBBIT-RX 1\nenv: quiet\nleft: 500=20 1000=30 2000=40 4000=50\n",
+            PrescriptionError(line: nil, "'name' is missing; every prescription needs a name")
+        ),
+        (
+            "RIBBIT-RX 1\nname: a\nleft: 500=20 1000=30 2000=40 4000=50\n",
+            PrescriptionError(line: nil, "'env' is missing; every prescription needs the environment it is for (e.g. quiet, noisy, music)")
+        ),
+        (
+            "RIBBIT-RX 1\nname: a\nenv: quiet\n",
+            PrescriptionError(line: nil, "no ear is given; add 'left' and/or 'right' thresholds (an ear left out gets no processing)")
+        ),
+        (
+            variant(adding: "rule: magic"),
+            PrescriptionError(line: 5, "rule 'magic' is unknown; use one of nal-r, half-gain, pogo2, explicit")
+        ),
         (variant(adding: "date: 2026-02-30"), PrescriptionError(line: 5, "date '2026-02-30' is not a real date as YYYY-MM-DD")),
-        (variant(adding: "lowpass: 500"), PrescriptionError(line: 5, "lowpass '500' must be 'none' or a frequency in Hz from 1000 to 20000")),
+        (
+            variant(adding: "lowpass: 500"),
+            PrescriptionError(line: 5, "lowpass '500' must be 'none' or a frequency in Hz from 1000 to 20000")
+        ),
         (variant(adding: "max-output: 3"), PrescriptionError(line: 5, "max-output '3' must be a level in dBFS from -40 to 0")),
         (variant(adding: "max-output: nan"), PrescriptionError(line: 5, "max-output 'nan' must be a level in dBFS from -40 to 0")),
-        (variant(adding: "right: 500=20 1000=30 2000=40"), PrescriptionError(line: 5, "'right' lacks 4000 Hz; 500, 1000, 2000 and 4000 Hz are required")),
-        (variant(adding: "right: 500=20 1000=30 2000=40 4000=50 9000=60"), PrescriptionError(line: 5, "'right': 9000 Hz is not an audiometric frequency (125 250 500 750 1000 1500 2000 3000 4000 6000 8000)")),
-        (variant(adding: "right: 500=20 1000=130 2000=40 4000=50"), PrescriptionError(line: 5, "'right': 130 dB HL at 1000 Hz is outside -10 to 120")),
+        (
+            variant(adding: "right: 500=20 1000=30 2000=40"),
+            PrescriptionError(line: 5, "'right' lacks 4000 Hz; 500, 1000, 2000 and 4000 Hz are required")
+        ),
+        (
+            variant(adding: "right: 500=20 1000=30 2000=40 4000=50 9000=60"),
+            PrescriptionError(
+                line: 5, "'right': 9000 Hz is not an audiometric frequency (125 250 500 750 1000 1500 2000 3000 4000 6000 8000)")
+        ),
+        (
+            variant(adding: "right: 500=20 1000=130 2000=40 4000=50"),
+            PrescriptionError(line: 5, "'right': 130 dB HL at 1000 Hz is outside -10 to 120")
+        ),
         (variant(adding: "right: 500=20 1000=30 2000=40 4000=50 500=10"), PrescriptionError(line: 5, "'right': 500 Hz is given twice")),
-        (variant(adding: "right: 500=20 1000=3O 2000=40 4000=50"), PrescriptionError(line: 5, "'right': '1000=3O' is not FREQ=DB (e.g. 1000=35)")),
-        (variant(adding: "gain-left: 500=20 1000=30 2000=40 4000=50"), PrescriptionError(line: 5, "'gain-left' is only allowed with 'rule: explicit' (this one is 'nal-r')")),
-        ("RIBBIT-RX 1\nname: a\nenv: quiet\nrule: explicit\n", PrescriptionError(line: 4, "'rule: explicit' needs 'gain-left' and/or 'gain-right'")),
-        ("RIBBIT-RX 1\nname: a\nenv: quiet\nrule: explicit\ngain-right: 500=10 1000=20 2000=58 4000=30\n",
-         PrescriptionError(line: 5, "the 2000 Hz gain for the right ear would be +58 dB, above the limit of +50 dB; ask the audiologist to refit")),
-        ("RIBBIT-RX 1\nname: a\nenv: quiet\nrule: explicit\ngain-right: 500=-35 1000=20 2000=30 4000=30\n",
-         PrescriptionError(line: 5, "'gain-right': -35 dB at 500 Hz is below the lowest allowed gain of -30 dB")),
-        ("RIBBIT-RX 1\nname: a\nenv: quiet\nrule: pogo2\nleft: 500=60 1000=80 2000=95 4000=110\n",
-         PrescriptionError(line: 5, "the 2000 Hz gain for the left ear would be +62.5 dB, above the limit of +50 dB; ask the audiologist to refit")),
+        (
+            variant(adding: "right: 500=20 1000=3O 2000=40 4000=50"),
+            PrescriptionError(line: 5, "'right': '1000=3O' is not FREQ=DB (e.g. 1000=35)")
+        ),
+        (
+            variant(adding: "gain-left: 500=20 1000=30 2000=40 4000=50"),
+            PrescriptionError(line: 5, "'gain-left' is only allowed with 'rule: explicit' (this one is 'nal-r')")
+        ),
+        (
+            "RIBBIT-RX 1\nname: a\nenv: quiet\nrule: explicit\n",
+            PrescriptionError(line: 4, "'rule: explicit' needs 'gain-left' and/or 'gain-right'")
+        ),
+        (
+            "RIBBIT-RX 1\nname: a\nenv: quiet\nrule: explicit\ngain-right: 500=10 1000=20 2000=58 4000=30\n",
+            PrescriptionError(
+                line: 5, "the 2000 Hz gain for the right ear would be +58 dB, above the limit of +50 dB; ask the audiologist to refit")
+        ),
+        (
+            "RIBBIT-RX 1\nname: a\nenv: quiet\nrule: explicit\ngain-right: 500=-35 1000=20 2000=30 4000=30\n",
+            PrescriptionError(line: 5, "'gain-right': -35 dB at 500 Hz is below the lowest allowed gain of -30 dB")
+        ),
+        (
+            "RIBBIT-RX 1\nname: a\nenv: quiet\nrule: pogo2\nleft: 500=60 1000=80 2000=95 4000=110\n",
+            PrescriptionError(
+                line: 5, "the 2000 Hz gain for the left ear would be +62.5 dB, above the limit of +50 dB; ask the audiologist to refit")
+        ),
     ]
 
     @Test(arguments: failures.indices)

@@ -43,8 +43,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let bomb = try Self.whiteBomb(in: directory)
         let (status, seconds, maxRSSBytes, _) = try runMeasured(binary, ["rx", "show", bomb.path])
-        print("ribbitd rx show bomb.png (\(binary.lastPathComponent), \(binary.deletingLastPathComponent().lastPathComponent)): "
-            + "\(String(format: "%.2f", seconds)) s, max RSS \(maxRSSBytes >> 20) MiB")
+        print(
+            "ribbitd rx show bomb.png (\(binary.lastPathComponent), \(binary.deletingLastPathComponent().lastPathComponent)): "
+                + "\(String(format: "%.2f", seconds)) s, max RSS \(maxRSSBytes >> 20) MiB")
         #expect(status == 65)
         #expect(maxRSSBytes < 150 << 20, "max RSS \(maxRSSBytes >> 20) MiB")
         // Memory is the sharp test; the time only catches a gross regression on a loaded machine.
@@ -251,5 +252,7 @@ func runMeasured(_ executable: URL, _ arguments: [String], timeout: Double = 60)
     process.waitUntilExit()
     read.wait()
     let killed = process.terminationReason == .uncaughtSignal
-    return (killed ? -1 : process.terminationStatus, Date().timeIntervalSince(start), peakKiB * 1024, String(decoding: stderr, as: UTF8.self))
+    return (
+        killed ? -1 : process.terminationStatus, Date().timeIntervalSince(start), peakKiB * 1024, String(decoding: stderr, as: UTF8.self)
+    )
 }

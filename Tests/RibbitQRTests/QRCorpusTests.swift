@@ -19,16 +19,26 @@ import Testing
         ("rotated 17 deg", ["-background", "white", "-rotate", "17"], "png"),
         ("rotated 45 deg", ["-background", "white", "-rotate", "45"], "png"),
         ("rotated 128 deg", ["-background", "white", "-rotate", "128"], "png"),
-        ("perspective tilt", ["-virtual-pixel", "white", "-distort", "Perspective",
-            "0,0 40,30  %w,0 %[fx:w-20],0  0,%h 0,%h  %w,%h %[fx:w-50],%[fx:h-40]"], "png"),
+        (
+            "perspective tilt",
+            [
+                "-virtual-pixel", "white", "-distort", "Perspective",
+                "0,0 40,30  %w,0 %[fx:w-20],0  0,%h 0,%h  %w,%h %[fx:w-50],%[fx:h-40]",
+            ], "png"
+        ),
         ("gaussian blur", ["-blur", "0x1.5"], "png"),
         ("noise", ["-attenuate", "0.7", "+noise", "Gaussian"], "png"),
         ("low contrast", ["+level", "35%,65%"], "png"),
         ("JPEG quality 50", ["-quality", "50"], "jpg"),
         ("10 % of a large photo", ["-gravity", "center", "-background", "gray70", "-extent", "316%x316%"], "jpg"),
         ("inverted", ["-negate"], "png"),
-        ("tilted, blurred, noisy JPEG", ["-background", "white", "-rotate", "9", "-blur", "0x1", "-attenuate", "0.4",
-            "+noise", "Gaussian", "-quality", "60"], "jpg"),
+        (
+            "tilted, blurred, noisy JPEG",
+            [
+                "-background", "white", "-rotate", "9", "-blur", "0x1", "-attenuate", "0.4",
+                "+noise", "Gaussian", "-quality", "60",
+            ], "jpg"
+        ),
     ]
 
     static func convert() throws -> URL {
@@ -47,9 +57,11 @@ import Testing
             try ImageFile.writePNG(try QRCode(Data(text.utf8)).image(scale: 6), to: clean.path)
             for (index, distortion) in Self.distortions.enumerated() {
                 let out = directory.appendingPathComponent("\(sample)-\(index).\(distortion.ext)")
-                let arguments = [clean.path] + distortion.arguments.map {
-                    $0.replacingOccurrences(of: "%w", with: "%[fx:w]").replacingOccurrences(of: "%h", with: "%[fx:h]")
-                } + [out.path]
+                let arguments =
+                    [clean.path]
+                    + distortion.arguments.map {
+                        $0.replacingOccurrences(of: "%w", with: "%[fx:w]").replacingOccurrences(of: "%h", with: "%[fx:h]")
+                    } + [out.path]
                 let result = try Built.run(convert, arguments)
                 #expect(result.status == 0, "\(distortion.name): \(result.stderr)")
                 total += 1
@@ -63,7 +75,9 @@ import Testing
             }
         }
         let rate = Double(decoded) / Double(total)
-        print("QR corpus: \(decoded) of \(total) decoded (\(Int((rate * 100).rounded())) %), one plain zbar pass alone \(rawOnly); missed: \(failures)")
+        print(
+            "QR corpus: \(decoded) of \(total) decoded (\(Int((rate * 100).rounded())) %), one plain zbar pass alone \(rawOnly); missed: \(failures)"
+        )
         // Every clean code must decode; the corpus as a whole at least 95 % (README gives the figure).
         #expect(!failures.contains { $0.hasSuffix(" clean") })
         #expect(rate >= 0.95, "decoded \(decoded) of \(total); missed: \(failures)")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RibbitRealtime
 
 /// The block <-> hop buffering: its delay is H - gcd(B, H) for a steady block size B (H - 1 for
@@ -48,7 +49,10 @@ import Testing
         let (output, underruns) = run(input, hop: hop, promised: block) { _ in block }
         #expect(underruns == 0)
         let exact = output == [Float](repeating: 0, count: delay) + input.dropLast(delay)
-        #expect(exact, "first difference at \(zip(output, [Float](repeating: 0, count: delay) + input).enumerated().first { $1.0 != $1.1 }?.offset ?? -1)")
+        #expect(
+            exact,
+            "first difference at \(zip(output, [Float](repeating: 0, count: delay) + input).enumerated().first { $1.0 != $1.1 }?.offset ?? -1)"
+        )
     }
 
     @Test func anySizePerCallIsDelayedByHopMinusOne() {

@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+
 @testable import RibbitRealtime
 
 /// Counts live instances, so a test sees which side dropped a config.

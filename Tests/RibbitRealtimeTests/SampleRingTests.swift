@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RibbitRealtime
 
 /// The dump's ring between the RT thread and the control thread: frames come out in order and

@@ -5,7 +5,9 @@ import Testing
 
 @Suite struct StoreTests {
     func record(_ name: String, env: String = "quiet") -> PrescriptionStore.Record {
-        .init(name: name, environment: env, audiologist: nil, source: "test", payload: "RIBBIT-RX 1\nname: \(name)\n", signature: "unsigned", signer: nil)
+        .init(
+            name: name, environment: env, audiologist: nil, source: "test", payload: "RIBBIT-RX 1\nname: \(name)\n", signature: "unsigned",
+            signer: nil)
     }
 
     func store() throws -> PrescriptionStore {

@@ -21,7 +21,10 @@ public struct SVGContents {
         var marks = [String: Int]()
         private var inMark = false
 
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {
             if let id = attributes["id"] { ids.insert(id) }
             inMark = attributes["class"]?.hasPrefix("audiogram-") == true
         }

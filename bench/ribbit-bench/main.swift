@@ -6,8 +6,8 @@ import Foundation
 import RibbitControl
 import RibbitDSP
 import RibbitFitting
-import RibbitPrescription
 import RibbitMonitor
+import RibbitPrescription
 import RibbitSignals
 
 func threadCPUSeconds() -> Double {
@@ -37,9 +37,11 @@ func gainErrors(_ geometry: EngineGeometry, sampleRate: Double) -> (all: Double,
     for rx in prescriptions {
         let fitting = try! Fitting(prescription: rx, sampleRate: sampleRate, geometry: geometry)
         for ear in Ear.allCases {
-            let taps = LinearPhaseFIR.design(taps: geometry.filterLength, sampleRate: sampleRate, amplitude: fitting.curve(for: ear).amplitude)
+            let taps = LinearPhaseFIR.design(
+                taps: geometry.filterLength, sampleRate: sampleRate, amplitude: fitting.curve(for: ear).amplitude)
             for f in [250.0, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000] {
-                let error = abs(20 * log10(LinearPhaseFIR.magnitude(taps, atHz: f, sampleRate: sampleRate)) - fitting.targetGainDB(for: ear, atHz: f))
+                let error = abs(
+                    20 * log10(LinearPhaseFIR.magnitude(taps, atHz: f, sampleRate: sampleRate)) - fitting.targetGainDB(for: ear, atHz: f))
                 all = max(all, error)
                 if f == 250 { at250 = max(at250, error) }
             }
@@ -68,10 +70,14 @@ let repeats = 5
 print("ribbit-bench: \(Int(seconds)) s of stereo noise per configuration, best of \(repeats) runs, thread CPU time")
 print("gain error: the designed filters against the targets of \(samples.count) sample prescriptions, both ears, 250-6000 Hz")
 print("")
-let header = ["configuration", "fft/hop/taps", "latency", "gain err", "@250Hz", "audio s/CPU s", "us/stereo hop", "FFTW us/hop", "ratio", "us per 64 st."]
+let header = [
+    "configuration", "fft/hop/taps", "latency", "gain err", "@250Hz", "audio s/CPU s", "us/stereo hop", "FFTW us/hop", "ratio",
+    "us per 64 st.",
+]
 let widths = [14, 13, 17, 9, 8, 14, 14, 12, 6, 13]
 func line(_ cells: [String]) -> String {
-    zip(cells, widths).map { cell, width in cell.count >= width ? cell + " " : cell + String(repeating: " ", count: width - cell.count) }.joined()
+    zip(cells, widths).map { cell, width in cell.count >= width ? cell + " " : cell + String(repeating: " ", count: width - cell.count) }
+        .joined()
 }
 print(line(header))
 for row in rows {
@@ -81,7 +87,8 @@ for row in rows {
 
     // The engine on the default prescription, stereo, blocks of one hop (JACK-like).
     let fitting = try! Fitting(prescription: prescriptions[1], sampleRate: row.sampleRate, geometry: g)
-    let engine = try! OverlapSaveEngine(geometry: g, sampleRate: row.sampleRate, filters: fitting.filterSet(ears: [.left, .right]), blockSize: g.hopSize)
+    let engine = try! OverlapSaveEngine(
+        geometry: g, sampleRate: row.sampleRate, filters: fitting.filterSet(ears: [.left, .right]), blockSize: g.hopSize)
     let input = [Signals.whiteNoise(count: frames, rms: 0.01, seed: 1), Signals.whiteNoise(count: frames, rms: 0.01, seed: 2)]
     let inBuffers = input.map { channel -> UnsafeMutablePointer<Float> in
         let p = UnsafeMutablePointer<Float>.allocate(capacity: frames)
@@ -123,14 +130,15 @@ for row in rows {
     let per64 = engineSeconds / (Double(frames) / 64) * 1e6
     let latency = g.filterDelayFrames
     let (all, at250) = gainErrors(g, sampleRate: row.sampleRate)
-    print(line([
-        row.label, "\(g.fftLength)/\(g.hopSize)/\(g.filterLength)",
-        "\(latency) (\(String(format: "%.2f", Double(latency) / row.sampleRate * 1000)) ms)",
-        String(format: "%.2f dB", all), String(format: "%.2f", at250),
-        String(format: "%.0f", Double(frames) / row.sampleRate / engineSeconds),
-        String(format: "%.2f", perHop), String(format: "%.2f", floorPerHop), String(format: "%.2fx", perHop / floorPerHop),
-        String(format: "%.2f", per64),
-    ]))
+    print(
+        line([
+            row.label, "\(g.fftLength)/\(g.hopSize)/\(g.filterLength)",
+            "\(latency) (\(String(format: "%.2f", Double(latency) / row.sampleRate * 1000)) ms)",
+            String(format: "%.2f dB", all), String(format: "%.2f", at250),
+            String(format: "%.0f", Double(frames) / row.sampleRate / engineSeconds),
+            String(format: "%.2f", perHop), String(format: "%.2f", floorPerHop), String(format: "%.2fx", perHop / floorPerHop),
+            String(format: "%.2f", per64),
+        ]))
     for p in inBuffers + outBuffers { p.deallocate() }
     inputs.deallocate()
     outputs.deallocate()
@@ -174,9 +182,13 @@ do {
     let foundation = bestOf(repeats) { for _ in 0..<frames { _ = ControlProtocol.encode(frame) } }
     let perFrame = (analysis + encoding) / Double(frames)
     print("")
-    print(String(
-        format: "dump frame (control thread, stereo 48 kHz): analysis %.0f us + JSON %.0f us (%.1f KiB line) = %.0f us; at 20 frames/s %.2f %% of one core",
-        analysis / Double(frames) * 1e6, encoding / Double(frames) * 1e6, Double(bytes) / 1024, perFrame * 1e6, perFrame * 20 * 100))
-    print(String(format: "  the same frame through Foundation's JSONEncoder: %.0f us (%.1fx the direct writer)",
-        foundation / Double(frames) * 1e6, foundation / encoding))
+    print(
+        String(
+            format:
+                "dump frame (control thread, stereo 48 kHz): analysis %.0f us + JSON %.0f us (%.1f KiB line) = %.0f us; at 20 frames/s %.2f %% of one core",
+            analysis / Double(frames) * 1e6, encoding / Double(frames) * 1e6, Double(bytes) / 1024, perFrame * 1e6, perFrame * 20 * 100))
+    print(
+        String(
+            format: "  the same frame through Foundation's JSONEncoder: %.0f us (%.1fx the direct writer)",
+            foundation / Double(frames) * 1e6, foundation / encoding))
 }
