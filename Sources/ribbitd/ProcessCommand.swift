@@ -5,8 +5,6 @@ import RibbitDSP
 import RibbitFitting
 import RibbitPrescription
 
-extension Ear: ExpressibleByArgument {}
-
 struct ProcessCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "process",
