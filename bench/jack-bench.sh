@@ -3,18 +3,23 @@
 #  1. added latency through ribbit, measured with jack_iodelay, minus the same measurement
 #     through jack_thru (the loop itself costs one period), at periods 32, 64, 128 and 256;
 #  2. xruns, DSP load and RSS over BENCH_SECONDS (default 60) at period 64 while ribbit-probe
-#     plays through ribbit, against the same run through jack_thru (a minimal C client);
+#     plays through ribbit, against the same run through jack_thru (a minimal C client): the
+#     audio process (ribbit-audio, which holds the JACK client) and the daemon (ribbitd run)
+#     each, with their memory by mapping;
 #  3. the cost of a dump client (`ribbitd dump`) to the audio thread and to the daemon.
-# Usage: bench/jack-bench.sh   (make bench builds ribbitd and ribbit-probe first)
+# Usage: bench/jack-bench.sh   (make bench builds ribbitd, ribbit-audio and ribbit-probe first)
 set -euo pipefail
 RIBBITD=${RIBBITD:-.build/release/ribbitd}
 PROBE=${PROBE:-.build/release/ribbit-probe}
 RX=${RX:-Prescriptions/mild-presbycusis.rx}
 LOAD_SECONDS=${BENCH_SECONDS:-60}
 
+# Everything the daemon and the clients write (the history, the active prescription, the
+# config, caches) goes into a private directory removed at exit, never into the user's own.
 work=$(mktemp -d)
-export XDG_RUNTIME_DIR=$work/run XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
-mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+export HOME=$work/home XDG_RUNTIME_DIR=$work/run XDG_DATA_HOME=$work/data XDG_CONFIG_HOME=$work/config \
+    XDG_STATE_HOME=$work/state XDG_CACHE_HOME=$work/cache
+mkdir -p -m 700 "$HOME" "$XDG_RUNTIME_DIR" "$XDG_DATA_HOME" "$XDG_CONFIG_HOME" "$XDG_STATE_HOME" "$XDG_CACHE_HOME"
 export JACK_DEFAULT_SERVER=ribbit-bench-$$ JACK_NO_START_SERVER=1
 pids=()
 cleanup() {
@@ -61,6 +66,59 @@ own_rss() {
 }
 
 mib() { echo "$1 / 1024" | bc -l; }
+
+# The daemon's audio process (ribbit-audio, its only child).
+audio_process() {  # daemon pid -> child pid
+    local child
+    for _ in $(seq 50); do
+        child=$(tr -s ' ' '\n' <"/proc/$1/task/$1/children" | head -1)
+        [ -n "$child" ] && { echo "$child"; return; }
+        sleep 0.1
+    done
+    echo "error: ribbitd (pid $1) has no audio process" >&2
+    exit 1
+}
+
+# Where a process's resident pages are, outside JACK's shared memory: per mapping, in KiB, the
+# binary's text (r-x), the rest of the binary (read-only data, relocated and writable data), each
+# shared library (all its mappings), the heap and anonymous memory, thread stacks, other files.
+rss_by_mapping() {  # pid -> "KiB<TAB>what" lines, largest first
+    local binary
+    binary=$(readlink "/proc/$1/exe")
+    awk -v binary="$binary" '
+        /^[0-9a-f]+-[0-9a-f]+ / {
+            path = $6; perms = $2
+            if (path ~ /^\/dev\/shm\/jack/) what = ""
+            else if (path == binary) what = (perms ~ /x/) ? "binary: text" : "binary: data (read-only, relocated, writable)"
+            else if (path == "[heap]" || path == "") what = "heap and anonymous"
+            else if (path ~ /^\[stack/) what = "stacks"
+            else if (path ~ /\.so/) { n = split(path, parts, "/"); what = "library: " parts[n] }
+            else if (path ~ /^\/usr\/lib\/locale\//) what = "files: locale data"
+            else if (path ~ /^\[/) what = "kernel: " path
+            else what = "file: " path
+            next
+        }
+        /^Rss:/ { if (what != "") rss[what] += $2 }
+        END { for (w in rss) if (rss[w] > 0) printf "%d\t%s\n", rss[w], w }' "/proc/$1/smaps" | sort -rn
+}
+
+# Two breakdowns side by side: KiB per mapping for ribbitd and for jack_thru, with the totals.
+print_breakdowns() {  # our-file jack_thru-file our-name
+    echo
+    echo "Resident memory by mapping at the end of the load run (KiB, without JACK's shm):"
+    echo
+    echo "| $3 | KiB | jack_thru | KiB |"
+    echo "| --- | --- | --- | --- |"
+    awk -F'\t' '
+        FNR == 1 { file++ }
+        { n[file]++; what[file, n[file]] = $2; kib[file, n[file]] = $1; total[file] += $1 }
+        END {
+            rows = n[1] > n[2] ? n[1] : n[2]
+            for (i = 1; i <= rows; i++)
+                printf "| %s | %s | %s | %s |\n", what[1, i], kib[1, i], what[2, i], kib[2, i]
+            printf "| total | %d | total | %d |\n", total[1], total[2]
+        }' "$1" "$2"
+}
 
 json_number() {  # key json
     sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p" <<<"$2"
@@ -114,6 +172,7 @@ load() {
     wait_port jack_thru:input_1
     thru_xruns=$(run_probe jack_thru:input_1,jack_thru:input_2 jack_thru:output_1,jack_thru:output_2)
     thru_rss=$(own_rss "$thru")
+    rss_by_mapping "$thru" >"$work/thru-mappings.txt"
     thru_total=$(awk '/VmRSS/ { print $2 }' "/proc/$thru/status")
     stop "$thru"
     stop "$jackd_pid"
@@ -126,9 +185,13 @@ load() {
     at_start=$(json_number xruns "$("$RIBBITD" status --json)")
     ribbit_xruns=$(run_probe ribbit:in_left,ribbit:in_right ribbit:out_left,ribbit:out_right)
     status=$("$RIBBITD" status --json)
-    rss=$(own_rss "$daemon")
-    total=$(awk '/VmRSS/ { print $2 }' "/proc/$daemon/status")
-    hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$daemon/status")
+    audio=$(audio_process "$daemon")
+    rss=$(own_rss "$audio")
+    rss_by_mapping "$audio" >"$work/ribbit-audio-mappings.txt"
+    rss_by_mapping "$daemon" >"$work/ribbitd-mappings.txt"
+    total=$(awk '/VmRSS/ { print $2 }' "/proc/$audio/status")
+    hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$audio/status")
+    daemon_rss=$(own_rss "$daemon")
     "$RIBBITD" stop >/dev/null
     wait "$daemon" 2>/dev/null || true
     stop "$jackd_pid"
@@ -138,10 +201,13 @@ load() {
     printf "  JACK DSP load (whole graph)      %.1f %%\n" "$(json_number dspLoadPercent "$status")"
     printf "  ribbit's share of each period    %.2f %% (longest callback %.0f us of %.0f us)\n" \
         "$(json_number ribbitLoadPercent "$status")" "$(json_number longestCallbackMicroseconds "$status")" "$(echo "64 / 48 * 1000" | bc -l)"
-    printf "  ribbitd RSS without JACK's shm   %.1f MiB; %.1f MiB with it (high-water mark %.1f MiB)\n" \
+    printf "  audio process RSS w/o JACK's shm %.1f MiB; %.1f MiB with it (high-water mark %.1f MiB)\n" \
         "$(mib "$rss")" "$(mib "$total")" "$(mib "$hwm")"
-    printf "  jack_thru (baseline), same       %.1f MiB; %.1f MiB with it; ribbitd / jack_thru = %.2fx\n" \
+    printf "  jack_thru (baseline), same       %.1f MiB; %.1f MiB with it; ribbit-audio / jack_thru = %.2fx\n" \
         "$(mib "$thru_rss")" "$(mib "$thru_total")" "$(echo "$rss / $thru_rss" | bc -l)"
+    printf "  the daemon (ribbitd run), same   %.1f MiB (control side: history, socket, dump; no audio thread)\n" "$(mib "$daemon_rss")"
+    print_breakdowns "$work/ribbit-audio-mappings.txt" "$work/thru-mappings.txt" ribbit-audio
+    print_breakdowns "$work/ribbitd-mappings.txt" "$work/thru-mappings.txt" "ribbitd run"
 }
 
 # 3. What a dump client costs: the same daemon and noise, DUMP_SECONDS (default 20) without a
@@ -165,7 +231,8 @@ dump() {
     busy_seconds() {  # status json -> seconds spent in the process callback since the client started
         echo "$(json_number ribbitLoadPercent "$1") / 100 * $(json_number cycles "$1") * 64 / 48000" | bc -l
     }
-    cpu_seconds() { awk '{ print ($14 + $15) / 100 }' "/proc/$daemon/stat"; }
+    audio=$(audio_process "$daemon")
+    cpu_seconds() { cat "/proc/$daemon/stat" "/proc/$audio/stat" | awk '{ total += ($14 + $15) / 100 } END { print total }'; }
     window() {  # seconds -> "callback-share-% daemon-cpu-%"
         local s0 c0 s1 c1
         s0=$("$RIBBITD" status --json); c0=$(cpu_seconds)
@@ -177,13 +244,13 @@ dump() {
         echo "$(echo "100 * $busy / $frames" | bc -l) $(echo "100 * ($c1 - $c0) / $1" | bc -l)"
     }
     read -r quiet_share quiet_cpu <<<"$(window "$DUMP_SECONDS")"
-    quiet_rss=$(own_rss "$daemon")
+    quiet_rss=$(($(own_rss "$daemon") + $(own_rss "$audio")))
     "$RIBBITD" dump --json --duration $((DUMP_SECONDS + 2)) >"$work/dump.jsonl" &
     dump=$!
     pids+=("$dump")
     sleep 1
     read -r dump_share dump_cpu <<<"$(window "$DUMP_SECONDS")"
-    dump_rss=$(own_rss "$daemon")
+    dump_rss=$(($(own_rss "$daemon") + $(own_rss "$audio")))
     wait "$dump" 2>/dev/null || true
     frames=$(wc -l <"$work/dump.jsonl")
     dropped=$(tail -1 "$work/dump.jsonl" | sed -n 's/.*"droppedFrames":\([0-9]*\).*/\1/p')
@@ -191,10 +258,10 @@ dump() {
     "$RIBBITD" stop >/dev/null
     wait "$daemon" 2>/dev/null || true
     stop "$jackd_pid"
-    printf "| | audio thread's share of each period | ribbitd CPU, all threads (%% of one core) | ribbitd RSS without JACK's shm |\n| --- | --- | --- | --- |\n"
+    printf "| | audio thread's share of each period | ribbitd + ribbit-audio CPU, all threads (%% of one core) | both RSS without JACK's shm |\n| --- | --- | --- | --- |\n"
     printf "| no dump client | %.3f %% | %.2f %% | %.1f MiB |\n" "$quiet_share" "$quiet_cpu" "$(mib "$quiet_rss")"
     printf "| dump client reading every frame | %.3f %% | %.2f %% | %.1f MiB |\n" "$dump_share" "$dump_cpu" "$(mib "$dump_rss")"
-    printf "  with the client: %.2fx the audio thread's time, +%.2f %% of a core for the daemon; %d frames in %d s, %s sample frames dropped by the ring\n" \
+    printf "  with the client: %.2fx the audio thread's time, +%.2f %% of a core for the daemon and its audio process; %d frames in %d s, %s sample frames dropped by the ring\n" \
         "$(echo "$dump_share / $quiet_share" | bc -l)" "$(echo "$dump_cpu - $quiet_cpu" | bc -l)" "$frames" "$((DUMP_SECONDS + 2))" "${dropped:-?}"
 
 }
