@@ -11,13 +11,7 @@ import Testing
 
     init() throws {
         directory = try TestPaths.temporaryDirectory()
-        var env = ProcessInfo.processInfo.environment
-        for (key, sub) in [
-            ("XDG_RUNTIME_DIR", "run"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"),
-        ] {
-            env[key] = directory.appendingPathComponent(sub).path
-        }
-        environment = env
+        environment = try TestPaths.privateHome(in: directory)
     }
 
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }

@@ -64,15 +64,7 @@ final class DaemonUnderTest {
     /// A private home for ribbitd under `directory` (XDG_RUNTIME_DIR = run, 0700; state,
     /// config, data), on `server`'s JACK, or with no server at all.
     static func environment(in directory: URL, server: JackTestServer? = nil) throws -> [String: String] {
-        var env = server?.environment ?? ProcessInfo.processInfo.environment
-        env["XDG_RUNTIME_DIR"] = directory.appendingPathComponent("run").path
-        env["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
-        env["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
-        env["XDG_DATA_HOME"] = directory.appendingPathComponent("data").path
-        env["HOME"] = directory.path
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("run"), withIntermediateDirectories: true)
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.appendingPathComponent("run").path)
-        return env
+        try TestPaths.privateHome(in: directory, base: server?.environment ?? ProcessInfo.processInfo.environment)
     }
 
     /// The history file in this daemon's data directory.

@@ -58,3 +58,22 @@ public enum Reference {
         (0..<x.count).map { $0 >= d ? Double(x[$0 - d]) : 0 }
     }
 }
+
+extension TestPaths {
+    /// A private home for ribbitd under `directory`, over `base`: HOME, and the XDG runtime
+    /// (`run`, mode 0700), state, config and data directories, so nothing touches the user's own.
+    public static func privateHome(in directory: URL, base: [String: String] = ProcessInfo.processInfo.environment) throws
+        -> [String: String]
+    {
+        var env = base
+        env["XDG_RUNTIME_DIR"] = directory.appendingPathComponent("run").path
+        env["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
+        env["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+        env["XDG_DATA_HOME"] = directory.appendingPathComponent("data").path
+        env["HOME"] = directory.path
+        let run = directory.appendingPathComponent("run")
+        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: run.path)
+        return env
+    }
+}
