@@ -12,9 +12,12 @@ PROBE=${PROBE:-.build/release/ribbit-probe}
 RX=${RX:-Prescriptions/mild-presbycusis.rx}
 LOAD_SECONDS=${BENCH_SECONDS:-60}
 
+# Everything the daemon and the clients write (the history, the active prescription, the
+# config, caches) goes into a private directory removed at exit, never into the user's own.
 work=$(mktemp -d)
-export XDG_RUNTIME_DIR=$work/run XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
-mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+export HOME=$work/home XDG_RUNTIME_DIR=$work/run XDG_DATA_HOME=$work/data XDG_CONFIG_HOME=$work/config \
+    XDG_STATE_HOME=$work/state XDG_CACHE_HOME=$work/cache
+mkdir -p -m 700 "$HOME" "$XDG_RUNTIME_DIR" "$XDG_DATA_HOME" "$XDG_CONFIG_HOME" "$XDG_STATE_HOME" "$XDG_CACHE_HOME"
 export JACK_DEFAULT_SERVER=ribbit-bench-$$ JACK_NO_START_SERVER=1
 pids=()
 cleanup() {
@@ -43,12 +46,19 @@ wait_port() {  # port
     echo "port $1 did not appear" >&2; exit 70
 }
 
+# A port is listed as soon as it is registered, but JACK refuses to connect it until its client
+# has activated: try for up to 5 s (on a busy machine the first try can come too early).
+connect() {  # source destination
+    for _ in $(seq 50); do jack_connect "$1" "$2" 2>/dev/null && return 0; sleep 0.1; done
+    echo "cannot connect $1 to $2" >&2; exit 70
+}
+
 iodelay() {  # in-port out-port -> round trip in frames (jack_iodelay's last estimate)
     stdbuf -o0 jack_iodelay >"$work/iodelay.txt" 2>&1 &
     local pid=$!
     wait_port jack_delay:out
-    jack_connect jack_delay:out "$1"
-    jack_connect "$2" jack_delay:in
+    connect jack_delay:out "$1"
+    connect "$2" jack_delay:in
     sleep 2
     stop "$pid"
     grep "total roundtrip latency" "$work/iodelay.txt" | tail -1 | awk '{ printf "%.0f", $1 }'
@@ -61,6 +71,47 @@ own_rss() {
 }
 
 mib() { echo "$1 / 1024" | bc -l; }
+
+# Where a process's resident pages are, outside JACK's shared memory: per mapping, in KiB, the
+# binary's text (r-x), the rest of the binary (read-only data, relocated and writable data), each
+# shared library (all its mappings), the heap and anonymous memory, thread stacks, other files.
+rss_by_mapping() {  # pid -> "KiB<TAB>what" lines, largest first
+    local binary
+    binary=$(readlink "/proc/$1/exe")
+    awk -v binary="$binary" '
+        /^[0-9a-f]+-[0-9a-f]+ / {
+            path = $6; perms = $2
+            if (path ~ /^\/dev\/shm\/jack/) what = ""
+            else if (path == binary) what = (perms ~ /x/) ? "binary: text" : "binary: data (read-only, relocated, writable)"
+            else if (path == "[heap]" || path == "") what = "heap and anonymous"
+            else if (path ~ /^\[stack/) what = "stacks"
+            else if (path ~ /\.so/) { n = split(path, parts, "/"); what = "library: " parts[n] }
+            else if (path ~ /^\/usr\/lib\/locale\//) what = "files: locale data"
+            else if (path ~ /^\[/) what = "kernel: " path
+            else what = "file: " path
+            next
+        }
+        /^Rss:/ { if (what != "") rss[what] += $2 }
+        END { for (w in rss) if (rss[w] > 0) printf "%d\t%s\n", rss[w], w }' "/proc/$1/smaps" | sort -rn
+}
+
+# Two breakdowns side by side: KiB per mapping for ribbitd and for jack_thru, with the totals.
+print_breakdowns() {  # ribbitd-file jack_thru-file
+    echo
+    echo "Resident memory by mapping at the end of the load run (KiB, without JACK's shm):"
+    echo
+    echo "| ribbitd | KiB | jack_thru | KiB |"
+    echo "| --- | --- | --- | --- |"
+    awk -F'\t' '
+        FNR == 1 { file++ }
+        { n[file]++; what[file, n[file]] = $2; kib[file, n[file]] = $1; total[file] += $1 }
+        END {
+            rows = n[1] > n[2] ? n[1] : n[2]
+            for (i = 1; i <= rows; i++)
+                printf "| %s | %s | %s | %s |\n", what[1, i], kib[1, i], what[2, i], kib[2, i]
+            printf "| total | %d | total | %d |\n", total[1], total[2]
+        }' "$1" "$2"
+}
 
 json_number() {  # key json
     sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p" <<<"$2"
@@ -114,6 +165,7 @@ load() {
     wait_port jack_thru:input_1
     thru_xruns=$(run_probe jack_thru:input_1,jack_thru:input_2 jack_thru:output_1,jack_thru:output_2)
     thru_rss=$(own_rss "$thru")
+    rss_by_mapping "$thru" >"$work/thru-mappings.txt"
     thru_total=$(awk '/VmRSS/ { print $2 }' "/proc/$thru/status")
     stop "$thru"
     stop "$jackd_pid"
@@ -127,6 +179,7 @@ load() {
     ribbit_xruns=$(run_probe ribbit:in_left,ribbit:in_right ribbit:out_left,ribbit:out_right)
     status=$("$RIBBITD" status --json)
     rss=$(own_rss "$daemon")
+    rss_by_mapping "$daemon" >"$work/ribbitd-mappings.txt"
     total=$(awk '/VmRSS/ { print $2 }' "/proc/$daemon/status")
     hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$daemon/status")
     "$RIBBITD" stop >/dev/null
@@ -142,6 +195,7 @@ load() {
         "$(mib "$rss")" "$(mib "$total")" "$(mib "$hwm")"
     printf "  jack_thru (baseline), same       %.1f MiB; %.1f MiB with it; ribbitd / jack_thru = %.2fx\n" \
         "$(mib "$thru_rss")" "$(mib "$thru_total")" "$(echo "$rss / $thru_rss" | bc -l)"
+    print_breakdowns "$work/ribbitd-mappings.txt" "$work/thru-mappings.txt"
 }
 
 # 3. What a dump client costs: the same daemon and noise, DUMP_SECONDS (default 20) without a
