@@ -134,7 +134,9 @@ let package = Package(
             dependencies: [
                 "RibbitAudioFile", "RibbitDSP", "RibbitSignals", "RibbitTestSupport", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitControl",
                 "RibbitMonitor",
-            ]
+            ],
+            // The snapshots are read from the source tree at run time, not bundled.
+            exclude: ["HelpSnapshots"]
         ),
     ]
 )

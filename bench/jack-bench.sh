@@ -48,12 +48,19 @@ wait_port() {  # port
     echo "port $1 did not appear" >&2; exit 70
 }
 
+# A port is listed as soon as it is registered, but JACK refuses to connect it until its client
+# has activated: try for up to 5 s (on a busy machine the first try can come too early).
+connect() {  # source destination
+    for _ in $(seq 50); do jack_connect "$1" "$2" 2>/dev/null && return 0; sleep 0.1; done
+    echo "cannot connect $1 to $2" >&2; exit 70
+}
+
 iodelay() {  # in-port out-port -> round trip in frames (jack_iodelay's last estimate)
     stdbuf -o0 jack_iodelay >"$work/iodelay.txt" 2>&1 &
     local pid=$!
     wait_port jack_delay:out
-    jack_connect jack_delay:out "$1"
-    jack_connect "$2" jack_delay:in
+    connect jack_delay:out "$1"
+    connect "$2" jack_delay:in
     sleep 2
     stop "$pid"
     grep "total roundtrip latency" "$work/iodelay.txt" | tail -1 | awk '{ printf "%.0f", $1 }'

@@ -12,7 +12,7 @@ struct RxShowCommand: ParsableCommand {
         commandName: "show",
         abstract: "Check a prescription and print it with its target gains per ear.",
         discussion: """
-            The gains are insertion gains in dB at each audiometric frequency, low-pass included.
+            The gains are insertion gains in dB at each audiometric frequency, low-pass included. \
             The signature is checked against your trusted keys (`ribbitd rx trust`): unsigned, signed by NAME \
             (trusted), or signed, unknown key KEYID; a bad signature is refused (exit 65). --json prints the same \
             fields, the verdict as `signature` in the same words.
