@@ -3,7 +3,7 @@ import RibbitDSP
 import RibbitFitting
 import RibbitPrescription
 
-/// Puts dump frames together, the one place that does: the daemon's `DumpPublisher` feeds it
+/// Puts dump frames together, the one place that does: the daemon's `DumpService` feeds it
 /// what the RT thread left in the sample ring, `ribbitd process --dump` what the engine made of
 /// a file. Each frame holds the levels of the samples appended since the previous frame, the
 /// bands and spectra of the newest ones, the gains of the filters running and the audiogram.

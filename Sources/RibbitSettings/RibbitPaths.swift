@@ -21,7 +21,7 @@ public struct RibbitPaths: Sendable {
         return "/tmp/ribbit-\(getuid())"
     }
     public var socketPath: String { runtimeDirectory + "/ribbitd.sock" }
-    /// `$XDG_STATE_HOME/ribbit` (default ~/.local/state/ribbit): the active prescription.
+    /// `$XDG_STATE_HOME/ribbit` (default ~/.local/state/ribbit): where version 0.0 kept the active prescription.
     public var stateDirectory: String { directory("XDG_STATE_HOME", default: ".local/state") + "/ribbit" }
     /// `$XDG_CONFIG_HOME/ribbit` (default ~/.config/ribbit): ribbitd.conf and trusted/ keys.
     public var configDirectory: String { directory("XDG_CONFIG_HOME", default: ".config") + "/ribbit" }
