@@ -137,11 +137,12 @@ public final class JackTestServer: @unchecked Sendable {
     public func restart(sampleRate: Int = 48000) throws { try start(sampleRate: sampleRate) }
 
     /// Stops the server so it leaves JACK's registry (/dev/shm/jack-shm-registry, 8 servers at
-    /// most per machine): a test may have left it stopped (SIGSTOP), and a stopped server would
-    /// only end at the SIGKILL after the grace time, leaking its registry entry.
+    /// most per machine; one killed keeps its entry): a test may have left it stopped (SIGSTOP),
+    /// and a server whose client died mid-call waits 5 s for it before it exits on SIGTERM, so
+    /// it gets 15 s before SIGKILL.
     public func stop() {
         if process.isRunning { Glibc.kill(process.processIdentifier, SIGCONT) }
-        stopProcess(process)
+        stopProcess(process, grace: 15)
     }
 
     deinit { stop() }
