@@ -10,9 +10,9 @@ final class AudioProcess {
     private(set) var exited = false
 
     /// Where `ribbit-audio` is: $RIBBIT_AUDIO, else beside this executable, else
-    /// ../libexec/ribbit/ beside its directory (the Debian layout).
+    /// ../libexec/ribbit/ beside its directory (the Debian layout); nil when none can run.
     static func executablePath(environment: [String: String]) -> String? {
-        if let path = environment["RIBBIT_AUDIO"], !path.isEmpty { return path }
+        if let path = environment["RIBBIT_AUDIO"], !path.isEmpty { return access(path, X_OK) == 0 ? path : nil }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }

@@ -98,4 +98,16 @@ import Testing
         }
         #expect(interrupted > 5, "only \(interrupted) of 30 runs were killed before they finished")
     }
+
+    /// Without its audio process (a partial install), `run` refuses at once in one line, exit 69,
+    /// and leaves no socket behind.
+    @Test func runWithoutTheAudioProcessSaysSo() throws {
+        var env = environment
+        env["RIBBIT_AUDIO"] = directory.appendingPathComponent("no-such-ribbit-audio").path
+        let result = try Built.run(Ribbitd.binary, ["run", "--no-connect"], environment: env, timeoutSeconds: 10)
+        #expect(result.status == 69)
+        #expect(result.stderr.contains("the audio process ribbit-audio is missing"), "\(result.stderr)")
+        #expect(result.stderr.contains("reinstall ribbit"))
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("run/ribbit/ribbitd.sock").path))
+    }
 }
