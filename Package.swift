@@ -93,7 +93,7 @@ let package = Package(
         ),
         // The process that holds the JACK client and its real-time thread, started by `ribbitd run`:
         // the engine and libjack only, so it stays small (no Foundation, SQLite, crypto or QR code).
-        .executableTarget(name: "ribbit-audio", dependencies: ["RibbitJack", "RibbitDSP", "RibbitAudioLink"], linkerSettings: bindNow),
+        .executableTarget(name: "ribbit-audio", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "RibbitAudioLink"], linkerSettings: bindNow),
         .executableTarget(
             name: "ribbit-bench",
             dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl", "RibbitMonitor", "RibbitSignals", "CFFTW"],

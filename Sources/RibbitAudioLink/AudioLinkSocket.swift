@@ -9,6 +9,8 @@ public final class AudioLinkSocket {
     public let fd: Int32
     private var incoming: [UInt8] = []
     private var outgoing: [UInt8] = []
+    /// Where `receive` reads into (kept, not allocated per call).
+    private var chunk = [UInt8](repeating: 0, count: 65536)
     /// Set when the other end closed or sent something malformed.
     public private(set) var isClosed = false
 
@@ -60,7 +62,6 @@ public final class AudioLinkSocket {
 
     /// Every complete message that arrived; marks the link closed at end of file or on garbage.
     public func receive() -> [AudioMessage] {
-        var chunk = [UInt8](repeating: 0, count: 65536)
         while !isClosed {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count > 0 {

@@ -53,14 +53,18 @@ final class AudioProcess {
         return exited
     }
 
-    /// Asks it to stop, waits until `deadline` (monotonic seconds), then kills it.
-    func stop(deadline: Double) {
+    /// Asks it to stop, waits until `deadline` (monotonic seconds), then kills it. Returns
+    /// whether it ended by itself (false: killed, its JACK client left unclosed).
+    @discardableResult
+    func stop(deadline: Double) -> Bool {
         link.send(.stop)
         while !hasExited(), MonotonicClock.seconds() < deadline {
             link.flush()
             usleep(5000)
         }
+        let endedByItself = hasExited()
         kill()
+        return endedByItself
     }
 
     /// Kills it at once (a stuck libjack call) and reaps it.

@@ -208,8 +208,7 @@ final class AudioService: DaemonService {
     /// At stop: stops the audio process (which closes its client), killing it at the deadline.
     func stop(deadline: Double) {
         guard let process else { return }
-        process.stop(deadline: deadline)
-        if process.link.isClosed == false, session == nil, openingSince != nil {
+        if !process.stop(deadline: deadline) {
             log.warning("the JACK server does not answer; stopped the audio process without closing its JACK client")
         }
         self.process = nil

@@ -96,7 +96,7 @@ public final class Daemon {
     /// The control protocol's requests (docs/control-protocol.md), one handler each.
     private var handlers: [ControlRequest.Command: (ControlRequest) throws(RequestFailure) -> ControlReply] {
         [
-            .status: { [unowned self] _ in reply() },
+            .status: { [unowned self] _ in ControlReply(ok: true, status: status) },
             .pause: { [unowned self] _ in setPaused(true) },
             .resume: { [unowned self] _ in setPaused(false) },
             .bypass: { [unowned self] request throws(RequestFailure) in try bypass(request) },
@@ -221,8 +221,6 @@ public final class Daemon {
     }
 
     static func now() -> Double { MonotonicClock.seconds() }
-
-    static func milliseconds(_ frames: Int, _ rate: Double) -> String { String(format: "%.2f", Double(frames) / rate * 1000) }
 
     /// Blocks SIGTERM and SIGINT in this thread and every thread started later (JACK's), so
     /// they stay pending until the poll loop takes them with sigtimedwait (at most 100 ms).

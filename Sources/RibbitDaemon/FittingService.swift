@@ -81,7 +81,7 @@ final class FittingService: DaemonService {
 
     /// Ends the trial: keeps it, or goes back to what played before.
     func endTrial(keep: Bool) throws(RequestFailure) {
-        guard let store else { _ = try history(); return }
+        let store = try history().store
         do {
             _ = try store.endTrial(keep: keep)
             try restoreFromStore()

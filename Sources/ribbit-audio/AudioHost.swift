@@ -2,6 +2,7 @@ import Glibc
 import RibbitAudioLink
 import RibbitDSP
 import RibbitJack
+import RibbitRealtime
 
 /// The audio process: holds the JACK client and the engine, plays the filters the daemon
 /// sends, and reports counters and (while asked) the dump's samples. It decides nothing:
@@ -96,7 +97,7 @@ struct AudioHost {
                 link.send(.gone(reason: "JACK changed its sample rate", sampleRateChanged: true))
                 return close(client, status: 0)
             }
-            let now = MonotonicSeconds.now()
+            let now = seconds()
             let announced = processor.period.load(ordering: .relaxed)
             if announced != period {
                 period = announced
@@ -164,8 +165,8 @@ struct AudioHost {
 
     /// Sends what is queued (at most 1 s), then the status to exit with.
     private func drain(status: Int32) -> Int32 {
-        let deadline = MonotonicSeconds.now() + 1
-        while link.hasQueuedOutput, !link.isClosed, MonotonicSeconds.now() < deadline {
+        let deadline = seconds() + 1
+        while link.hasQueuedOutput, !link.isClosed, seconds() < deadline {
             link.wait(milliseconds: 10)
             link.flush()
         }
@@ -179,10 +180,5 @@ struct AudioHost {
     }
 }
 
-enum MonotonicSeconds {
-    static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
-}
+/// Monotonic seconds, for the loop's timers.
+private func seconds() -> Double { Double(Realtime.monotonicNanoseconds()) / 1e9 }

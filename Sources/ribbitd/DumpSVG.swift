@@ -117,10 +117,9 @@ enum DumpSVG {
         ]
         for name in ears {
             guard let e = frame.ears[name] else { continue }
-            rows.append(
-                String(
-                    format: "%@: input %.1f dBFS RMS (peak %.1f), output %.1f dBFS RMS (peak %.1f)",
-                    name, e.inputRMSDB, e.inputPeakDB, e.outputRMSDB, e.outputPeakDB))
+            // Input and output on rows of their own: one row for both ran past the right edge.
+            rows.append(String(format: "%@ input: %.1f dBFS RMS, peak %.1f dBFS", name, e.inputRMSDB, e.inputPeakDB))
+            rows.append(String(format: "%@ output: %.1f dBFS RMS, peak %.1f dBFS", name, e.outputRMSDB, e.outputPeakDB))
         }
         var out = "<g id=\"levels\">\n"
         out += text(left + plotLeft, audiogramTop - 12, "levels over the dump", size: 13, color: "#000")

@@ -44,6 +44,28 @@ final class Tap: PeriodRenderer, @unchecked Sendable {
     func latencyFrames(period: Int) -> Int { 0 }
 }
 
+/// Whatever a broken generator could write: full scale, DC beyond it, NaN and both infinities.
+final class HostileTone: PeriodRenderer, @unchecked Sendable {
+    static let renderEntry: RenderEntry = { context, inputs, outputs, frames, mix in
+        Unmanaged<HostileTone>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.render(inputs, outputs, frames, mix: mix) }
+    }
+    static let values: [Float] = [1, -1, 4, -4, .nan, .infinity, -.infinity, 3e38]
+    let phase = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+    init() { phase.initialize(to: 0) }
+    deinit { phase.deallocate() }
+    func render(
+        _ inputs: UnsafePointer<UnsafePointer<Float>>, _ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, _ frameCount: Int, mix: Bool
+    ) {
+        // Each value held for 64 frames (DC), in turn.
+        for i in 0..<frameCount {
+            let x = Self.values[(phase.pointee + i) / 64 % Self.values.count]
+            for c in 0..<2 { outputs[c][i] = mix ? outputs[c][i] + x : x }
+        }
+        phase.pointee += frameCount
+    }
+    func latencyFrames(period: Int) -> Int { 0 }
+}
+
 @Suite struct RealtimeProcessorTests {
     let geometry = EngineGeometry.standard(sampleRate: 48000)
 
@@ -114,5 +136,25 @@ final class Tap: PeriodRenderer, @unchecked Sendable {
         p.paused.store(true, ordering: .relaxed)
         let out = run(p, periods: 20) { _ in 0 }
         #expect(out[(out.count - 64)...].allSatisfy { $0 == 0 })
+    }
+
+    /// The output guard against a generator writing full scale, DC at 4x full scale, NaN, +-Inf
+    /// and 3e38, alone and beside the hearing aid fed full-scale DC: never above the ceiling,
+    /// NaN and infinities as silence.
+    @Test func theGuardHoldsForFullScaleDCNaNAndInfinity() throws {
+        let p = try processor()
+        p.setOutputCeiling(dBFS: -20)
+        let ceiling = powf(10, -20.0 / 20)
+        for renderers in [[HostileTone()], [p.hearingAid, HostileTone()]] as [[any PeriodRenderer]] {
+            p.run(renderers)
+            let out = run(p, periods: 32) { _ in 1 }
+            #expect(out.allSatisfy { $0.isFinite && abs($0) <= ceiling })
+            #expect(out.contains { $0 == ceiling } && out.contains { $0 == -ceiling })
+            p.collectRetired()
+        }
+        p.run([HostileTone()])
+        let alone = run(p, periods: 8) { _ in 0 }
+        // Frames 256..<448 are NaN, +Inf, -Inf: silence.
+        #expect(alone[(4 * 64)..<(7 * 64)].allSatisfy { $0 == 0 })
     }
 }
