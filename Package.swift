@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // Thin C system-library targets: nothing else imports C.
@@ -52,7 +53,7 @@ let package = Package(
         // QR codes: decoding photos with zbar, making codes with libqrencode.
         .target(name: "RibbitQR", dependencies: ["RibbitImage", "CZbar", "CQRencode"]),
         // Where ribbit's files are (XDG), its config file, small-file reading, the version.
-        .target(name: "RibbitSettings"),
+        .target(name: "RibbitSettings", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         // The prescription history, the active one and a trial, in SQLite (GRDB).
         .target(name: "RibbitStore", dependencies: ["RibbitSettings", .product(name: "GRDB", package: "GRDB.swift")]),
         // Ed25519 signatures on prescriptions and the wearer's trusted keys.
@@ -126,7 +127,7 @@ let package = Package(
             name: "RibbitDaemonTests",
             dependencies: [
                 "RibbitTestSupport", "RibbitControl", "RibbitMonitor", "RibbitDaemon", "RibbitAudioFile", "RibbitDSP", "RibbitFitting",
-                "RibbitPrescription", "RibbitStore", "RibbitSettings",
+                "RibbitPrescription", "RibbitStore", "RibbitSettings", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -22,7 +22,6 @@ final class AudioService: DaemonService {
         let sampleRate: Double
         var latencyFrames = 0
         var stats = AudioStats()
-        var xrunsLogged = 0
         var running = false
     }
     private(set) var session: Session?
@@ -32,6 +31,7 @@ final class AudioService: DaemonService {
     private var retryDelay = AudioService.firstRetryDelay
     private var nextAttempt = 0.0
     private var xrunsOfClosedSessions = 0
+    private var xrunLog = XrunSummary()
     /// What the engine runs (for the dump's gains).
     private(set) var running: RunningFilters?
     /// Dump samples that arrived, planar by channel (input left, input right, output left, output right).
@@ -99,6 +99,7 @@ final class AudioService: DaemonService {
         switch message {
         case .connected(let client, let rate, _):
             session = Session(client: client, sampleRate: Double(rate))
+            xrunLog.restart()
             let (choice, paused) = wanted()
             send(choice)
             process?.link.send(.paused(paused))
@@ -114,10 +115,7 @@ final class AudioService: DaemonService {
             guard var current = session else { return }
             current.stats = stats
             current.latencyFrames = stats.latencyFrames
-            if stats.xruns > current.xrunsLogged {
-                log.warning("\(stats.xruns - current.xrunsLogged) xrun(s) (\(stats.xruns) since connecting)")
-                current.xrunsLogged = stats.xruns
-            }
+            if let line = xrunLog.update(total: stats.xruns, now: now) { log.warning("\(line)") }
             session = current
         case .samples(let frames, let channels):
             guard dumpOn else { return }
@@ -161,6 +159,7 @@ final class AudioService: DaemonService {
     /// A running session ended: start again at `at`.
     private func ended(problem: String, now: Double, at: Double) {
         xrunsOfClosedSessions += session?.stats.xruns ?? 0
+        if let line = xrunLog.flush(now: now) { log.warning("\(line)") }
         self.problem = problem
         process = nil
         session = nil

@@ -1,4 +1,5 @@
 import Foundation
+import TOMLKit
 
 /// How `ribbitd run` is set up: from ribbitd.conf, then the command line on top.
 public struct DaemonConfig: Sendable, Equatable {
@@ -16,45 +17,54 @@ public struct DaemonConfig: Sendable, Equatable {
 
     public init() {}
 
-    /// Reads a config file: `key = value` lines (a TOML subset), `#` comments. Values are
-    /// "strings", true/false, or ["lists", "of strings"]. Unknown keys are errors, so a typo
-    /// is not silently ignored.
+    /// The keys a config file may set, in the order the documentation gives them.
+    public static let knownKeys = ["input", "output", "connect", "client-name", "log-level", "require-signed"]
+
+    /// Reads a config file: TOML (toml.io, v1.0), so comments after values, 'literal strings'
+    /// and tables parse as any TOML tool expects. Unknown keys and tables are errors that list
+    /// the known ones, so a typo is not silently ignored.
     public static func parse(_ text: String, path: String) throws(ConfigError) -> DaemonConfig {
+        let table: TOMLTable
+        do { table = try TOMLTable(string: text) } catch let error as TOMLParseError {
+            // toml++'s words, then what a ribbitd.conf value looks like.
+            throw ConfigError(
+                "\(path):\(error.source.begin.line):\(error.source.begin.column): \(error.description) "
+                    + "(values are \"quoted strings\", true or false, or [\"lists\"]; see ribbitd.conf(5))")
+        } catch { throw ConfigError("\(path): \(error)") }
         var config = DaemonConfig()
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            let at = "\(path):\(index + 1)"
-            guard let equals = line.firstIndex(of: "=") else {
-                throw ConfigError("\(at): expected `key = value`, got `\(line)`")
-            }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        // In file order, so the first mistake is the one reported.
+        for key in table.keys.sorted(by: { line(of: $0, in: text) < line(of: $1, in: text) }) {
+            guard let value = table[key] else { continue }
+            let at = "\(path):\(line(of: key, in: text))"
             switch key {
             case "input": config.inputs = try ports(value, at: at)
             case "output": config.outputs = try ports(value, at: at)
             case "connect": config.connect = try bool(value, key: key, at: at)
             case "require-signed": config.requireSigned = try bool(value, key: key, at: at)
-            case "client-name": config.clientName = try string(value, at: at)
-            case "log-level": config.logLevel = try string(value, at: at)
+            case "client-name": config.clientName = try string(value, key: key, at: at)
+            case "log-level": config.logLevel = try string(value, key: key, at: at)
             default:
-                throw ConfigError("\(at): unknown key `\(key)`; known: input, output, connect, client-name, log-level, require-signed")
+                let what = value.table != nil ? "table `[\(key)]`" : "key `\(key)`"
+                throw ConfigError("\(at): unknown \(what); known: \(knownKeys.joined(separator: ", "))")
             }
         }
         return config
     }
 
     /// "a" or "a,b" or ["a", "b"]: one or two port names.
-    static func ports(_ value: String, at: String) throws(ConfigError) -> [String] {
-        var names: [String]
-        if value.hasPrefix("[") {
-            guard value.hasSuffix("]") else { throw ConfigError("\(at): a list must end with ]") }
-            names = []
-            for item in value.dropFirst().dropLast().split(separator: ",") {
-                names.append(try string(item.trimmingCharacters(in: .whitespaces), at: at))
+    static func ports(_ value: TOMLValueConvertible, at: String) throws(ConfigError) -> [String] {
+        let names: [String]
+        if let list = value.array {
+            var strings: [String] = []
+            for item in list {
+                guard let name = item.string else { throw ConfigError("\(at): a port list holds \"quoted\" port names") }
+                strings.append(name)
             }
+            names = strings
+        } else if let string = value.string {
+            names = string.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         } else {
-            names = try string(value, at: at).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            throw ConfigError("\(at): give a port as \"client:port\" or a list [\"left:port\", \"right:port\"]")
         }
         return try portList(names, what: at)
     }
@@ -67,9 +77,9 @@ public struct DaemonConfig: Sendable, Equatable {
         return names
     }
 
-    static func bool(_ value: String, key: String, at: String) throws(ConfigError) -> Bool {
-        guard value == "true" || value == "false" else { throw ConfigError("\(at): \(key) must be true or false") }
-        return value == "true"
+    static func bool(_ value: TOMLValueConvertible, key: String, at: String) throws(ConfigError) -> Bool {
+        guard let bool = value.bool else { throw ConfigError("\(at): \(key) must be true or false (without quotes)") }
+        return bool
     }
 
     /// The config file for every command: `explicitPath` (from `--config`) must exist;
@@ -86,11 +96,22 @@ public struct DaemonConfig: Sendable, Equatable {
         return try parse(text, path: path)
     }
 
-    static func string(_ value: String, at: String) throws(ConfigError) -> String {
-        guard value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") else {
-            throw ConfigError("\(at): expected a \"quoted string\", got `\(value)`")
+    static func string(_ value: TOMLValueConvertible, key: String, at: String) throws(ConfigError) -> String {
+        guard let string = value.string else { throw ConfigError("\(at): \(key) must be a \"quoted string\"") }
+        return string
+    }
+
+    /// The 1-based line where `key` is set at the top level (TOMLKit keeps no positions), or
+    /// 0 when it cannot be found (a key written as a dotted or quoted name).
+    static func line(of key: String, in text: String) -> Int {
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.drop(while: { $0 == " " || $0 == "\t" })
+            for name in [key, "\"\(key)\"", "'\(key)'", "[\(key)]"] where line.hasPrefix(name) {
+                let rest = line.dropFirst(name.count).drop(while: { $0 == " " || $0 == "\t" })
+                if name.hasPrefix("[") || rest.hasPrefix("=") || rest.hasPrefix(".") { return index + 1 }
+            }
         }
-        return String(value.dropFirst().dropLast())
+        return 0
     }
 }
 

@@ -47,7 +47,9 @@ struct Ribbitd: ParsableCommand {
     }
 
     static func fail(_ message: String, code: Int32) -> Never {
-        FileHandle.standardError.write(Data("ribbitd: error: \(message)\n".utf8))
+        // In the journal (a systemd unit's stderr), an error's priority rather than the default info.
+        let priority = JournalStream.isStandardError(environment: ProcessInfo.processInfo.environment) ? JournalStream.prefix(.error) : ""
+        FileHandle.standardError.write(Data("\(priority)ribbitd: error: \(message)\n".utf8))
         Foundation.exit(code)
     }
 }

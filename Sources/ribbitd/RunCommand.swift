@@ -56,7 +56,11 @@ struct RunCommand: ParsableCommand {
             // The file's own error, before anything starts.
             do { start = try PrescriptionInput.read(rx) } catch { throw RibbitError(error) }
         }
+        // Under systemd the journal takes priorities from a "<N>" prefix and adds its own
+        // timestamp; on a terminal or in a file, the readable form with a timestamp.
+        let journal = JournalStream.isStandardError(environment: paths.environment)
         LoggingSystem.bootstrap { label in
+            if journal { return JournalLogHandler(logLevel: level) }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler

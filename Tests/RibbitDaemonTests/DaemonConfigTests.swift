@@ -1,4 +1,6 @@
+import Foundation
 import RibbitSettings
+import RibbitTestSupport
 import Testing
 
 @Suite struct DaemonConfigTests {
@@ -20,14 +22,58 @@ import Testing
         #expect(try DaemonConfig.parse("", path: "empty") == DaemonConfig())
     }
 
+    /// What makes it TOML rather than `key = value` lines: comments after values, literal
+    /// strings, other spacing, arrays over several lines.
+    @Test func readsTOMLAsTOMLToolsWriteIt() throws {
+        let config = try DaemonConfig.parse(
+            """
+            input = [  # left, then right
+                'system:capture_1',
+                "system:capture_2",
+            ]
+            output='system:playback_1'   # one port feeds... no: the left and right output
+            connect = true # wire it
+            require-signed = true
+            "log-level" = "notice"
+            """, path: "ribbitd.conf")
+        #expect(config.inputs == ["system:capture_1", "system:capture_2"])
+        #expect(config.outputs == ["system:playback_1"])
+        #expect(config.connect == true)
+        #expect(config.requireSigned == true)
+        #expect(config.logLevel == "notice")
+    }
+
     @Test(arguments: [
         ("inptu = \"a:b\"", "c:1: unknown key `inptu`; known: input, output, connect, client-name, log-level, require-signed"),
-        ("input", "c:1: expected `key = value`, got `input`"),
-        ("connect = yes", "c:1: connect must be true or false"),
-        ("input = system:capture_1", "c:1: expected a \"quoted string\", got `system:capture_1`"),
+        (
+            "connect = false\n[jack]\nname = \"x\"",
+            "c:2: unknown table `[jack]`; known: input, output, connect, client-name, log-level, require-signed"
+        ),
+        (
+            "input",
+            "c:1:6: Error while parsing key-value pair: encountered end-of-file (values are \"quoted strings\", true or false, or [\"lists\"]; see ribbitd.conf(5))"
+        ),
+        (
+            "connect = yes",
+            "c:1:11: Error while parsing value: could not determine value type (values are \"quoted strings\", true or false, or [\"lists\"]; see ribbitd.conf(5))"
+        ),
+        ("connect = \"false\"", "c:1: connect must be true or false (without quotes)"),
+        ("client-name = 3", "c:1: client-name must be a \"quoted string\""),
+        (
+            "input = system:capture_1",
+            "c:1:9: Error while parsing value: could not determine value type (values are \"quoted strings\", true or false, or [\"lists\"]; see ribbitd.conf(5))"
+        ),
         ("input = \"a:1,b:2,c:3\"", "c:1: give one or two JACK ports as client:port (left, then right); `ribbitd ports` lists them"),
-        ("input = [\"a:1\"", "c:1: a list must end with ]"),
+        (
+            "input = [\"a:1\"",
+            "c:1:15: Error while parsing array: encountered end-of-file (values are \"quoted strings\", true or false, or [\"lists\"]; see ribbitd.conf(5))"
+        ),
+        ("input = [\"a:1\", 2]", "c:1: a port list holds \"quoted\" port names"),
         ("output = \"nocolon\"", "c:1: give one or two JACK ports as client:port (left, then right); `ribbitd ports` lists them"),
+        (
+            "connect = true\nconnect = false",
+            "c:2:11: Error while parsing key-value pair: cannot redefine existing boolean 'connect' (values are \"quoted strings\", true or false, or [\"lists\"]; see ribbitd.conf(5))"
+        ),
     ])
     func refusesMistakesWithTheirLine(text: String, message: String) {
         #expect(throws: ConfigError.self) { try DaemonConfig.parse(text, path: "c") }
@@ -36,5 +82,19 @@ import Testing
         } catch {
             #expect(error.description == message)
         }
+    }
+
+    /// A mistake in the file stops `ribbitd run` before anything starts: one line, EX_CONFIG.
+    @Test func aMistakeInTheFileExits78() throws {
+        let directory = try TestPaths.temporaryDirectory()
+        let env = try TestPaths.privateHome(in: directory, base: ProcessInfo.processInfo.environment)
+        let file = directory.appendingPathComponent("ribbitd.conf")
+        try "connect = false  # fine\ninputs = ['system:capture_1']\n".write(to: file, atomically: true, encoding: .utf8)
+        let result = try Built.run(DaemonUnderTest.binary, ["run", "--config", file.path], environment: env, timeoutSeconds: 10)
+        #expect(result.status == 78)
+        #expect(
+            result.stderr
+                == "ribbitd: error: \(file.path):2: unknown key `inputs`; known: input, output, connect, client-name, log-level, require-signed\n"
+        )
     }
 }

@@ -19,9 +19,11 @@ final class DaemonUnderTest {
     /// - Parameters:
     ///   - audit: preload the RT audit shim, which writes its counts at exit.
     ///   - user: run as this user (setpriv), with the directory handed to them.
+    ///   - journal: tell it, as systemd does, that its stderr (the log file) is the journal.
     init(
         server: JackTestServer, arguments: [String] = ["--no-connect"], audit: Bool = false,
-        directory: URL? = nil, user: String? = nil, waitUntilReady: Bool = true, extraEnvironment: [String: String] = [:]
+        directory: URL? = nil, user: String? = nil, waitUntilReady: Bool = true, extraEnvironment: [String: String] = [:],
+        journal: Bool = false
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
             throw TestSetupError("\(Self.binary.path) is missing: run `swift build -c release --product ribbitd` (make test does)")
@@ -52,6 +54,7 @@ final class DaemonUnderTest {
         }
         process.environment = daemonEnv
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        if journal { process.environment?["JOURNAL_STREAM"] = try TestPaths.deviceAndInode(logURL.path) }
         let log = try FileHandle(forWritingTo: logURL)
         process.standardOutput = log
         process.standardError = log

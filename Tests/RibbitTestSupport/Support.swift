@@ -2,6 +2,13 @@ import Foundation
 
 /// Where the package lives, for tests that read Prescriptions/ or run the built binary.
 public enum TestPaths {
+    /// A file's "device:inode", as systemd writes JOURNAL_STREAM for the stream it connected.
+    public static func deviceAndInode(_ path: String) throws -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw TestSetupError("cannot stat \(path)") }
+        return "\(info.st_dev):\(info.st_ino)"
+    }
+
     public static let packageRoot: URL = {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }
