@@ -14,8 +14,9 @@ struct RunCommand: ParsableCommand {
             with none, passes sound through under the output ceiling. Listens for the other commands (status, \
             pause, resume, bypass, load, use, keep, revert, dump, stop) on $XDG_RUNTIME_DIR/ribbit/ribbitd.sock \
             (owner only). If the JACK server goes away, it keeps running and reconnects when a server is back. \
-            Under PipeWire: `pw-jack ribbitd run`. Settings may also come from $XDG_CONFIG_HOME/ribbit/ribbitd.conf \
-            (input, output, connect, client-name, log-level, require-signed); the command line wins.
+            Under PipeWire: `pw-jack ribbitd run`. Settings may also come from $XDG_CONFIG_HOME/ribbit/ribbitd.conf, \
+            a TOML file (input, output, connect, client-name, log-level, require-signed; ribbitd.conf(5)); \
+            the command line wins. Under systemd the log lines carry journal priorities.
             """)
 
     @Option(name: .long, help: "Load this prescription (.rx, or a PNG/JPEG of its QR code) at start and keep it as the active one.")
