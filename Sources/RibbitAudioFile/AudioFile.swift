@@ -65,7 +65,9 @@ public struct AudioFormat: Sendable, Equatable {
             }
         }
         throw AudioFileError(
-            description: "\(path): libsndfile here cannot write that format with \(input.channelCount) channels at \(input.sampleRate) Hz; use .wav or .flac")
+            description:
+                "\(path): libsndfile here cannot write that format with \(input.channelCount) channels at \(input.sampleRate) Hz; use .wav or .flac"
+        )
     }
 
     /// The container libsndfile writes for the name's extension; nil for a name without one.

@@ -71,7 +71,8 @@ enum Passphrase {
         } else if canAsk, let typed = ask("Passphrase for \(path): ") {
             passphrase = typed
         } else {
-            throw .usage("\(path) is protected by a passphrase and there is no terminal to ask on; give --passphrase-file FILE; nothing written")
+            throw .usage(
+                "\(path) is protected by a passphrase and there is no terminal to ask on; give --passphrase-file FILE; nothing written")
         }
         do { return try PrescriptionSignature.PrivateKey.parse(text, passphrase: passphrase) } catch {
             throw .data("\(path): \(error); nothing written")

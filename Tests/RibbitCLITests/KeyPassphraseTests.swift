@@ -30,7 +30,8 @@ import Testing
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Ribbitd.Result(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
     }
 
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
@@ -99,7 +100,10 @@ import Testing
             #expect(try ribbitd(["rx", "keygen", name, "-d", directory.path, "--no-passphrase"]).status == 0)
             #expect(try ribbitd(["rx", "trust", path(name.replacingOccurrences(of: " ", with: "-") + ".pub")]).status == 0)
             let file = path(name.replacingOccurrences(of: " ", with: "-") + ".rx")
-            #expect(try ribbitd(["rx", "make", rx("flat.rx"), "--sign", path(name.replacingOccurrences(of: " ", with: "-") + ".key"), "-o", file]).status == 0)
+            #expect(
+                try ribbitd([
+                    "rx", "make", rx("flat.rx"), "--sign", path(name.replacingOccurrences(of: " ", with: "-") + ".key"), "-o", file,
+                ]).status == 0)
         }
         let listed = try ribbitd(["rx", "untrust"])
         #expect(listed.stdout.contains("Old Key") && listed.stdout.contains("New Key"), "\(listed.stdout)")
@@ -111,7 +115,9 @@ import Testing
         // By its .pub file too; and a key that is not trusted is named in one line.
         #expect(try ribbitd(["rx", "untrust", path("New-Key.pub")]).status == 0)
         let again = try ribbitd(["rx", "untrust", String(oldID)])
-        #expect(again.status == 65 && again.stderr.contains("no trusted key matches") && again.stderr.contains("trusted: none"), "\(again.stderr)")
+        #expect(
+            again.status == 65 && again.stderr.contains("no trusted key matches") && again.stderr.contains("trusted: none"),
+            "\(again.stderr)")
     }
 
     /// On a terminal (a real pty from script(1)) keygen asks twice with echo off, and make asks once.

@@ -57,7 +57,8 @@ import Testing
         try writer.close()
         // The first bytes of each container, as `file` knows them.
         let magic: [(String, [UInt8])] = [
-            ("out.flac", Array("fLaC".utf8)), ("out.ogg", Array("OggS".utf8)), ("out.aiff", Array("FORM".utf8)), ("out.wav", Array("RIFF".utf8)),
+            ("out.flac", Array("fLaC".utf8)), ("out.ogg", Array("OggS".utf8)), ("out.aiff", Array("FORM".utf8)),
+            ("out.wav", Array("RIFF".utf8)),
         ]
         for (name, header) in magic {
             let result = try ribbitd(["process", input, path(name), "--rx", rx("flat.rx")])
@@ -79,7 +80,8 @@ import Testing
         #expect(refused.status == 64 && refused.stderr.contains("no sound format is named .xyz; name it"), "\(refused.stderr)")
         #expect(refused.stderr.contains(".flac") && refused.stderr.split(separator: "\n").count == 1)
         #expect(Date().timeIntervalSince(start) < 5)
-        #expect(!FileManager.default.fileExists(atPath: path("out.xyz")) && !FileManager.default.fileExists(atPath: path("out.xyz.partial")))
+        #expect(
+            !FileManager.default.fileExists(atPath: path("out.xyz")) && !FileManager.default.fileExists(atPath: path("out.xyz.partial")))
     }
 
     /// d: the signature verdict is said once, unsigned or signed, in text and JSON.
@@ -196,7 +198,9 @@ import Testing
     /// (in a scratch directory of its own: this test's own build holds .build).
     @Test func thePackageDeclaresEveryFile() throws {
         let swift = Built.tool("swift") ?? URL(fileURLWithPath: "/opt/swift/usr/bin/swift")
-        let arguments = ["build", "--package-path", TestPaths.packageRoot.path, "--scratch-path", path("scratch"), "--product", "no-such-product"]
+        let arguments = [
+            "build", "--package-path", TestPaths.packageRoot.path, "--scratch-path", path("scratch"), "--product", "no-such-product",
+        ]
         let result = try Built.run(swift, arguments, timeoutSeconds: 300)
         #expect(result.stderr.contains("no product named 'no-such-product'"), "the package did not load: \(result.stderr)")
         #expect(!(result.stdout + result.stderr).contains("unhandled"), "\(result.stdout)\(result.stderr)")
