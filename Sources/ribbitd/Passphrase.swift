@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Glibc
 import RibbitSettings
@@ -31,11 +32,19 @@ enum Passphrase {
         return line.hasSuffix("\r") ? String(line.dropLast()) : line
     }
 
-    /// Asks on the terminal with echo off; nil when there is no terminal.
-    static func ask(_ prompt: String) -> String? {
+    /// Asks on the terminal with echo off; nil when there is no terminal. Ctrl-C (or SIGTERM)
+    /// while it waits gives the terminal its echo back and ends the command: the signals are
+    /// blocked and polled, as `dump` does, so no handler has to restore anything.
+    static func ask(_ prompt: String) throws(RibbitError) -> String? {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        var signals = sigset_t()
+        var previous = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGINT, SIGTERM, SIGQUIT, SIGHUP] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_BLOCK, &signals, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         var saved = termios()
         let haveTermios = tcgetattr(fd, &saved) == 0
         if haveTermios {
@@ -44,15 +53,36 @@ enum Passphrase {
             quiet.c_lflag |= tcflag_t(ECHONL)
             tcsetattr(fd, TCSANOW, &quiet)
         }
-        defer { if haveTermios { tcsetattr(fd, TCSANOW, &saved) } }
         _ = prompt.withCString { write(fd, $0, strlen($0)) }
         var line = [UInt8]()
-        var byte: UInt8 = 0
-        while line.count < 4096 {
-            let count = Glibc.read(fd, &byte, 1)
+        var interrupted = false
+        func signalled() -> Bool {
+            var pending = signals
+            var zero = timespec()
+            return sigtimedwait(&pending, nil, &zero) > 0
+        }
+        reading: while line.count < 4096 {
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let readable = poll(&ready, 1, 100) > 0
+            // After the poll too: Ctrl-C may come with the line end typed after it.
+            if signalled() {
+                interrupted = true
+                break
+            }
+            guard readable else { continue }
+            var chunk = [UInt8](repeating: 0, count: 256)
+            let count = Glibc.read(fd, &chunk, chunk.count)
             if count < 0 && errno == EINTR { continue }
-            guard count == 1, byte != 0x0A else { break }
-            line.append(byte)
+            guard count > 0 else { break }
+            for byte in chunk.prefix(count) {
+                if byte == 0x0A { break reading }
+                line.append(byte)
+            }
+        }
+        if haveTermios { tcsetattr(fd, TCSANOW, &saved) }
+        if interrupted {
+            _ = write(fd, "\n", 1)
+            throw RibbitError(message: "interrupted; nothing written", exitCode: ExitCode(130))
         }
         if line.last == 0x0D { line.removeLast() }
         return String(decoding: line, as: UTF8.self)
@@ -68,7 +98,7 @@ enum Passphrase {
         let passphrase: String
         if let passphraseFile {
             passphrase = try read(file: passphraseFile)
-        } else if canAsk, let typed = ask("Passphrase for \(path): ") {
+        } else if canAsk, let typed = try ask("Passphrase for \(path): ") {
             passphrase = typed
         } else {
             throw .usage(

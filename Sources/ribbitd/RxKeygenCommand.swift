@@ -56,11 +56,11 @@ struct RxKeygenCommand: ParsableCommand {
             guard !passphrase.isEmpty else { throw .usage("\(passphraseFile): the first line is empty; nothing written") }
             return (passphrase, "protected by the passphrase from \(passphraseFile)")
         }
-        guard Passphrase.canAsk, let first = Passphrase.ask("Passphrase for the new key (empty for none): ") else {
+        guard Passphrase.canAsk, let first = try Passphrase.ask("Passphrase for the new key (empty for none): ") else {
             return (nil, "not protected by a passphrase: no terminal to ask on; --passphrase-file FILE sets one")
         }
         if first.isEmpty { return (nil, "not protected by a passphrase: none given") }
-        guard Passphrase.ask("The same passphrase again: ") == first else {
+        guard try Passphrase.ask("The same passphrase again: ") == first else {
             throw .usage("the two passphrases differ; nothing written")
         }
         return (first, "protected by your passphrase")

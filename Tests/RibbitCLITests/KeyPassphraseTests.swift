@@ -138,9 +138,17 @@ import Testing
         let differ = try typed(script, "\(binary) rx keygen 'Dr Typo' -d \(directory.path)", lines: ["one", "two"])
         #expect(differ.contains("the two passphrases differ; nothing written"), "\(differ)")
         #expect(!FileManager.default.fileExists(atPath: path("Dr-Typo.key")))
+
+        // Ctrl-C at the prompt: one line, exit 130, no key, and the terminal echoes again.
+        let interrupted = try typed(
+            script, "\(binary) rx keygen 'Dr Int' -d \(directory.path); echo status=$?; stty -a", lines: ["\u{03}"])
+        #expect(interrupted.contains("interrupted; nothing written") && interrupted.contains("status=130"), "\(interrupted)")
+        #expect(interrupted.contains(" echo ") && !interrupted.contains("-echo "), "\(interrupted)")
+        #expect(!FileManager.default.fileExists(atPath: path("Dr-Int.key")))
     }
 
-    /// Runs `command` on a pty and types `lines`, one a second (after each prompt has appeared);
+    /// Runs `command` on a pty and types `lines`, one a second (after each prompt has appeared; a
+    /// control character alone, without a line end);
     /// returns what the terminal showed.
     private func typed(_ script: URL, _ command: String, lines: [String]) throws -> String {
         let process = Process()
@@ -154,7 +162,7 @@ import Testing
         try process.run()
         for line in lines {
             usleep(1_000_000)
-            input.fileHandleForWriting.write(Data((line + "\n").utf8))
+            input.fileHandleForWriting.write(Data((line.first?.asciiValue ?? 0x20 < 0x20 ? line : line + "\n").utf8))  // ^C: no line end
         }
         usleep(500_000)
         let deadline = Date().addingTimeInterval(20)

@@ -18,7 +18,8 @@ extension DaemonTests {
         let plain = try daemon.ribbitd(["dump", "--duration", "2", "--svg", svg, "--csv", csv])
         #expect(plain.status == 0, "\(plain.stderr)")
         #expect(plain.stderr.isEmpty, "no progress without a terminal: \(plain.stderr)")
-        let svgLine = try #require(plain.stdout.split(separator: "\n").first { $0.hasPrefix("wrote \(svg): the average of ") }, "\(plain.stdout)")
+        let svgLine = try #require(
+            plain.stdout.split(separator: "\n").first { $0.hasPrefix("wrote \(svg): the average of ") }, "\(plain.stdout)")
         let match = try #require(svgLine.firstMatch(of: /of (\d+) frames/))
         let frames = try #require(Int(match.output.1))
         #expect((30...41).contains(frames), "\(svgLine)")
