@@ -56,8 +56,11 @@ let package = Package(
         .target(name: "RibbitSettings", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         // The prescription history, the active one and a trial, in SQLite (GRDB).
         .target(name: "RibbitStore", dependencies: ["RibbitSettings", .product(name: "GRDB", package: "GRDB.swift")]),
-        // Ed25519 signatures on prescriptions and the wearer's trusted keys.
-        .target(name: "RibbitSignature", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // Ed25519 signatures on prescriptions and the wearer's trusted keys; private keys
+        // protected by a passphrase (scrypt from _CryptoExtras, ChaCha20-Poly1305).
+        .target(
+            name: "RibbitSignature",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]),
         // The JACK client and what runs on its real-time thread.
         .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP", "RibbitRealtime"]),
         // The control protocol and its Unix socket, for the daemon and its clients.
@@ -109,12 +112,14 @@ let package = Package(
         .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "CFFTW"]),
         .testTarget(
             name: "RibbitMonitorTests", dependencies: ["RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitFitting", "RibbitPrescription"]),
-        .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"]),
+        // FuzzFindings are read from the source tree at run time (as the help snapshots are), not bundled.
+        .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"], exclude: ["FuzzFindings"]),
         .testTarget(
             name: "RibbitFittingTests",
             dependencies: ["RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport"]
         ),
-        .testTarget(name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"]),
+        .testTarget(
+            name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"], exclude: ["FuzzFindings"]),
         .testTarget(name: "RibbitStoreTests", dependencies: ["RibbitStore", "RibbitTestSupport"]),
         .testTarget(name: "RibbitSignatureTests", dependencies: ["RibbitSignature", "RibbitPrescription", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitSignals", "RibbitTestSupport"]),

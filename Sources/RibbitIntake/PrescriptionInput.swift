@@ -20,6 +20,11 @@ public struct PrescriptionInput: Sendable {
         self.kind = kind
     }
 
+    /// What a prescription is and how to get one, for a file that is none.
+    public static let whatItIs =
+        "a ribbit prescription is a text file starting 'RIBBIT-RX 1' or a PNG/JPEG picture of its QR code; "
+        + "your audiologist gives you one (`ribbitd rx make` makes them)"
+
     /// How long reading the QR codes in a picture may take (a 12 MP photo takes about 1 s here).
     public static let qrScanLimitSeconds = 10
 
@@ -28,7 +33,9 @@ public struct PrescriptionInput: Sendable {
         let data: Data
         do { data = try BoundedFile.read(path, maxBytes: ImageFile.maxFileBytes) } catch {
             if case .tooLarge = error.problem {
-                throw IntakeError("\(error) for a prescription or its picture; crop the picture to the code; the prescription was not used")
+                throw IntakeError(
+                    "\(error): too large to be a ribbit prescription; \(whatItIs) (crop a large photo to the code); the prescription was not used"
+                )
             }
             throw IntakeError("\(error); give the path of a .rx file or a PNG/JPEG of its QR code", kind: .unreadable)
         }
@@ -37,7 +44,14 @@ public struct PrescriptionInput: Sendable {
                 payload: String(decoding: try prescriptionCode(in: data, path: path), as: UTF8.self), path: path, kind: "a QR code")
         }
         if ["png", "jpg", "jpeg"].contains((path as NSString).pathExtension.lowercased()) {
-            throw IntakeError("\(path): not a PNG or JPEG image (its first bytes are not an image header); the prescription was not used")
+            throw IntakeError(
+                "\(path): not a PNG or JPEG image (its first bytes are not an image header), so not a ribbit prescription; \(whatItIs); "
+                    + "the prescription was not used")
+        }
+        // Anything else must at least start like a prescription: "not a ribbit prescription" helps
+        // where the parser's size limit or first-line rule would not (README.md, a PDF, a WAV).
+        guard data.starts(with: Array("RIBBIT-RX".utf8)) else {
+            throw IntakeError("\(path): not a ribbit prescription; \(whatItIs); the prescription was not used")
         }
         return PrescriptionInput(payload: String(decoding: data, as: UTF8.self), path: path, kind: "a text file")
     }

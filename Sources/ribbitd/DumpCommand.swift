@@ -42,6 +42,8 @@ struct DumpCommand: ParsableCommand {
         var recorder = try DumpRecorder(ears: ears, jsonLines: json ? .standardOutput : nil, csvPath: csv, svgPath: svg)
         let view = !json && isatty(1) == 1 ? TerminalView() : nil
         defer { view?.restore() }
+        // Without the live view, a line on stderr that counts up, when someone watches it.
+        let progress = view == nil && isatty(2) == 1 ? DumpProgress(duration: duration) : nil
         let deadline = duration.map { MonotonicClock.seconds() + $0 }
         var lastDraw = -Double.infinity
         var lastFrame = MonotonicClock.seconds() - 1
@@ -60,6 +62,7 @@ struct DumpCommand: ParsableCommand {
             case .frame(let frame, let line):
                 lastFrame = MonotonicClock.seconds()
                 try recorder.add(frame, line: line)
+                progress?.show(frames: recorder.frameCount, seconds: recorder.seconds)
                 if let view, MonotonicClock.seconds() - lastDraw >= TerminalView.refreshSeconds {
                     view.draw(frame, ears: ears)
                     lastDraw = MonotonicClock.seconds()
@@ -69,8 +72,12 @@ struct DumpCommand: ParsableCommand {
             break
         }
         view?.restore()
+        progress?.clear()
         try recorder.finish(
             noFrames: .unavailable("no frame arrived, so \(svg ?? "the SVG") was not written; is JACK running? (`ribbitd status`)"))
+        // On stderr with --json: stdout holds the frames.
+        let summary = recorder.summary.joined(separator: "\n")
+        if json { FileHandle.standardError.write(Data((summary + "\n").utf8)) } else if !summary.isEmpty { print(summary) }
         if let ended { throw ended }
     }
 }

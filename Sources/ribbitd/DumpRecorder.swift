@@ -8,14 +8,21 @@ struct DumpRecorder {
     let ears: [String]
     private let jsonLines: FileHandle?
     private let csv: FileHandle?
+    private let csvPath: String?
     private let svgPath: String?
     private var average = DumpAverage()
     private(set) var frameCount = 0
+    private var firstTime: Double?
+    private var lastTime = 0.0
+
+    /// The sound time the frames cover (a frame stands for the 50 ms before its time).
+    var seconds: Double { firstTime.map { lastTime - $0 + DumpFrame.intervalSeconds } ?? 0 }
 
     init(ears: [String], jsonLines: FileHandle?, csvPath: String?, svgPath: String?) throws(RibbitError) {
         self.ears = ears
         self.jsonLines = jsonLines
         self.svgPath = svgPath
+        self.csvPath = csvPath
         csv = try csvPath.map { path throws(RibbitError) in
             let handle = try Self.create(path)
             handle.write(Data((CSVRow.header.joined(separator: ",") + "\n").utf8))
@@ -28,6 +35,8 @@ struct DumpRecorder {
         var frame = frame
         frame.ears = frame.ears.filter { ears.contains($0.key) }
         frameCount += 1
+        if firstTime == nil { firstTime = frame.time }
+        lastTime = frame.time
         if let jsonLines {
             if let line, frame.ears.count == ears.count {
                 jsonLines.write(line + Data([0x0A]))
@@ -53,6 +62,16 @@ struct DumpRecorder {
         do { try Data(svg.utf8).write(to: URL(fileURLWithPath: svgPath), options: .atomic) } catch {
             throw .cannotCreate("\(svgPath): cannot write (\(describe(error)))")
         }
+    }
+
+    /// What was written, a line per file, for the user: "wrote f.csv: 200 rows (100 frames, 5.0 s, 2 ears)".
+    var summary: [String] {
+        let span = "\(frameCount) frames, \(String(format: "%.1f", seconds)) s"
+        var lines = [String]()
+        if jsonLines != nil { lines.append("printed \(frameCount) JSON lines (\(span))") }
+        if let csvPath { lines.append("wrote \(csvPath): \(frameCount * ears.count) rows (\(span), \(ears.joined(separator: " and ")))") }
+        if let svgPath, frameCount > 0 { lines.append("wrote \(svgPath): the average of \(span)") }
+        return lines
     }
 
     static func create(_ path: String) throws(RibbitError) -> FileHandle {

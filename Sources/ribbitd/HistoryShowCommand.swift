@@ -13,6 +13,15 @@ struct HistoryShowCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("A history id or name (`ribbitd list`).", valueName: "ID|NAME"))
     var selector: String
 
+    @Flag(help: "Print JSON for machines: the entry and the prescription as `rx show --json` gives it (docs/json-output.md).")
+    var json = false
+
+    /// `show --json`: the history entry (as one element of `list --json`) and its prescription.
+    struct Output: Encodable {
+        var entry: ListCommand.Entry
+        var prescription: PrescriptionReport
+    }
+
     func run() throws {
         let store = try openStore(RibbitPaths())
         guard let record = try? store.find(selector) else {
@@ -25,10 +34,15 @@ struct HistoryShowCommand: ParsableCommand {
             throw RibbitError.data(
                 "history entry \(record.id ?? 0) does not parse (\(error)); remove it with `ribbitd remove \(record.id ?? 0)`")
         }
-        print("history entry \(record.id ?? 0), loaded \(ListCommand.date.string(from: record.loadedAt)) UTC from \(record.source)")
-        print("")
         // The verdict the history recorded at load, as `list` and `status` say it.
         let report = PrescriptionReport(rx, fitting: try Fitting(prescription: rx, sampleRate: 48000), signature: record.signatureText)
+        if json {
+            let activeID = try? store.activeID()
+            printJSON(Output(entry: ListCommand.Entry(record, activeID: activeID), prescription: report))
+            return
+        }
+        print("history entry \(record.id ?? 0), loaded \(ListCommand.date.string(from: record.loadedAt)) from \(record.source)")
+        print("")
         print(report.text)
     }
 }

@@ -10,8 +10,9 @@ struct ProcessCommand: ParsableCommand {
         commandName: "process",
         abstract: "Apply a prescription to a sound file, as the hearing aid would.",
         discussion: """
-            Reads IN (WAV, FLAC, or anything libsndfile reads), writes OUT in the same format and \
-            channel count. A stereo file gets the left ear's fitting on channel 1 and the right \
+            Reads IN (WAV, FLAC, or anything libsndfile reads), writes OUT in the format its extension \
+            names (.wav, .flac, .ogg, .mp3, .aiff ...: what libsndfile writes here), with IN's encoding \
+            where that format takes it, and IN's channel count; OUT without an extension gets IN's format. A stereo file gets the left ear's fitting on channel 1 and the right \
             ear's on channel 2; a mono file needs --ear. OUT is time-aligned with IN (the \
             engine's latency is removed) unless --keep-latency is given. --dump DIR writes what \
             `ribbitd dump` shows of the daemon for the file: DIR/dump.jsonl (a frame per 50 ms), \
@@ -29,9 +30,13 @@ struct ProcessCommand: ParsableCommand {
     @OptionGroup var engineOptions: EngineOptions
 
     func run() throws {
+        // Before any work: OUT's name says its format (an .mp3 once got WAV data).
+        do { _ = try AudioFormat.majorFormat(forOutput: output) } catch { throw RibbitError.usage(error.description) }
         let rx = try loadPrescription(prescriptionPath)
         let reader = try openAudio(input)
         let format = reader.format
+        let outputFormat: AudioFormat
+        do { outputFormat = try AudioFormat.forOutput(output, like: format) } catch { throw RibbitError.usage(error.description) }
         let ears = try ears(channelCount: format.channelCount, ear: ear, path: input)
         if FileManager.default.fileExists(atPath: output),
             URL(fileURLWithPath: output).resolvingSymlinksInPath() == URL(fileURLWithPath: input).resolvingSymlinksInPath()
@@ -64,7 +69,7 @@ struct ProcessCommand: ParsableCommand {
         let partial = output + ".partial"
         let written: Int
         do {
-            let writer = try AudioFileWriter(path: partial, format: format)
+            let writer = try AudioFileWriter(path: partial, format: outputFormat)
             written = try Self.stream(reader, through: engine, to: writer, keepLatency: keepLatency, dump: recorder)
             try writer.close()
             try recorder?.finish()
@@ -90,7 +95,7 @@ struct ProcessCommand: ParsableCommand {
         let limitedPercent = 100 * Double(counters.limitedSamples) / Double(max(1, judged))
         print(
             """
-            wrote \(output): \(String(format: "%.2f", Double(written) / sampleRate)) s, \(channelWord), \(format.sampleRate) Hz, \(format.name)
+            wrote \(output): \(String(format: "%.2f", Double(written) / sampleRate)) s, \(channelWord), \(format.sampleRate) Hz, \(outputFormat.name)
               prescription  \(rx.name) (\(rx.environment), \(rx.rule.rawValue))
               engine        \(geometry): latency \(engine.latencyFrames) samples (\(String(format: "%.2f", latencyMS)) ms), \(keepLatency ? "kept in the file" : "removed from the file")
               ceiling       \(Prescription.number(rx.maxOutputDBFS)) dBFS; the limiter acted on \(String(format: "%.2f", limitedPercent)) % of samples

@@ -17,7 +17,8 @@ struct Ribbitd: ParsableCommand {
             69 the daemon or JACK is not reachable, 73 an output file cannot be written, 78 a mistake in the \
             config file, 70 internal error.
             """,
-        version: RibbitVersion.current,
+        // "NAME VERSION", as GNU tools print it: the first line is what scripts and help2man read.
+        version: "ribbitd \(RibbitVersion.current)",
         subcommands: [
             RunCommand.self, StatusCommand.self, LoadCommand.self, UseCommand.self, ListCommand.self, HistoryShowCommand.self,
             RemoveCommand.self, ExportCommand.self, KeepCommand.self, RevertCommand.self, PauseCommand.self, ResumeCommand.self,
@@ -29,6 +30,7 @@ struct Ribbitd: ParsableCommand {
     /// Runs the command. A RibbitError becomes one line on stderr and its exit code; anything
     /// unexpected is an internal error (70). Command-line errors keep ArgumentParser's 64.
     static func main() {
+        if let message = UnknownCommand.message(for: Array(CommandLine.arguments.dropFirst())) { fail(message, code: 64) }
         var command: ParsableCommand
         do {
             command = try parseAsRoot()

@@ -8,25 +8,32 @@ import RibbitSignature
 struct RxMakeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "make",
-        abstract: "Make a prescription's QR code (PNG, or text for the terminal): the audiologist's tool.",
+        abstract: "Make a prescription's QR code (PNG, or text for the terminal) or its signed text: the audiologist's tool.",
         discussion: """
             From a .rx file, or from the options (--name, --env, --rule and --left and/or --right are \
             needed; thresholds as FREQ=dBHL pairs separated by commas). The code holds the prescription's \
             canonical text (docs/prescription-format.md); the PNG is read back before this command \
-            succeeds, so what you hand over decodes to exactly what you made.
+            succeeds, so what you hand over decodes to exactly what you made. -o NAME.rx writes that text \
+            itself (signed with --sign), for e-mail or `ribbitd load`. A key protected by a passphrase \
+            asks for it on the terminal; scripts give --passphrase-file FILE (its first line).
             """)
 
     @Argument(help: ArgumentHelp("A prescription file to encode (or give the options below).", valueName: "RX"))
     var source: String?
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write the code as a PNG here.", valueName: "PNG"))
+    @Option(
+        name: .shortAndLong,
+        help: ArgumentHelp("Write the QR code (FILE.png) or the prescription's text (FILE.rx).", valueName: "FILE"))
     var output: String?
 
-    @Flag(help: "Print the code to the terminal (Unicode blocks).")
+    @Flag(help: "Print the code to the terminal (Unicode blocks, black on white; terminal colours with NO_COLOR or TERM=dumb).")
     var text = false
 
     @Option(help: ArgumentHelp("Sign it with this private key (from `ribbitd rx keygen`).", valueName: "KEY"))
     var sign: String?
+
+    @Option(help: ArgumentHelp("Read the key's passphrase from the first line of FILE (- for standard input).", valueName: "FILE"))
+    var passphraseFile: String?
 
     @Option(help: "Pixels per module in the PNG.")
     var scale = 8
@@ -49,7 +56,7 @@ struct RxMakeCommand: ParsableCommand {
     @Option var note: String?
 
     func validate() throws {
-        guard output != nil || text else { throw ValidationError("say where the code goes: -o FILE.png and/or --text") }
+        guard output != nil || text else { throw ValidationError("say where the code goes: -o FILE.png, -o FILE.rx and/or --text") }
         guard scale >= 1 && scale <= 64 else { throw ValidationError("--scale must be from 1 to 64 pixels per module") }
         let fields = [name, env, audiologist, patient, date, rule, left, right, gainLeft, gainRight, lowpass, maxOutput, note]
         if source != nil && fields.contains(where: { $0 != nil }) {
@@ -60,24 +67,51 @@ struct RxMakeCommand: ParsableCommand {
         }
     }
 
+    /// What -o writes, by the file's extension.
+    enum OutputKind { case png, text }
+
     func run() throws {
+        // Before any work: an unknown extension would once get a PNG under its name.
+        let kind = try output.map { path throws(RibbitError) in
+            switch (path as NSString).pathExtension.lowercased() {
+            case "png": OutputKind.png
+            case "rx": OutputKind.text
+            default: throw .usage("\(path): -o writes a QR code (.png) or the prescription's text (.rx); name it so; nothing written")
+            }
+        }
+        if passphraseFile != nil && sign == nil { throw RibbitError.usage("--passphrase-file is for the key given with --sign") }
         let prescription = try source.map { try loadPrescription($0) } ?? fromOptions()
         var unsigned = prescription
         unsigned.signature = nil
         var payload = Data(unsigned.text.utf8)
         if let sign {
-            let text = try readKeyFile(sign, what: "the audiologist's NAME.key from `ribbitd rx keygen`")
-            do { payload = try PrescriptionSignature.PrivateKey.parse(text).sign(payload) } catch {
-                throw RibbitError.data("\(sign): \(error)")
-            }
+            let key = try Passphrase.privateKey(sign, passphraseFile: passphraseFile)
+            do { payload = try key.sign(payload) } catch { throw RibbitError.data("\(sign): \(error)") }
+        }
+        if let output, kind == .text {
+            try writeText(payload, to: output)
+            print("wrote \(output): the prescription's text, \(sign == nil ? "unsigned" : "signed"), \(payload.count) bytes")
+            guard text else { return }
         }
         let code: QRCode
         do { code = try QRCode(payload, correction: correction) } catch { throw RibbitError.data(error.description) }
-        if let output {
+        if let output, kind == .png {
             try writeChecked(code, payload: payload, to: output)
             print("wrote \(output): \(code.size) x \(code.size) modules, correction \(correction.rawValue), \(payload.count) bytes")
         }
-        if text { print(code.terminalText) }
+        if text { print(TerminalStyle.colorAllowed ? code.terminalText : code.plainTerminalText) }
+    }
+
+    /// The text next to PATH, then renamed over it: never half a prescription under its name.
+    private func writeText(_ payload: Data, to path: String) throws(RibbitError) {
+        let partial = path + ".partial"
+        do { try payload.write(to: URL(fileURLWithPath: partial)) } catch {
+            throw .cannotCreate("\(path): cannot write (\(describe(error)))")
+        }
+        guard rename(partial, path) == 0 else {
+            unlink(partial)
+            throw .cannotCreate("\(path): cannot write (\(String(cString: strerror(errno))))")
+        }
     }
 
     /// The options as prescription text, checked by the same parser as every prescription.

@@ -32,9 +32,7 @@ struct RxShowCommand: ParsableCommand {
         let fitting = try Fitting(prescription: rx, sampleRate: 48000)
         let report = PrescriptionReport(rx, fitting: fitting, signature: verdict.description)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            printJSON(report)
         } else {
             print(report.text)
         }

@@ -31,7 +31,7 @@ import Testing
     @Test func oneVerdictThatTheTrustedKeysDecide() throws {
         let keys = directory.appendingPathComponent("keys")
         try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
-        #expect(try ribbitd(["rx", "keygen", "Dr. B", "-d", keys.path]).status == 0)
+        #expect(try ribbitd(["rx", "keygen", "Dr. B", "-d", keys.path, "--no-passphrase"]).status == 0)
         let signed = directory.appendingPathComponent("code.png").path
         #expect(
             try ribbitd(["rx", "make", rx("ski-slope.rx"), "--sign", keys.appendingPathComponent("Dr--B.key").path, "-o", signed]).status

@@ -1,0 +1,71 @@
+import Crypto
+import Foundation
+import _CryptoExtras
+
+/// A private key protected by a passphrase, as minisign and ssh-keygen protect theirs.
+///
+/// The file is one line: `ribbit-ed25519-private-encrypted NAME scrypt:LOGN:R:P:SALT BOX`, where
+/// the key for ChaCha20-Poly1305 comes from the passphrase by scrypt (2^LOGN rounds, block size
+/// R, parallelism P, a random 16-byte salt) and BOX is nonce, ciphertext and tag in base64. The
+/// line up to BOX is the authenticated data, so the name and the KDF settings cannot be changed
+/// either. scrypt, not HKDF: a passphrase is guessable, so each guess must cost memory and time
+/// (2^15 x 8 x 128 bytes = 32 MiB and about 0.1 s here).
+extension PrescriptionSignature.PrivateKey {
+    public static let encryptedTag = "ribbit-ed25519-private-encrypted"
+
+    /// scrypt's cost: 2^15 rounds, block size 8, parallelism 1 (RFC 7914's interactive setting).
+    static let scryptLogRounds = 15
+    /// A file asking for more would take over a GiB of memory: refused, not tried.
+    static let maxScryptLogRounds = 20
+
+    /// Whether a key file's text is a passphrase-protected key.
+    public static func isEncrypted(_ text: String) -> Bool {
+        text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix(encryptedTag + " ")
+    }
+
+    /// The key file's text, protected by `passphrase`.
+    public func encryptedFileText(passphrase: String) throws(SignatureError) -> String {
+        var salt = Data(count: 16)
+        var generator = SystemRandomNumberGenerator()
+        for i in salt.indices { salt[i] = UInt8.random(in: 0...255, using: &generator) }
+        let header = "\(Self.encryptedTag) \(name) scrypt:\(Self.scryptLogRounds):8:1:\(salt.base64EncodedString())"
+        let key = try Self.derive(passphrase, salt: salt, logRounds: Self.scryptLogRounds, blockSize: 8, parallelism: 1)
+        guard let box = try? ChaChaPoly.seal(self.key.rawRepresentation, using: key, authenticating: Data(header.utf8)) else {
+            throw SignatureError("encrypting the key failed")
+        }
+        return "\(header) \(box.combined.base64EncodedString())\n"
+    }
+
+    /// A passphrase-protected key file's key; a wrong passphrase (or a changed file) throws.
+    public static func parse(_ text: String, passphrase: String) throws(SignatureError) -> Self {
+        let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let parts = line.split(separator: " ")
+        let form = "expected '\(encryptedTag) NAME scrypt:LOGN:R:P:SALT BOX'"
+        guard parts.count >= 4, parts[0] == encryptedTag else { throw SignatureError("not a ribbit private key (\(form))") }
+        let settings = parts[parts.count - 2].split(separator: ":")
+        guard settings.count == 5, settings[0] == "scrypt", let logRounds = Int(settings[1]), let blockSize = Int(settings[2]),
+            let parallelism = Int(settings[3]), let salt = Data(base64Encoded: String(settings[4])),
+            let combined = Data(base64Encoded: String(parts[parts.count - 1]))
+        else { throw SignatureError("a damaged protected key (\(form))") }
+        guard (10...maxScryptLogRounds).contains(logRounds), (1...32).contains(blockSize), (1...16).contains(parallelism),
+            salt.count >= 8
+        else { throw SignatureError("the key's scrypt settings are out of range (2^10 to 2^\(maxScryptLogRounds) rounds)") }
+        let header = line.dropLast(parts[parts.count - 1].count + 1)
+        let key = try derive(passphrase, salt: salt, logRounds: logRounds, blockSize: blockSize, parallelism: parallelism)
+        guard let box = try? ChaChaPoly.SealedBox(combined: combined),
+            let raw = try? ChaChaPoly.open(box, using: key, authenticating: Data(header.utf8)),
+            let signing = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
+        else { throw SignatureError("wrong passphrase (or the key file was changed)") }
+        return Self(name: parts[1..<(parts.count - 2)].joined(separator: " "), key: signing)
+    }
+
+    private static func derive(
+        _ passphrase: String, salt: Data, logRounds: Int, blockSize: Int, parallelism: Int
+    ) throws(SignatureError) -> SymmetricKey {
+        do {
+            return try KDF.Scrypt.deriveKey(
+                from: Data(passphrase.utf8), salt: salt, outputByteCount: 32, rounds: 1 << logRounds, blockSize: blockSize,
+                parallelism: parallelism, maxMemory: 1 << 31)
+        } catch { throw SignatureError("scrypt failed (\(error))") }
+    }
+}
