@@ -28,6 +28,8 @@ public enum Built {
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
+        // Not the terminal the tests run from: a command that would prompt there must not wait.
+        process.standardInput = FileHandle.nullDevice
         let (out, err) = (Pipe(), Pipe())
         process.standardOutput = out
         process.standardError = err
