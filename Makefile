@@ -119,13 +119,13 @@ COMPLETIONS := .build/completions/ribbitd.bash .build/completions/_ribbitd .buil
 completions: $(COMPLETIONS)
 .build/release/ribbitd:
 	@echo "error: $@ is not built; run make build" >&2; exit 1
-.build/completions/ribbitd.bash: .build/release/ribbitd
+.build/completions/ribbitd.bash: .build/release/ribbitd Makefile
 	@mkdir -p $(@D)
 	.build/release/ribbitd --generate-completion-script bash | sed '1{/^#!/d}' > $@  # sourced, not run: no #!
-.build/completions/_ribbitd: .build/release/ribbitd
+.build/completions/_ribbitd: .build/release/ribbitd Makefile
 	@mkdir -p $(@D)
 	.build/release/ribbitd --generate-completion-script zsh > $@
-.build/completions/ribbitd.fish: .build/release/ribbitd
+.build/completions/ribbitd.fish: .build/release/ribbitd Makefile
 	@mkdir -p $(@D)
 	.build/release/ribbitd --generate-completion-script fish > $@
 

@@ -244,7 +244,8 @@ enum ManPage {
         try Data("no-such-key = true\n".utf8).write(to: config)
         let result = try Built.run(Ribbitd.binary, ["rx", "show", rx("flat.rx")], environment: env)
         #expect(result.status == 78, "\(result)")
-        let known = try #require(result.stderr.range(of: "known", options: .backwards).map { result.stderr[$0.upperBound...] }, "\(result.stderr)")
+        let known = try #require(
+            result.stderr.range(of: "known", options: .backwards).map { result.stderr[$0.upperBound...] }, "\(result.stderr)")
         let keys = known.split { !($0.isLetter || $0 == "-") }.map(String.init).filter { !$0.isEmpty }
         #expect(keys.count >= 6, "\(keys)")
         let page = try Self.page("ribbitd.conf.5")
