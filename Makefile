@@ -6,13 +6,16 @@ PREFIX ?= /usr/local
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build, run and test dependencies (Debian package names): the libraries, a JACK server and its
 # example clients (jack_lsp, jack_iodelay ...), espeak-ng and sox for the demo speech, bc for the
-# bench, ImageMagick to make the tests' photo-like QR pictures.
+# bench, ImageMagick to make the tests' photo-like QR pictures; debhelper (with dpkg-dev) and
+# lintian for `make deb`, mandoc to check the man pages, zsh and fish to check their completions.
 APT_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpng-dev libturbojpeg0-dev \
-	libzbar-dev libqrencode-dev libsqlite3-dev jackd2 espeak-ng sox bc imagemagick tmux
+	libzbar-dev libqrencode-dev libsqlite3-dev jackd2 espeak-ng sox bc imagemagick tmux \
+	debhelper lintian mandoc zsh fish
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 
-.PHONY: run test deps build bench demo man install uninstall clean fuzz codes rt-check format lint
+.PHONY: run test deps build check-static completions bench demo man deb deb-package install install-files uninstall clean fuzz \
+	codes rt-check format lint
 
 # The main job: the hearing aid on live sound (starts a JACK server when none runs).
 run: deps build
@@ -103,32 +106,90 @@ fuzz: deps build
 codes: build
 	for rx in Prescriptions/*.rx; do .build/release/ribbitd rx make $$rx -o $${rx%.rx}.png; done
 
-# The man page, generated from the built binary's command-line definitions by
-# swift-argument-parser's generate-manual tool (built once, about 45 s, in its own scratch dir).
-# Not `swift package generate-manual`: that plugin rebuilds every product without
-# --static-swift-stdlib into .build/release, over the binary `install` copies.
-MAN_TOOL := .build/man-tool/release/generate-manual
-man: build
-	swift build --package-path .build/checkouts/swift-argument-parser --scratch-path .build/man-tool -c release --product generate-manual
-	mkdir -p .build/man
-	$(MAN_TOOL) .build/release/ribbitd --output-directory .build/man
+# The binaries as installed: built, and carrying the Swift runtime inside them, so they run on
+# machines without a Swift toolchain. Builds nothing: a test can run what depends on it.
+check-static:
+	@for binary in ribbitd ribbit-audio; do \
+		[ -x .build/release/$$binary ] || { echo "error: .build/release/$$binary is not built; run make build" >&2; exit 1; }; \
+		if ldd .build/release/$$binary | grep -q libswift; then \
+		echo "error: .build/release/$$binary loads the Swift runtime from the toolchain, so installed it would not run without one; run make clean build" >&2; exit 1; fi; done
 
+# Shell completions, written by swift-argument-parser from the built binary's commands.
+COMPLETIONS := .build/completions/ribbitd.bash .build/completions/_ribbitd .build/completions/ribbitd.fish
+completions: $(COMPLETIONS)
+.build/release/ribbitd:
+	@echo "error: $@ is not built; run make build" >&2; exit 1
+.build/completions/ribbitd.bash: .build/release/ribbitd Makefile
+	@mkdir -p $(@D)
+	.build/release/ribbitd --generate-completion-script bash | sed '1{/^#!/d}' > $@  # sourced, not run: no #!
+.build/completions/_ribbitd: .build/release/ribbitd Makefile
+	@mkdir -p $(@D)
+	.build/release/ribbitd --generate-completion-script zsh > $@
+.build/completions/ribbitd.fish: .build/release/ribbitd Makefile
+	@mkdir -p $(@D)
+	.build/release/ribbitd --generate-completion-script fish > $@
+
+# The man pages are written by hand in docs/man/ (mdoc); their commands and options are checked
+# against the binary's help by Tests/RibbitCLITests/ManPageTests.swift. This checks their markup.
+MAN_PAGES := docs/man/ribbitd.1 docs/man/ribbitd.conf.5 docs/man/ribbit-rx.5
+man:
+	mandoc -T lint -W warning $(MAN_PAGES)
+
+# The Debian package, from the release binaries (debian/rules builds no Swift code): .build/deb/
+# ribbit_VERSION_ARCH.deb and ribbit-dbgsym_VERSION_ARCH.deb (the debug symbols dh_strip split
+# off), checked by lintian (debian/ribbit.lintian-overrides explains what it still says).
+# Install it: sudo apt install ./.build/deb/ribbit_*_$(DEB_ARCH).deb
+DEB_DIR := .build/deb
+DEB_VERSION = $(shell dpkg-parsechangelog -S Version)
+DEB_ARCH = $(shell dpkg-architecture -q DEB_HOST_ARCH)
+deb: deps build
+	$(MAKE) deb-package
+
+deb-package: check-static
+	@version=$$(sed -n 's/.*current = "\(.*\)".*/\1/p' Sources/RibbitSettings/RibbitVersion.swift); \
+	[ "$$version" = "$(DEB_VERSION)" ] || { echo "error: ribbitd is version $$version but debian/changelog says $(DEB_VERSION); add a changelog entry: dch -v $$version" >&2; exit 1; }
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)
+	RIBBIT_DEB_DIR=$(CURDIR)/$(DEB_DIR) dpkg-buildpackage -b -us -uc \
+		--buildinfo-option=-u$(DEB_DIR) --buildinfo-file=$(DEB_DIR)/ribbit_$(DEB_VERSION)_$(DEB_ARCH).buildinfo \
+		--changes-option=-u$(DEB_DIR) --changes-file=$(DEB_DIR)/ribbit_$(DEB_VERSION)_$(DEB_ARCH).changes
+	lintian --fail-on error,warning $(DEB_DIR)/ribbit_$(DEB_VERSION)_$(DEB_ARCH).changes
+	@echo "built $(DEB_DIR)/ribbit_$(DEB_VERSION)_$(DEB_ARCH).deb; install it with: sudo apt install ./$(DEB_DIR)/ribbit_$(DEB_VERSION)_$(DEB_ARCH).deb"
+
+# `make install` puts the same files as the package under PREFIX (default /usr/local).
 BINDIR = $(PREFIX)/bin
 # ribbit-audio, the process `ribbitd run` starts for the JACK client, is not for users: libexec
 # (ribbitd finds it in ../libexec/ribbit/ from its own directory).
 LIBEXECDIR = $(PREFIX)/libexec/ribbit
-install: build man
-	@for binary in ribbitd ribbit-audio; do if ldd .build/release/$$binary | grep -q libswift; then \
-		echo "error: .build/release/$$binary loads the Swift runtime from the toolchain, so installed it would not run without one; run make clean install" >&2; exit 1; fi; done
+MANDIR = $(PREFIX)/share/man
+USERUNITDIR = $(PREFIX)/lib/systemd/user
+BASH_COMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
+FISH_COMPLETIONDIR = $(PREFIX)/share/fish/vendor_completions.d
+# Debian's zsh reads packages' completions from vendor-completions, local ones from site-functions.
+ZSH_COMPLETIONDIR = $(PREFIX)/share/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
+SAMPLEDIR = $(PREFIX)/share/ribbit
+install: build
+	$(MAKE) install-files
+
+# What `install` and the package install, from what is built (builds nothing).
+install-files: check-static $(COMPLETIONS)
 	install -Dm755 .build/release/ribbitd $(DESTDIR)$(BINDIR)/ribbitd
 	install -Dm755 .build/release/ribbit-audio $(DESTDIR)$(LIBEXECDIR)/ribbit-audio
-	install -Dm644 .build/man/ribbitd.1 $(DESTDIR)$(PREFIX)/share/man/man1/ribbitd.1
-	install -d $(DESTDIR)$(PREFIX)/lib/systemd/user
-	sed 's|@BINDIR@|$(BINDIR)|' systemd/ribbitd.service > $(DESTDIR)$(PREFIX)/lib/systemd/user/ribbitd.service
-	chmod 644 $(DESTDIR)$(PREFIX)/lib/systemd/user/ribbitd.service
+	install -Dm644 -t $(DESTDIR)$(MANDIR)/man1 docs/man/ribbitd.1
+	install -Dm644 -t $(DESTDIR)$(MANDIR)/man5 docs/man/ribbitd.conf.5 docs/man/ribbit-rx.5
+	install -d $(DESTDIR)$(USERUNITDIR)
+	sed 's|@BINDIR@|$(BINDIR)|' systemd/ribbitd.service > $(DESTDIR)$(USERUNITDIR)/ribbitd.service
+	chmod 644 $(DESTDIR)$(USERUNITDIR)/ribbitd.service
+	install -Dm644 .build/completions/ribbitd.bash $(DESTDIR)$(BASH_COMPLETIONDIR)/ribbitd
+	install -Dm644 .build/completions/_ribbitd $(DESTDIR)$(ZSH_COMPLETIONDIR)/_ribbitd
+	install -Dm644 .build/completions/ribbitd.fish $(DESTDIR)$(FISH_COMPLETIONDIR)/ribbitd.fish
+	install -Dm644 -t $(DESTDIR)$(SAMPLEDIR) Prescriptions/*.rx Prescriptions/*.png
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ribbitd $(DESTDIR)$(LIBEXECDIR)/ribbit-audio $(DESTDIR)$(PREFIX)/share/man/man1/ribbitd.1 $(DESTDIR)$(PREFIX)/lib/systemd/user/ribbitd.service
+	rm -f $(DESTDIR)$(BINDIR)/ribbitd $(DESTDIR)$(LIBEXECDIR)/ribbit-audio $(DESTDIR)$(USERUNITDIR)/ribbitd.service \
+		$(DESTDIR)$(MANDIR)/man1/ribbitd.1 $(DESTDIR)$(MANDIR)/man5/ribbitd.conf.5 $(DESTDIR)$(MANDIR)/man5/ribbit-rx.5 \
+		$(DESTDIR)$(BASH_COMPLETIONDIR)/ribbitd $(DESTDIR)$(ZSH_COMPLETIONDIR)/_ribbitd $(DESTDIR)$(FISH_COMPLETIONDIR)/ribbitd.fish
+	rm -rf $(DESTDIR)$(SAMPLEDIR)
+	-rmdir $(DESTDIR)$(LIBEXECDIR)
 
 clean:
 	rm -rf .build $(DEMO)

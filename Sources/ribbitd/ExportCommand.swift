@@ -10,10 +10,10 @@ struct ExportCommand: ParsableCommand {
         commandName: "export", abstract: "Write a prescription from the history as .rx text or as a .png QR code.",
         discussion: "The exact stored bytes, signature included, so a signed prescription stays signed.")
 
-    @Argument(help: ArgumentHelp("A history id or name.", valueName: "ID|NAME"))
+    @Argument(help: ArgumentHelp("A history id or name.", valueName: "ID|NAME"), completion: .custom(HistoryCompletion.names))
     var selector: String
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("FILE.rx or FILE.png.", valueName: "FILE"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("FILE.rx or FILE.png.", valueName: "FILE"), completion: .exportFile)
     var output: String
 
     func run() throws {

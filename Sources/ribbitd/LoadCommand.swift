@@ -14,7 +14,7 @@ struct LoadCommand: ParsableCommand {
             up, unless `ribbitd keep`; `ribbitd revert` goes back at once.
             """)
 
-    @Argument(help: "The prescription: a .rx text file, or a PNG or JPEG image of its QR code.")
+    @Argument(help: "The prescription: a .rx text file, or a PNG or JPEG image of its QR code.", completion: .prescriptionFile)
     var prescription: String
 
     @Option(help: ArgumentHelp("Apply it as a trial for this long, e.g. 15m, 90s, 2h.", valueName: "DURATION"))

@@ -17,9 +17,10 @@ struct MeasureCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The original sound file.") var input: String
-    @Argument(help: "The processed sound file.") var output: String
-    @Option(name: .customLong("rx"), help: ArgumentHelp("The prescription (.rx text).", valueName: "RX")) var prescriptionPath: String
+    @Argument(help: "The original sound file.", completion: .soundFile) var input: String
+    @Argument(help: "The processed sound file.", completion: .soundFile) var output: String
+    @Option(name: .customLong("rx"), help: ArgumentHelp("The prescription (.rx text).", valueName: "RX"), completion: .prescriptionText)
+    var prescriptionPath: String
     @Option(help: "For mono files: whose fitting OUT was made with.") var ear: Ear?
     @Option(help: ArgumentHelp("Exit 1 if any error from 250 to 6000 Hz exceeds this many dB.", valueName: "DB")) var tolerance: Double?
 

@@ -19,7 +19,9 @@ struct RunCommand: ParsableCommand {
             the command line wins. Under systemd the log lines carry journal priorities.
             """)
 
-    @Option(name: .long, help: "Load this prescription (.rx, or a PNG/JPEG of its QR code) at start and keep it as the active one.")
+    @Option(
+        name: .long, help: "Load this prescription (.rx, or a PNG/JPEG of its QR code) at start and keep it as the active one.",
+        completion: .prescriptionFile)
     var rx: String?
 
     @Option(help: ArgumentHelp("JACK port(s) for the left and right input; one port feeds both ears.", valueName: "PORT[,PORT]"))
@@ -31,7 +33,9 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Do not connect any ports; leave the wiring to you (qjackctl, jack_connect).")
     var noConnect = false
 
-    @Option(help: ArgumentHelp("Config file (default $XDG_CONFIG_HOME/ribbit/ribbitd.conf, if present).", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp("Config file (default $XDG_CONFIG_HOME/ribbit/ribbitd.conf, if present).", valueName: "FILE"),
+        completion: .file())
     var config: String?
 
     @Option(help: "JACK client name.")

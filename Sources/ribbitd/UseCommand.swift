@@ -9,10 +9,13 @@ struct UseCommand: ParsableCommand {
         abstract: "Switch to a prescription from the history (by id or name), or the newest for an environment.",
         discussion: "The running daemon crossfades to it; with no daemon it becomes the active one for the next start.")
 
-    @Argument(help: ArgumentHelp("A history id or name (`ribbitd list`).", valueName: "ID|NAME"))
+    @Argument(
+        help: ArgumentHelp("A history id or name (`ribbitd list`).", valueName: "ID|NAME"), completion: .custom(HistoryCompletion.names))
     var selector: String?
 
-    @Option(help: ArgumentHelp("The newest prescription for this environment (quiet, noisy, music ...).", valueName: "ENV"))
+    @Option(
+        help: ArgumentHelp("The newest prescription for this environment (quiet, noisy, music ...).", valueName: "ENV"),
+        completion: .custom(HistoryCompletion.environments))
     var env: String?
 
     func validate() throws {
