@@ -17,13 +17,13 @@ struct RxKeygenCommand: ParsableCommand {
     @Argument(help: "Your name as patients will see it (\"signed by NAME\").")
     var name: String
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Directory for the two files.", valueName: "DIR"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Directory for the two files.", valueName: "DIR"), completion: .directory)
     var directory = "."
 
     @Flag(help: "Do not protect the private key with a passphrase.")
     var noPassphrase = false
 
-    @Option(help: ArgumentHelp("Protect the key with the first line of FILE (- for standard input).", valueName: "FILE"))
+    @Option(help: ArgumentHelp("Protect the key with the first line of FILE (- for standard input).", valueName: "FILE"), completion: .file())
     var passphraseFile: String?
 
     func validate() throws {

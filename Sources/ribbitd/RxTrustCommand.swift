@@ -9,7 +9,7 @@ struct RxTrustCommand: ParsableCommand {
         commandName: "trust", abstract: "Trust an audiologist's public key: prescriptions they sign show as theirs.",
         discussion: "Copies it to $XDG_CONFIG_HOME/ribbit/trusted/KEYID.pub, where `load`, `show` and the daemon look.")
 
-    @Argument(help: ArgumentHelp("The audiologist's NAME.pub.", valueName: "PUBKEY"))
+    @Argument(help: ArgumentHelp("The audiologist's NAME.pub.", valueName: "PUBKEY"), completion: .file(extensions: ["pub"]))
     var key: String
 
     func run() throws {

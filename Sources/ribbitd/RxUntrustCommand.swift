@@ -12,7 +12,7 @@ struct RxUntrustCommand: ParsableCommand {
             `signed, unknown key`, and require-signed refuses them. Without KEY it lists the trusted keys.
             """)
 
-    @Argument(help: ArgumentHelp("A key id, a NAME.pub or a name.", valueName: "KEY"))
+    @Argument(help: ArgumentHelp("A key id, a NAME.pub or a name.", valueName: "KEY"), completion: .file(extensions: ["pub"]))
     var key: String?
 
     func run() throws {
