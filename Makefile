@@ -8,7 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # example clients (jack_lsp, jack_iodelay ...), espeak-ng and sox for the demo speech, bc for the
 # bench, ImageMagick to make the tests' photo-like QR pictures.
 APT_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpng-dev libturbojpeg0-dev \
-	libzbar-dev libqrencode-dev libsqlite3-dev jackd2 espeak-ng sox bc imagemagick tmux
+	libzbar-dev libqrencode-dev libsqlite3-dev jackd2 espeak-ng sox bc imagemagick tmux librsvg2-bin
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 
