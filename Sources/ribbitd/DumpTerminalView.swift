@@ -54,7 +54,7 @@ final class TerminalView {
         (environment["NO_COLOR"] ?? "").isEmpty && !isDumb(environment)
     }
 
-    /// As systemd and less judge it: TERM unset, empty or "dumb".
+    /// As systemd judges it: TERM unset, empty or "dumb".
     static func isDumb(_ environment: [String: String]) -> Bool { (environment["TERM"] ?? "").isEmpty || environment["TERM"] == "dumb" }
 
     func restore() {
@@ -82,7 +82,7 @@ final class TerminalView {
             (hadFrames ? "ribbit dump: no new frame for over a second" : "ribbit dump: waiting for the daemon's first frame")
             + " (is JACK running? `ribbitd status`)"
         if let log {
-            log.waiting(text)
+            log.waiting(text, hadFrames: hadFrames)
             return
         }
         let (columns, _) = Self.size()
@@ -211,8 +211,9 @@ final class TerminalView {
             for (i, c) in text.enumerated() where 4 + band * bandWidth + i < labels.count { labels[4 + band * bandWidth + i] = c }
         }
         lines.append(String(String(labels).prefix(width)))
+        // dBFS, as the legend says; short enough for a side-by-side half of 100 columns.
         let levels = String(
-            format: "in %.1f dBFS (peak %.1f)  out %.1f dBFS (peak %.1f)", values.inputRMSDB, values.inputPeakDB, values.outputRMSDB,
+            format: "in %.1f (peak %.1f)  out %.1f (peak %.1f)", values.inputRMSDB, values.inputPeakDB, values.outputRMSDB,
             values.outputPeakDB)
         lines.append(String(levels.prefix(width)).padding(toLength: width, withPad: " ", startingAt: 0))
         return lines
@@ -242,13 +243,16 @@ final class TerminalView {
 final class DumbTerminalLog {
     private var heading = ""
     private var waitingSaid = ""
+    private let started = ProcessInfo.processInfo.systemUptime
     private var since: Double?
     private var power = [String: (input: Double, output: Double)]()
     private var count = 0
 
     private func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
-    func waiting(_ text: String) {
+    func waiting(_ text: String, hadFrames: Bool) {
+        // The first frame may take a moment; say it only after a second without one.
+        guard hadFrames || ProcessInfo.processInfo.systemUptime - started > 1 else { return }
         guard text != waitingSaid else { return }  // once, not ten times a second
         waitingSaid = text
         say(text)
@@ -256,11 +260,12 @@ final class DumbTerminalLog {
 
     func add(_ frame: DumpFrame, ears: [String]) {
         waitingSaid = ""
-        let (what, engine) = TerminalView.summary(frame)
-        let now = what + "; " + engine.replacingOccurrences(of: "  xruns.*", with: "", options: .regularExpression)
+        let now =
+            TerminalView.summary(frame).0
+            + String(format: "  %d Hz  latency %.2f ms", frame.sampleRate, Double(frame.latencyFrames) / Double(frame.sampleRate) * 1000)
         if now != heading {
             heading = now
-            say(now + "; a line a second (q and Enter, or Ctrl-C, ends it)")
+            say(now + "  (a line a second; q and Enter, or Ctrl-C, ends it)")
         }
         let shown = Ear.plotOrder.filter { ears.contains($0.rawValue) && frame.ears[$0.rawValue] != nil }
         for ear in shown {

@@ -90,7 +90,7 @@ extension DaemonTests {
         }
         let colour = /\u{1B}\[[0-9;]*m/
         let full = try view(["TERM": "xterm-256color"])
-        #expect(full.contains("\u{1B}[?1049h") && full.hasSuffix("\u{1B}[?1049l"), "alternate screen, given back")
+        #expect(full.contains("\u{1B}[?1049h") && full.contains("\u{1B}[?1049l"), "alternate screen, given back")
         #expect(full.contains("\u{1B}[1;91mRight ear\u{1B}[0m") && full.contains("\u{1B}[1;94mLeft ear\u{1B}[0m"))
         let titles = try #require(full.split(separator: "\r\n").last { $0.contains("Right ear") }, "\(full.suffix(2000))")
         let right = try #require(titles.firstRange(of: "Right ear")), left = try #require(titles.firstRange(of: "Left ear"))
@@ -193,7 +193,7 @@ extension DaemonTests {
         try daemon.stop()
     }
 
-    /// The live view at 80 x 24 in tmux: header, bars and levels of both ears on screen, no line
+    /// The live view at 80 x 24 in tmux: header, bars, names and levels of both ears on screen, no line
     /// wider than 80; after q, and after Ctrl-C, the terminal is back in canonical mode with echo.
     @Test func liveViewFitsEightyByTwentyFourAndRestoresTheTerminal() throws {
         let tmux = try #require(Built.tool("tmux"), "tmux is needed (apt-get install tmux)")
@@ -219,7 +219,10 @@ extension DaemonTests {
         #expect(pane.contains("ribbit dump  Steep ski-slope loss"), "\(pane)")
         #expect(pane.contains("latency 96 samples (2.00 ms)"))
         #expect(pane.contains("░") && pane.contains("█"), "\(pane)")
-        #expect(pane.contains("1k") && pane.contains("8k") && pane.contains("L in") && pane.contains("R in"), "\(pane)")
+        #expect(pane.contains("1k") && pane.contains("8k") && pane.contains("in -") && pane.contains("out -"), "\(pane)")
+        // Stacked at 80 columns: each ear's name above its chart, the right ear first.
+        let right = lines.firstIndex { $0.hasPrefix("Right ear") }, left = lines.firstIndex { $0.hasPrefix("Left ear") }
+        #expect(right != nil && left != nil && right! < left!, "\(pane)")
         #expect(lines.allSatisfy { $0.count <= 80 } && lines.count == 24, "\(pane)")
         _ = try tmuxRun(["send-keys", "-t", "dump", "q"])
         let deadline = Date().addingTimeInterval(3)
