@@ -7,10 +7,11 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build, run and test dependencies (Debian package names): the libraries, a JACK server and its
 # example clients (jack_lsp, jack_iodelay ...), espeak-ng and sox for the demo speech, bc for the
 # bench, ImageMagick to make the tests' photo-like QR pictures; debhelper (with dpkg-dev) and
-# lintian for `make deb`, mandoc to check the man pages, zsh and fish to check their completions.
+# lintian for `make deb`, mandoc to check the man pages, zsh and fish to check their completions,
+# rsvg-convert (librsvg2-bin) to render the plots the tests check.
 APT_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpng-dev libturbojpeg0-dev \
 	libzbar-dev libqrencode-dev libsqlite3-dev jackd2 espeak-ng sox bc imagemagick tmux \
-	debhelper lintian mandoc zsh fish
+	debhelper lintian mandoc zsh fish librsvg2-bin
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 

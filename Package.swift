@@ -44,6 +44,9 @@ let package = Package(
         .target(name: "RibbitSignals"),
         // The prescription text format and the fitting rules. No I/O.
         .target(name: "RibbitPrescription"),
+        // Clinical plot conventions shared by every plot (dump SVG, terminal view, later reports and
+        // web pages): ear order, colours and symbols, the square audiogram form, round ticks. No Foundation.
+        .target(name: "RibbitPlot", dependencies: ["RibbitPrescription"]),
         // Prescription -> per-ear combination curves -> filters for the engine.
         .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription"]),
         // WAV/FLAC through libsndfile.
@@ -90,7 +93,7 @@ let package = Package(
             dependencies: [
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
                 "RibbitControl", "RibbitMonitor", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
-                "RibbitIntake", "RibbitSettings", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "RibbitIntake", "RibbitSettings", "RibbitPlot", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: bindNow
@@ -114,6 +117,7 @@ let package = Package(
             name: "RibbitMonitorTests", dependencies: ["RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitFitting", "RibbitPrescription"]),
         // FuzzFindings are read from the source tree at run time (as the help snapshots are), not bundled.
         .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"], exclude: ["FuzzFindings"]),
+        .testTarget(name: "RibbitPlotTests", dependencies: ["RibbitPlot", "RibbitPrescription"]),
         .testTarget(
             name: "RibbitFittingTests",
             dependencies: ["RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport"]

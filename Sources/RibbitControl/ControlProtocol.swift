@@ -66,13 +66,22 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var rule: String
         /// "signed by NAME (trusted)", "signed, unknown key ID" or "unsigned".
         public var signature: String?
-        public init(id: Int64?, name: String, environment: String, audiologist: String?, rule: String, signature: String?) {
+        /// Who it is for and when it was written (YYYY-MM-DD), as the prescription says; for
+        /// the headers of plots.
+        public var patient: String?
+        public var date: String?
+        public init(
+            id: Int64?, name: String, environment: String, audiologist: String?, rule: String, signature: String?, patient: String? = nil,
+            date: String? = nil
+        ) {
             self.id = id
             self.name = name
             self.environment = environment
             self.audiologist = audiologist
             self.rule = rule
             self.signature = signature
+            self.patient = patient
+            self.date = date
         }
     }
 

@@ -10,9 +10,29 @@ public struct DumpFrame: Codable, Sendable, Equatable {
     public struct AudiogramPoint: Codable, Sendable, Equatable {
         public var frequencyHz: Int
         public var thresholdDBHL: Int
-        public init(frequencyHz: Int, thresholdDBHL: Int) {
+        /// No response at `thresholdDBHL`, the level tested (`8000=90nr`); in JSON only when true.
+        public var noResponse: Bool
+
+        public init(frequencyHz: Int, thresholdDBHL: Int, noResponse: Bool = false) {
             self.frequencyHz = frequencyHz
             self.thresholdDBHL = thresholdDBHL
+            self.noResponse = noResponse
+        }
+
+        private enum CodingKeys: String, CodingKey { case frequencyHz, noResponse, thresholdDBHL }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            frequencyHz = try c.decode(Int.self, forKey: .frequencyHz)
+            thresholdDBHL = try c.decode(Int.self, forKey: .thresholdDBHL)
+            noResponse = try c.decodeIfPresent(Bool.self, forKey: .noResponse) ?? false
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(frequencyHz, forKey: .frequencyHz)
+            if noResponse { try c.encode(true, forKey: .noResponse) }
+            try c.encode(thresholdDBHL, forKey: .thresholdDBHL)
         }
     }
 
@@ -28,11 +48,15 @@ public struct DumpFrame: Codable, Sendable, Equatable {
         /// The thresholds the prescription was fitted to (empty for explicit gains or bypass).
         public var audiogram: [AudiogramPoint]
 
-        /// - Parameter thresholds: dB HL per frequency (Hz) of the ear's audiogram.
-        public init(dump: EarDump, gains: EarGains, thresholds: [Int: Int]) {
+        /// - Parameters:
+        ///   - thresholds: dB HL per frequency (Hz) of the ear's audiogram.
+        ///   - noResponse: the frequencies among them that got no response at that level.
+        public init(dump: EarDump, gains: EarGains, thresholds: [Int: Int], noResponse: Set<Int> = []) {
             measured = dump
             self.gains = gains
-            audiogram = thresholds.sorted { $0.key < $1.key }.map { AudiogramPoint(frequencyHz: $0.key, thresholdDBHL: $0.value) }
+            audiogram = thresholds.sorted { $0.key < $1.key }.map {
+                AudiogramPoint(frequencyHz: $0.key, thresholdDBHL: $0.value, noResponse: noResponse.contains($0.key))
+            }
         }
 
         public subscript<T>(dynamicMember field: WritableKeyPath<EarDump, T>) -> T {

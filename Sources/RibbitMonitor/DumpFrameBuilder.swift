@@ -51,7 +51,8 @@ public final class DumpFrameBuilder {
         var earFrames = [String: DumpFrame.Ear]()
         for (index, ear) in ears.enumerated() {
             earFrames[ear.rawValue] = DumpFrame.Ear(
-                dump: dumps[index], gains: fittings[index].gains, thresholds: fittings[index].thresholds)
+                dump: dumps[index], gains: fittings[index].gains, thresholds: fittings[index].thresholds,
+                noResponse: fittings[index].noResponse)
         }
         defer { limitedBefore = limitedSamples }
         return DumpFrame(

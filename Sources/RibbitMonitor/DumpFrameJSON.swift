@@ -23,9 +23,11 @@ extension DumpFrame {
                 o.key("prescription") { w in
                     w.object { p in
                         if let audiologist = prescription.audiologist { p.key("audiologist") { $0.string(audiologist) } }
+                        if let date = prescription.date { p.key("date") { $0.string(date) } }
                         p.key("environment") { $0.string(prescription.environment) }
                         if let id = prescription.id { p.key("id") { $0.number(Int(id)) } }
                         p.key("name") { $0.string(prescription.name) }
+                        if let patient = prescription.patient { p.key("patient") { $0.string(patient) } }
                         p.key("rule") { $0.string(prescription.rule) }
                         if let signature = prescription.signature { p.key("signature") { $0.string(signature) } }
                     }
@@ -72,6 +74,7 @@ struct JSONWriter {
                 w.array(ear.audiogram) { w, point in
                     w.object { p in
                         p.key("frequencyHz") { $0.number(point.frequencyHz) }
+                        if point.noResponse { p.key("noResponse") { $0.bytes.append(contentsOf: "true".utf8) } }
                         p.key("thresholdDBHL") { $0.number(point.thresholdDBHL) }
                     }
                 }

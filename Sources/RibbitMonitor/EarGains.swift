@@ -36,6 +36,8 @@ public struct DumpFitting: Sendable {
     public let gains: EarGains
     /// dB HL per frequency (Hz); empty for explicit gains, bypass or no prescription.
     public let thresholds: [Int: Int]
+    /// The frequencies among `thresholds` that got no response at that level.
+    public let noResponse: Set<Int>
 
     /// - Parameters:
     ///   - filters: what the engine runs, one channel per ear in `ears` order.
@@ -44,7 +46,7 @@ public struct DumpFitting: Sendable {
         ears.enumerated().map { channel, ear in
             DumpFitting(
                 gains: EarGains(curve: fitting?.curve(for: ear) ?? .unity, filters: filters, channel: channel, sampleRate: sampleRate),
-                thresholds: fitting?.prescription.thresholds[ear] ?? [:])
+                thresholds: fitting?.prescription.thresholds[ear] ?? [:], noResponse: fitting?.prescription.noResponse[ear] ?? [])
         }
     }
 }

@@ -30,7 +30,12 @@ public struct Prescription: Sendable, Equatable {
     public var note: String?
     public var rule: FittingRule
     /// Hearing thresholds in dB HL per audiometric frequency in Hz, per ear that was tested.
+    /// Where `noResponse` holds the frequency, the value is the level tested without a
+    /// response: the threshold is at least that (`8000=90nr`).
     public var thresholds: [Ear: [Int: Int]]
+    /// Frequencies (Hz) per ear where the audiometer got no response at the level in
+    /// `thresholds`; the fitting rules take that level as the threshold.
+    public var noResponse: [Ear: Set<Int>]
     /// Target insertion gains in dB per frequency, per ear (rule `explicit` only).
     public var explicitGains: [Ear: [Int: Double]]
     /// Low-pass corner in Hz; nil means no low-pass.
@@ -43,7 +48,7 @@ public struct Prescription: Sendable, Equatable {
 
     public init(
         name: String, environment: String, audiologist: String? = nil, patient: String? = nil, date: String? = nil,
-        note: String? = nil, rule: FittingRule = .nalR, thresholds: [Ear: [Int: Int]] = [:],
+        note: String? = nil, rule: FittingRule = .nalR, thresholds: [Ear: [Int: Int]] = [:], noResponse: [Ear: Set<Int>] = [:],
         explicitGains: [Ear: [Int: Double]] = [:], lowpassHz: Int? = Prescription.defaultLowpassHz,
         maxOutputDBFS: Double = Prescription.defaultMaxOutputDBFS, extensions: [(key: String, value: String)] = [],
         signature: String? = nil
@@ -56,6 +61,7 @@ public struct Prescription: Sendable, Equatable {
         self.note = note
         self.rule = rule
         self.thresholds = thresholds
+        self.noResponse = noResponse
         self.explicitGains = explicitGains
         self.lowpassHz = lowpassHz
         self.maxOutputDBFS = maxOutputDBFS
@@ -66,13 +72,15 @@ public struct Prescription: Sendable, Equatable {
     public static func == (a: Prescription, b: Prescription) -> Bool {
         a.name == b.name && a.environment == b.environment && a.audiologist == b.audiologist && a.patient == b.patient
             && a.date == b.date && a.note == b.note && a.rule == b.rule && a.thresholds == b.thresholds
-            && a.explicitGains == b.explicitGains && a.lowpassHz == b.lowpassHz && a.maxOutputDBFS == b.maxOutputDBFS
+            && a.noResponse == b.noResponse && a.explicitGains == b.explicitGains && a.lowpassHz == b.lowpassHz
+            && a.maxOutputDBFS == b.maxOutputDBFS
             && a.extensions.map(\.key) == b.extensions.map(\.key) && a.extensions.map(\.value) == b.extensions.map(\.value)
             && a.signature == b.signature
     }
 
     /// The target insertion gains in dB at the given frequencies for one ear, or nil when the
-    /// ear is not given (it gets no processing: flat).
+    /// ear is not given (it gets no processing: flat). A no response counts as a threshold at the
+    /// level tested: the least the true threshold can be, so never more gain than measured.
     public func targetGains(for ear: Ear) -> [Int: Double]? {
         if rule == .explicit { return explicitGains[ear] }
         guard let t = thresholds[ear] else { return nil }
@@ -87,7 +95,7 @@ public struct Prescription: Sendable, Equatable {
         if let date { lines.append("date: \(date)") }
         lines.append("rule: \(rule.rawValue)")
         for ear in Ear.allCases {
-            if let t = thresholds[ear] { lines.append("\(ear.rawValue): " + Self.pairs(t.mapValues(Double.init))) }
+            if let t = thresholds[ear] { lines.append("\(ear.rawValue): " + Self.thresholdPairs(t, noResponse: noResponse[ear] ?? [])) }
         }
         for ear in Ear.allCases {
             if let g = explicitGains[ear] { lines.append("gain-\(ear.rawValue): " + Self.pairs(g)) }
@@ -102,6 +110,11 @@ public struct Prescription: Sendable, Equatable {
 
     static func pairs(_ values: [Int: Double]) -> String {
         values.keys.sorted().map { "\($0)=\(number(values[$0]!))" }.joined(separator: " ")
+    }
+
+    /// `FREQ=DB` pairs by frequency, `nr` after a level that got no response.
+    static func thresholdPairs(_ values: [Int: Int], noResponse: Set<Int>) -> String {
+        values.keys.sorted().map { "\($0)=\(values[$0]!)" + (noResponse.contains($0) ? "nr" : "") }.joined(separator: " ")
     }
 
     /// 12 for 12.0, 12.5 for 12.5; any Double (the fuzzer found 1e300 trapping in Int()).

@@ -134,7 +134,10 @@ extension Prescription {
 
         for ear in Ear.allCases {
             if let (line, value) = fields[ear.rawValue] {
-                let pairs = try parsePairs(value, key: ear.rawValue, line: line) { Int($0) }
+                let levels = try parsePairs(value, key: ear.rawValue, line: line) { (text) throws(PrescriptionError) in
+                    try threshold(text, key: ear.rawValue, line: line)
+                }
+                let pairs = levels.mapValues { $0.db }
                 for (frequency, db) in pairs where !thresholdRange.contains(db) {
                     throw PrescriptionError(
                         line: line,
@@ -142,6 +145,8 @@ extension Prescription {
                     )
                 }
                 rx.thresholds[ear] = pairs
+                let silent = Set(levels.filter { $0.value.noResponse }.keys)
+                if !silent.isEmpty { rx.noResponse[ear] = silent }
             }
             let gainKey = "gain-\(ear.rawValue)"
             if let (line, value) = fields[gainKey] {
@@ -190,12 +195,15 @@ extension Prescription {
 
     /// `FREQ=DB` pairs separated by spaces, FREQ audiometric, each once, 500/1000/2000/4000 present.
     static func parsePairs<Value>(
-        _ text: String, key: String, line: Int, _ convert: (String) -> Value?
+        _ text: String, key: String, line: Int, _ convert: (String) throws(PrescriptionError) -> Value?
     ) throws(PrescriptionError) -> [Int: Value] {
         var result: [Int: Value] = [:]
         for item in text.split(separator: " ", omittingEmptySubsequences: true) {
             let parts = item.split(separator: "=", omittingEmptySubsequences: false)
-            guard parts.count == 2, let frequency = Int(parts[0]), let value = convert(String(parts[1])) else {
+            guard parts.count == 2, let frequency = Int(parts[0]), let value = try convert(String(parts[1])) else {
+                if item == "nr" || item == "NR" {
+                    throw PrescriptionError(line: line, "'\(key)': 'nr' goes right after the level tested, with no space (e.g. 8000=90nr)")
+                }
                 throw PrescriptionError(line: line, "'\(key)': '\(item.prefix(24))' is not FREQ=DB (e.g. 1000=35)")
             }
             guard audiometricFrequencies.contains(frequency) else {
@@ -216,6 +224,22 @@ extension Prescription {
             )
         }
         return result
+    }
+
+    /// A threshold in dB HL, or `DBnr`: no response at DB, the level tested. Lowercase only, as
+    /// every keyword of the format (`none`); `NR` is refused with the spelling to use.
+    static func threshold(_ text: String, key: String, line: Int) throws(PrescriptionError) -> (db: Int, noResponse: Bool)? {
+        if let db = Int(text) { return (db, false) }
+        guard text.lowercased().hasSuffix("nr") else { return nil }
+        let level = String(text.dropLast(2))
+        guard let db = Int(level) else {
+            throw PrescriptionError(
+                line: line, "'\(key)': '\(text.prefix(24))' has no level; no response is written after the level tested (e.g. 8000=90nr)")
+        }
+        guard text.hasSuffix("nr") else {
+            throw PrescriptionError(line: line, "'\(key)': write no response in lowercase: \(db)nr, not '\(text.prefix(24))'")
+        }
+        return (db, true)
     }
 
     static func isCalendarDate(_ s: String) -> Bool {

@@ -1,212 +1,216 @@
 import Foundation
 import RibbitControl
 import RibbitMonitor
+import RibbitPlot
+import RibbitPrescription
 
-/// The dump as a picture (`--svg`): per ear the input and output spectra, and the gain the
-/// prescription asks for (the combination window), the filter applies and the sound got; below,
-/// the audiogram by audiology convention: log frequency, dB HL growing downward, right ear O
-/// in red, left ear X in blue. Every series is a polyline with an id (docs/dump-format.md).
+/// The dump as a picture (`--svg`), laid out as fitting software and audiometer print-outs are:
+/// a header with the prescription, patient and date; then a column per ear, the right ear on
+/// the left in red, the left ear on the right in blue, each with its input and output spectra,
+/// the gain the prescription asks for (the combination window), the filter applies and the
+/// sound got, and its audiogram on the square form (RibbitPlot). Every series has an id
+/// (docs/dump-format.md).
 enum DumpSVG {
-    static let panelWidth = 460.0
+    static let columnWidth = 460.0, margin = 10.0
+    static let width = 2 * margin + 2 * columnWidth
     static let plotLeft = 50.0, plotRight = 15.0
-    static let spectraTop = 70.0, spectraHeight = 190.0
-    static let gainTop = 310.0, gainHeight = 190.0
-    static let audiogramTop = 560.0, audiogramHeight = 230.0
-    static let height = 830.0
-    /// Axis ranges.
+    static let earTitleY = 134.0
+    static let spectraTop = 166.0, spectraHeight = 170.0
+    static let gainTop = 386.0, gainHeight = 170.0
+    static let audiogramTop = 608.0
+    /// Axis ranges of the spectra and gain panels; the audiogram's are RibbitPlot's.
     static let frequencyRange = (low: 100.0, high: 10000.0)
     static let levelRange = (low: -100.0, high: 0.0)
     static let gainRange = (low: -20.0, high: 60.0)
-    static let hearingLevelRange = (low: -10.0, high: 120.0)
-    static let colors = (input: "#8a8a8a", output: "#1a7f37", target: "#d97706", applied: "#111111", measured: "#2563eb")
+    static let colors = (input: "#8a8a8a", applied: "#111111", text: "#222222", note: "#555555")
 
     static func render(_ frame: DumpFrame, ears: [String], frames: Int, seconds: Double) -> String {
-        let width = 20 + panelWidth * Double(max(ears.count, 2))
+        let columns = Ear.plotOrder.map { ear in ears.contains(ear.rawValue) ? frame.ears[ear.rawValue] : nil }
+        // The audiogram shares the panels' frequency scale, so 2 kHz is one vertical line
+        // through all three; its grid is square at that scale.
+        let axis = frequencyAxis(left: 0)
+        let audiogramHeight = AudiogramScale(left: 0, top: 0, pixelsPerOctave: axis.pixelsPerOctave).height
+        let levelsTop = audiogramTop + audiogramHeight + 56
+        let height = (levelsTop + 2 * 17 + 12).rounded(.up)
         var svg = """
             <?xml version="1.0" encoding="UTF-8"?>
             <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif" font-size="11">
-            <title>ribbit dump: \(escape(prescriptionLine(frame)))</title>
-            <rect width="100%" height="100%" fill="white"/>
-            <text x="20" y="22" font-size="15" font-weight="bold">\(escape(prescriptionLine(frame)))</text>
-            <text x="20" y="40">\(escape(summaryLine(frame, frames: frames, seconds: seconds)))</text>
+            <title>\(xmlEscaped(title(frame)))</title>
+            <rect x="0" y="0" width="\(Int(width))" height="\(Int(height))" fill="white"/>
 
             """
-        for (index, name) in ears.enumerated() {
-            guard let ear = frame.ears[name] else { continue }
-            svg += earPanels(name, ear, left: 10 + panelWidth * Double(index), binHz: frame.spectrumBinHz, bandsHz: frame.bandsHz)
+        svg += header(frame, frames: frames, seconds: seconds)
+        for (index, ear) in Ear.plotOrder.enumerated() {
+            let left = margin + columnWidth * Double(index)
+            guard let values = columns[index] else {
+                svg += svgText(left + plotLeft, earTitleY, "\(ear.plotTitle): not in this dump", size: 16, color: colors.note)
+                continue
+            }
+            svg += "<g id=\"\(ear.rawValue)\">\n"
+            svg += svgText(
+                left + plotLeft, earTitleY, ear.plotTitle, size: 16, color: ear.plotColor, weight: "bold", className: "ear-title")
+            svg += panels(ear, values, left: left, binHz: frame.spectrumBinHz, bandsHz: frame.bandsHz)
+            svg += audiogram(ear, values.audiogram, left: left)
+            svg += levels(values, left: left, top: levelsTop)
+            svg += "</g>\n"
         }
-        svg += audiogram(frame, left: 10)
-        svg += levelsTable(frame, ears: ears, left: 10 + panelWidth)
         return svg + "</svg>\n"
     }
 
-    // MARK: Panels
+    // MARK: Parts
 
-    private static func earPanels(_ name: String, _ ear: DumpFrame.Ear, left: Double, binHz: Double, bandsHz: [Double]) -> String {
-        let x = FrequencyAxis(left: left + plotLeft, width: panelWidth - plotLeft - plotRight)
+    /// Who and what: the prescription, the patient and date it names, the audiologist; then the
+    /// engine and what the picture averages. Each line shortened to fit the width.
+    private static func header(_ frame: DumpFrame, frames: Int, seconds: Double) -> String {
+        let textWidth = width - 2 * margin - 10
+        var out = "<g id=\"header\">\n"
+        out += svgText(margin + 6, 26, fitted(title(frame), width: textWidth, fontSize: 17, bold: true), size: 17, weight: "bold")
+        /// "Label: value  ·  Label: value": the first value shortened, so the second (short: a
+        /// date, a verdict) always shows.
+        func pair(_ first: (String, String), _ second: (String, String)?, y: Double) -> String {
+            let tail = second.map { "  ·  \($0.0): \($0.1)" } ?? ""  // "·": SVG collapses runs of spaces
+            let room = textWidth - estimatedTextWidth(first.0 + ": " + tail, fontSize: 13)
+            return svgText(margin + 6, y, first.0 + ": " + fitted(first.1, width: room, fontSize: 13) + tail, size: 13, color: colors.text)
+        }
+        if let rx = frame.prescription {
+            out += pair(("Patient", rx.patient ?? "not given"), ("Date", rx.date ?? "not given"), y: 48)
+            out += pair(("Audiologist", rx.audiologist ?? "not given"), rx.signature.map { ("Signature", $0) }, y: 66)
+        } else {
+            out += svgText(margin + 6, 48, "No prescription: the sound passes unchanged.", size: 13, color: colors.text)
+        }
+        let milliseconds = String(format: "%.2f", Double(frame.latencyFrames) / Double(frame.sampleRate) * 1000)
+        let engine =
+            "\(frame.sampleRate) Hz, latency \(frame.latencyFrames) samples (\(milliseconds) ms); output \(frame.output.rawValue); "
+            + "ceiling acted on \(frame.limitedSamples) samples; xruns \(frame.xruns)"
+        out += svgText(margin + 6, 86, fitted(engine, width: textWidth, fontSize: 11), color: colors.text)
+        let averaged =
+            "Power average of \(frames) frame\(frames == 1 ? "" : "s") over \(String(format: "%.2f", seconds)) s; spectra: 1024-point Hann "
+            + "(\(String(format: "%.1f", frame.spectrumBinHz)) Hz bins); measured gain: output minus input per third octave"
+        out += svgText(margin + 6, 102, fitted(averaged, width: textWidth, fontSize: 11), color: colors.note)
+        return out + "</g>\n"
+    }
+
+    private static func title(_ frame: DumpFrame) -> String {
+        guard let rx = frame.prescription else { return "ribbit dump: no prescription" }
+        let rules = ["nal-r": "NAL-R", "half-gain": "half-gain", "pogo2": "POGO II", "explicit": "explicit gains"]
+        return "ribbit dump: \(rx.name) (\(rx.environment), \(rules[rx.rule] ?? rx.rule))"
+    }
+
+    private static func frequencyAxis(left: Double) -> LogFrequencyAxis {
+        LogFrequencyAxis(
+            left: left + plotLeft, width: columnWidth - plotLeft - plotRight, lowHz: frequencyRange.low, highHz: frequencyRange.high)
+    }
+
+    private static func panels(_ ear: Ear, _ values: DumpFrame.Ear, left: Double, binHz: Double, bandsHz: [Double]) -> String {
+        let name = ear.rawValue, color = ear.plotColor
+        let x = frequencyAxis(left: left)
         let spectra = ValueAxis(top: spectraTop, height: spectraHeight, range: levelRange)
         let gain = ValueAxis(top: gainTop, height: gainHeight, range: gainRange)
-        let color = name == "right" ? "#d00" : "#0050d0"
-        var out = "<g id=\"\(name)\">\n"
-        out += text(left + plotLeft, spectraTop - 12, "\(name) ear: input and output spectra (dBFS)", size: 13, color: color)
+        var out = svgText(x.left, spectraTop - 13, "Spectra (dBFS) by frequency (Hz)", size: 12, color: colors.text)
         out += grid(x, spectra, step: 20)
-        let bins = ear.inputSpectrumDB.indices.map { Double($0) * binHz }
-        func series(_ values: [Double?]) -> [(Double, Double)] {
+        let bins = values.inputSpectrumDB.indices.map { Double($0) * binHz }
+        func series(_ values: [Double?], on axis: ValueAxis) -> [(Double, Double)] {
             zip(bins, values).compactMap { hz, v in
                 guard let v, hz >= frequencyRange.low, hz <= frequencyRange.high else { return nil }
-                return (x.position(hz), spectra.position(v))
+                return (x.x(hz), axis.position(v))
             }
         }
-        out += polyline("\(name)-input-spectrum", series(ear.inputSpectrumDB), stroke: colors.input, width: 1)
-        out += polyline("\(name)-output-spectrum", series(ear.outputSpectrumDB), stroke: colors.output, width: 1.2)
-        out += legend([("input", colors.input, ""), ("output", colors.output, "")], x: x.left + 8, y: spectraTop + 14)
+        out += polyline("\(name)-input-spectrum", series(values.inputSpectrumDB, on: spectra), stroke: colors.input, width: 1)
+        out += polyline("\(name)-output-spectrum", series(values.outputSpectrumDB, on: spectra), stroke: color, width: 1.2)
+        out += legend([("input", colors.input, "", 1), ("output", color, "", 1)], x: x.left + 8, y: spectraTop + 14)
 
-        out += text(left + plotLeft, gainTop - 12, "\(name) ear: gain (dB)", size: 13, color: color)
+        out += svgText(x.left, gainTop - 13, "Gain (dB) by frequency (Hz)", size: 12, color: colors.text)
         out += grid(x, gain, step: 20)
-        func gainSeries(_ values: [Double?]) -> [(Double, Double)] {
-            zip(bins, values).compactMap { hz, v in
-                guard let v, hz >= frequencyRange.low, hz <= frequencyRange.high else { return nil }
-                return (x.position(hz), gain.position(v))
-            }
-        }
-        out += polyline("\(name)-target-gain", gainSeries(ear.combinationWindowDB), stroke: colors.target, width: 2.5, dash: "7 4")
-        out += polyline("\(name)-applied-gain", gainSeries(ear.appliedGainDB), stroke: colors.applied, width: 1)
+        out += polyline(
+            "\(name)-target-gain", series(values.combinationWindowDB, on: gain), stroke: color, width: 3, dash: "8 5", opacity: 0.45)
+        out += polyline("\(name)-applied-gain", series(values.appliedGainDB, on: gain), stroke: colors.applied, width: 1)
         // Measured: output minus input per third-octave band, where the input has sound in it.
-        let measured = zip(bandsHz, zip(ear.outputBandsDB, ear.inputBandsDB)).compactMap { hz, levels in
-            levels.1 > -120 ? (x.position(hz), gain.position(levels.0 - levels.1)) : nil
+        let measured = zip(bandsHz, zip(values.outputBandsDB, values.inputBandsDB)).compactMap { hz, levels in
+            levels.1 > -120 ? (x.x(hz), gain.position(levels.0 - levels.1)) : nil
         }
-        out += polyline("\(name)-measured-gain", measured, stroke: colors.measured, width: 1.5)
-        for (px, py) in measured { out += "<circle cx=\"\(f(px))\" cy=\"\(f(py))\" r=\"2.5\" fill=\"\(colors.measured)\"/>\n" }
+        out += polyline("\(name)-measured-gain", measured, stroke: color, width: 1.2)
+        for (px, py) in measured { out += "<circle cx=\"\(svgNumber(px))\" cy=\"\(svgNumber(py))\" r=\"2.6\" fill=\"\(color)\"/>\n" }
         out += legend(
-            [
-                ("target", colors.target, "7 4"), ("filter response", colors.applied, ""),
-                ("measured (output - input)", colors.measured, ""),
-            ],
+            [("target", color, "8 5", 0.45), ("filter response", colors.applied, "", 1), ("measured (output - input)", color, "", 1)],
             x: x.left + 8, y: gainTop + 14)
-        return out + "</g>\n"
+        return out
     }
 
-    private static func audiogram(_ frame: DumpFrame, left: Double) -> String {
-        let x = FrequencyAxis(left: left + plotLeft, width: panelWidth - plotLeft - plotRight)
-        let y = ValueAxis(top: audiogramTop, height: audiogramHeight, range: hearingLevelRange, downward: true)
-        var out = "<g id=\"audiogram\">\n"
-        out += text(left + plotLeft, audiogramTop - 12, "audiogram (dB HL): right O, left X", size: 13, color: "#000")
-        out += grid(x, y, step: 10)
-        var drawn = false
-        for (name, color, mark) in [("right", "#d00", "O"), ("left", "#0050d0", "X")] {
-            let points = (frame.ears[name]?.audiogram ?? []).map {
-                (x.position(Double($0.frequencyHz)), y.position(Double($0.thresholdDBHL)))
-            }
-            out += polyline("audiogram-\(name)", points, stroke: color, width: 1.2)
-            for (px, py) in points {
-                out +=
-                    "<text class=\"audiogram-\(name)-mark\" x=\"\(f(px))\" y=\"\(f(py + 4.5))\" fill=\"\(color)\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">\(mark)</text>\n"
-            }
-            drawn = drawn || !points.isEmpty
-        }
-        if !drawn {
-            out += text(x.left + 10, audiogramTop + 24, "no audiogram: no prescription, explicit gains, or bypass", size: 11, color: "#555")
+    private static func audiogram(_ ear: Ear, _ points: [DumpFrame.AudiogramPoint], left: Double) -> String {
+        let axis = frequencyAxis(left: left)
+        let scale = AudiogramScale(left: axis.x(AudiogramScale.lowHz), top: audiogramTop, pixelsPerOctave: axis.pixelsPerOctave)
+        var out = "<g id=\"audiogram-\(ear.rawValue)-chart\" class=\"audiogram\">\n"
+        let symbol = ear.audiogramSymbol == .circle ? "O" : "X"
+        out += svgText(
+            axis.left, audiogramTop - 14, "Audiogram: \(symbol) air conduction, \(symbol)↓ no response", size: 12, color: colors.text)
+        out += AudiogramSVG.form(scale)
+        let plotted = points.map { AudiogramPoint(frequencyHz: $0.frequencyHz, dBHL: $0.thresholdDBHL, noResponse: $0.noResponse) }
+        out += AudiogramSVG.ear(ear, plotted, on: scale)
+        if points.isEmpty {
+            let note = "No audiogram: explicit gains, bypass or no prescription"
+            out += svgText(scale.left + 10, scale.top + 24, fitted(note, width: scale.width - 20, fontSize: 11), color: colors.note)
         }
         return out + "</g>\n"
     }
 
-    private static func levelsTable(_ frame: DumpFrame, ears: [String], left: Double) -> String {
-        var rows = [
-            "sample rate \(frame.sampleRate) Hz, latency \(frame.latencyFrames) samples (\(String(format: "%.2f", Double(frame.latencyFrames) / Double(frame.sampleRate) * 1000)) ms)",
-            "output: \(frame.output.rawValue); ceiling acted on \(frame.limitedSamples) samples; xruns \(frame.xruns)",
+    private static func levels(_ values: DumpFrame.Ear, left: Double, top: Double) -> String {
+        let rows = [
+            String(format: "Input: %.1f dBFS RMS, peak %.1f dBFS", values.inputRMSDB, values.inputPeakDB),
+            String(format: "Output: %.1f dBFS RMS, peak %.1f dBFS", values.outputRMSDB, values.outputPeakDB),
         ]
-        for name in ears {
-            guard let e = frame.ears[name] else { continue }
-            // Input and output on rows of their own: one row for both ran past the right edge.
-            rows.append(String(format: "%@ input: %.1f dBFS RMS, peak %.1f dBFS", name, e.inputRMSDB, e.inputPeakDB))
-            rows.append(String(format: "%@ output: %.1f dBFS RMS, peak %.1f dBFS", name, e.outputRMSDB, e.outputPeakDB))
-        }
-        var out = "<g id=\"levels\">\n"
-        out += text(left + plotLeft, audiogramTop - 12, "levels over the dump", size: 13, color: "#000")
-        for (i, row) in rows.enumerated() { out += text(left + plotLeft, audiogramTop + 16 + 18 * Double(i), row, size: 11, color: "#000") }
-        return out + "</g>\n"
+        return rows.enumerated().map { i, row in svgText(left + plotLeft, top + 17 * Double(i), row, size: 12, color: colors.text) }
+            .joined()
     }
 
     // MARK: Drawing helpers
-
-    struct FrequencyAxis {
-        let left: Double
-        let width: Double
-        func position(_ hz: Double) -> Double {
-            let (low, high) = (log10(frequencyRange.low), log10(frequencyRange.high))
-            return left + (log10(min(max(hz, frequencyRange.low), frequencyRange.high)) - low) / (high - low) * width
-        }
-    }
 
     struct ValueAxis {
         let top: Double
         let height: Double
         let range: (low: Double, high: Double)
-        var downward = false
         /// Clamped to the range, so a -140 dB floor sits on the axis instead of off the picture.
         func position(_ value: Double) -> Double {
-            let t = (min(max(value, range.low), range.high) - range.low) / (range.high - range.low)
-            return downward ? top + t * height : top + (1 - t) * height
+            top + (1 - (min(max(value, range.low), range.high) - range.low) / (range.high - range.low)) * height
         }
     }
 
-    private static func grid(_ x: FrequencyAxis, _ y: ValueAxis, step: Double) -> String {
-        var out =
-            "<rect x=\"\(f(x.left))\" y=\"\(f(y.top))\" width=\"\(f(x.width))\" height=\"\(f(y.height))\" fill=\"none\" stroke=\"#999\"/>\n"
-        for hz in [125.0, 250, 500, 1000, 2000, 4000, 8000] {
-            let px = x.position(hz)
-            out += "<line x1=\"\(f(px))\" y1=\"\(f(y.top))\" x2=\"\(f(px))\" y2=\"\(f(y.top + y.height))\" stroke=\"#e5e5e5\"/>\n"
+    private static func grid(_ x: LogFrequencyAxis, _ y: ValueAxis, step: Double) -> String {
+        var out = ""
+        for hz in x.octaveTicksHz {
+            let px = svgNumber(x.x(Double(hz)))
+            out += "<line x1=\"\(px)\" y1=\"\(svgNumber(y.top))\" x2=\"\(px)\" y2=\"\(svgNumber(y.top + y.height))\" stroke=\"#e3e3e3\"/>\n"
+            out += svgText(x.x(Double(hz)), y.top + y.height + 14, frequencyLabel(hz), anchor: "middle")
+        }
+        for value in roundTicks(from: y.range.low, to: y.range.high, step: step) {
+            let py = svgNumber(y.position(value))
             out +=
-                "<text x=\"\(f(px))\" y=\"\(f(y.top + y.height + 14))\" text-anchor=\"middle\">\(hz >= 1000 ? "\(Int(hz / 1000))k" : "\(Int(hz))")</text>\n"
+                "<line x1=\"\(svgNumber(x.left))\" y1=\"\(py)\" x2=\"\(svgNumber(x.left + x.width))\" y2=\"\(py)\" stroke=\"#e3e3e3\"/>\n"
+            out += svgText(x.left - 5, y.position(value) + 4, String(Int(value)), anchor: "end", className: "tick")
         }
-        for value in stride(from: y.range.low, through: y.range.high, by: step) {
-            let py = y.position(value)
-            out += "<line x1=\"\(f(x.left))\" y1=\"\(f(py))\" x2=\"\(f(x.left + x.width))\" y2=\"\(f(py))\" stroke=\"#e5e5e5\"/>\n"
-            guard value.truncatingRemainder(dividingBy: 20) == 0 else { continue }
-            out += "<text x=\"\(f(x.left - 5))\" y=\"\(f(py + 4))\" text-anchor=\"end\">\(Int(value))</text>\n"
-        }
-        out += "<text x=\"\(f(x.left + x.width))\" y=\"\(f(y.top + y.height + 28))\" text-anchor=\"end\" fill=\"#555\">Hz</text>\n"
         return out
+            + "<rect x=\"\(svgNumber(x.left))\" y=\"\(svgNumber(y.top))\" width=\"\(svgNumber(x.width))\" height=\"\(svgNumber(y.height))\" fill=\"none\" stroke=\"#999\"/>\n"
     }
 
-    private static func legend(_ entries: [(String, String, String)], x: Double, y: Double) -> String {
+    private static func legend(_ entries: [(String, String, String, Double)], x: Double, y: Double) -> String {
         var out = ""
         var at = x
-        for (label, color, dash) in entries {
+        for (label, color, dash, opacity) in entries {
             let dashAttribute = dash.isEmpty ? "" : " stroke-dasharray=\"\(dash)\""
             out +=
-                "<line x1=\"\(f(at))\" y1=\"\(f(y - 4))\" x2=\"\(f(at + 18))\" y2=\"\(f(y - 4))\" stroke=\"\(color)\" stroke-width=\"2\"\(dashAttribute)/>\n"
-            out += text(at + 22, y, label, size: 10, color: "#333")
-            at += 30 + Double(label.count) * 5.6
+                "<line x1=\"\(svgNumber(at))\" y1=\"\(svgNumber(y - 4))\" x2=\"\(svgNumber(at + 20))\" y2=\"\(svgNumber(y - 4))\" stroke=\"\(color)\" stroke-width=\"\(opacity < 1 ? 3 : 2)\" stroke-opacity=\"\(opacity)\"\(dashAttribute)/>\n"
+            out += svgText(at + 24, y, label, size: 10, color: "#333")
+            at += 34 + estimatedTextWidth(label, fontSize: 10)
         }
         return out
     }
 
-    private static func polyline(_ id: String, _ points: [(Double, Double)], stroke: String, width: Double, dash: String = "") -> String {
-        let coordinates = points.map { "\(f($0.0)),\(f($0.1))" }.joined(separator: " ")
+    private static func polyline(
+        _ id: String, _ points: [(Double, Double)], stroke: String, width: Double, dash: String = "", opacity: Double = 1
+    ) -> String {
+        let coordinates = points.map { "\(svgNumber($0.0)),\(svgNumber($0.1))" }.joined(separator: " ")
         let dashAttribute = dash.isEmpty ? "" : " stroke-dasharray=\"\(dash)\""
+        let opacityAttribute = opacity < 1 ? " stroke-opacity=\"\(opacity)\"" : ""
         return
-            "<polyline id=\"\(id)\" fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"\(width)\"\(dashAttribute) points=\"\(coordinates)\"/>\n"
-    }
-
-    private static func text(_ x: Double, _ y: Double, _ content: String, size: Double, color: String) -> String {
-        "<text x=\"\(f(x))\" y=\"\(f(y))\" font-size=\"\(Int(size))\" fill=\"\(color)\">\(escape(content))</text>\n"
-    }
-
-    private static func prescriptionLine(_ frame: DumpFrame) -> String {
-        guard let rx = frame.prescription else { return "ribbit: no prescription (sound passes unchanged)" }
-        return "ribbit: \(rx.name) (\(rx.environment)), \(rx.rule)" + (rx.audiologist.map { ", by \($0)" } ?? "")
-    }
-
-    private static func summaryLine(_ frame: DumpFrame, frames: Int, seconds: Double) -> String {
-        "power average of \(frames) frame\(frames == 1 ? "" : "s") over \(String(format: "%.2f", seconds)) s; spectra: 1024-point Hann "
-            + "(\(String(format: "%.1f", frame.spectrumBinHz)) Hz bins); measured gain: output minus input per third octave"
-    }
-
-    static func f(_ value: Double) -> String { String(format: "%.1f", value) }
-
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+            "<polyline id=\"\(id)\" fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"\(width)\"\(dashAttribute)\(opacityAttribute) points=\"\(coordinates)\"/>\n"
     }
 }

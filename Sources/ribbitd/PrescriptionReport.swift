@@ -9,6 +9,8 @@ struct PrescriptionReport: Encodable {
         var processed: Bool
         /// dB HL by frequency in Hz, as given.
         var thresholdsDBHL: [String: Int]
+        /// The frequencies whose threshold is a no response at that level (`8000=90nr`), ascending.
+        var noResponseHz: [Int]
         /// Target insertion gain in dB by frequency in Hz; null where the low-pass stops all sound.
         var targetGainDB: [String: Double?]
     }
@@ -50,6 +52,7 @@ struct PrescriptionReport: Encodable {
                     EarReport(
                         processed: rx.targetGains(for: ear) != nil,
                         thresholdsDBHL: Dictionary(uniqueKeysWithValues: (rx.thresholds[ear] ?? [:]).map { (String($0.key), $0.value) }),
+                        noResponseHz: (rx.noResponse[ear] ?? []).sorted(),
                         targetGainDB: Dictionary(uniqueKeysWithValues: gains))
                 )
             })
@@ -79,7 +82,12 @@ struct PrescriptionReport: Encodable {
         for ear in Ear.allCases {
             let report = ears[ear.rawValue]!
             let label = ear == .left ? "left " : "right"
-            lines.append(row("\(label) HL (dB)", frequencies.map { report.thresholdsDBHL[String($0)].map(String.init) ?? "-" }))
+            lines.append(
+                row(
+                    "\(label) HL (dB)",
+                    frequencies.map { f in
+                        report.thresholdsDBHL[String(f)].map { "\($0)" + (report.noResponseHz.contains(f) ? "nr" : "") } ?? "-"
+                    }))
             if report.processed {
                 lines.append(
                     row(

@@ -45,12 +45,15 @@ import Testing
     }
 
     /// The direct writer makes the very bytes JSONEncoder makes, for frames with and without a
-    /// prescription, with nulls, negative levels, odd times and a name that needs escaping.
+    /// prescription, with nulls, negative levels, odd times, a name that needs escaping, the
+    /// patient and date, and a no response in the audiogram.
     @Test func theDirectWriterMatchesJSONEncoder() throws {
         var full = frame(time: 1.2345678)
         full.prescription = .init(
             id: 7, name: "Dr. \"Quote\" \\ tab\t/slash", environment: "noisy", audiologist: "A. B.", rule: "nal-r",
-            signature: "signed by A (trusted)")
+            signature: "signed by A (trusted)", patient: "P. Q., 70", date: "2026-11-02")
+        full.ears["left"]!.audiogram.append(.init(frequencyHz: 8000, thresholdDBHL: 90, noResponse: true))
+        #expect(String(decoding: full.jsonLine(), as: UTF8.self).contains(#"{"frequencyHz":8000,"noResponse":true,"thresholdDBHL":90}"#))
         full.ears["left"]!.combinationWindowDB[300] = nil
         full.ears["left"]!.inputRMSDB = -0.05
         full.xruns = 3

@@ -69,6 +69,49 @@ extension DaemonTests {
         try daemon.stop()
     }
 
+    /// The live view in a real terminal (a 100 x 30 pty from script(1)): each ear's name above
+    /// its chart, the right ear on the left, in colour; with NO_COLOR the same view without a
+    /// colour escape; with TERM=dumb plain lines and no escape at all: what plays, then a line
+    /// of levels a second, right ear first.
+    @Test func liveViewFollowsTheTerminal() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        let script = try #require(Built.tool("script"), "script(1) is missing (util-linux)")
+        func view(_ variables: [String: String]) throws -> String {
+            var environment = daemon.environment
+            environment["NO_COLOR"] = nil  // only where the case sets it
+            environment.merge(variables) { $1 }
+            let command = "stty cols 100 rows 30; exec '\(DaemonUnderTest.binary.path)' dump --duration 2.5"
+            let result = try Built.run(script, ["-qec", command, "/dev/null"], environment: environment, timeoutSeconds: 30)
+            #expect(result.status == 0, "\(variables): \(result.stdout.suffix(300)) \(result.stderr)")
+            return result.stdout
+        }
+        let colour = /\u{1B}\[[0-9;]*m/
+        let full = try view(["TERM": "xterm-256color"])
+        #expect(full.contains("\u{1B}[?1049h") && full.contains("\u{1B}[?1049l"), "alternate screen, given back")
+        #expect(full.contains("\u{1B}[1;91mRight ear\u{1B}[0m") && full.contains("\u{1B}[1;94mLeft ear\u{1B}[0m"))
+        let titles = try #require(full.split(separator: "\r\n").last { $0.contains("Right ear") }, "\(full.suffix(2000))")
+        let right = try #require(titles.firstRange(of: "Right ear")), left = try #require(titles.firstRange(of: "Left ear"))
+        #expect(right.lowerBound < left.lowerBound, "the right ear on the left: \(titles)")
+
+        let plain = try view(["TERM": "xterm-256color", "NO_COLOR": "1"])
+        #expect(plain.contains("\u{1B}[?1049h") && plain.contains("Right ear") && plain.contains("Left ear"))
+        #expect(plain.firstMatch(of: colour) == nil, "no colour escape with NO_COLOR")
+        // The dB scale: round labels only.
+        let labels = plain.matches(of: /(-?\d+)│/).map { Int($0.1)! }
+        #expect(!labels.isEmpty && labels.allSatisfy { $0 % 30 == 0 && (-90...0).contains($0) }, "\(Set(labels))")
+
+        let dumb = try view(["TERM": "dumb"])
+        #expect(!dumb.contains("\u{1B}"), "no escape at all on a dumb terminal: \(dumb.debugDescription.prefix(300))")
+        let lines = dumb.split(separator: "\r\n").map(String.init)
+        #expect(lines.first?.hasPrefix("ribbit dump  Mild sloping high-frequency loss (quiet, nal-r)  processing") == true, "\(lines)")
+        let levels = lines.filter { $0.firstMatch(of: /^\d+\.\d s  right in -?\d+\.\d out -?\d+\.\d dBFS  left in .* xruns \d+$/) != nil }
+        #expect((1...3).contains(levels.count) && lines.count <= 5, "a line a second: \(lines)")
+        try daemon.stop()
+    }
+
     /// The dump shows what runs now: after a load its targets, window, filter response and
     /// audiogram are the new prescription's; in bypass a flat 0 dB and no audiogram.
     @Test func dumpFollowsLoadAndBypass() throws {
@@ -150,7 +193,7 @@ extension DaemonTests {
         try daemon.stop()
     }
 
-    /// The live view at 80 x 24 in tmux: header, bars and levels of both ears on screen, no line
+    /// The live view at 80 x 24 in tmux: header, bars, names and levels of both ears on screen, no line
     /// wider than 80; after q, and after Ctrl-C, the terminal is back in canonical mode with echo.
     @Test func liveViewFitsEightyByTwentyFourAndRestoresTheTerminal() throws {
         let tmux = try #require(Built.tool("tmux"), "tmux is needed (apt-get install tmux)")
@@ -176,7 +219,10 @@ extension DaemonTests {
         #expect(pane.contains("ribbit dump  Steep ski-slope loss"), "\(pane)")
         #expect(pane.contains("latency 96 samples (2.00 ms)"))
         #expect(pane.contains("░") && pane.contains("█"), "\(pane)")
-        #expect(pane.contains("1k") && pane.contains("8k") && pane.contains("L in") && pane.contains("R in"), "\(pane)")
+        #expect(pane.contains("1k") && pane.contains("8k") && pane.contains("in -") && pane.contains("out -"), "\(pane)")
+        // Stacked at 80 columns: each ear's name above its chart, the right ear first.
+        let right = lines.firstIndex { $0.hasPrefix("Right ear") }, left = lines.firstIndex { $0.hasPrefix("Left ear") }
+        #expect(right != nil && left != nil && right! < left!, "\(pane)")
         #expect(lines.allSatisfy { $0.count <= 80 } && lines.count == 24, "\(pane)")
         _ = try tmuxRun(["send-keys", "-t", "dump", "q"])
         let deadline = Date().addingTimeInterval(3)

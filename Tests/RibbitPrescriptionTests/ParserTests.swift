@@ -53,6 +53,29 @@ func variant(adding line: String) -> String { minimal + line + "\n" }
         }
     }
 
+    /// `8000=90nr`: no response at 90 dB HL, the level tested. Kept per ear, written back the
+    /// same way (QR codes carry the text), and fitted as a threshold of 90 by every rule.
+    @Test func noResponseIsKeptRoundTripsAndFitsAsTheLevelTested() throws {
+        let rx = try parse(variant(adding: "right: 500=20 1000=30 2000=40 4000=60 6000=85nr 8000=90nr"))
+        #expect(rx.thresholds[.right] == [500: 20, 1000: 30, 2000: 40, 4000: 60, 6000: 85, 8000: 90])
+        #expect(rx.noResponse == [.right: [6000, 8000]])
+        #expect(rx.text.contains("right: 500=20 1000=30 2000=40 4000=60 6000=85nr 8000=90nr\n"))
+        #expect(try parse(rx.text) == rx)
+        // Not the same prescription as a threshold measured at that level ...
+        let measured = try parse(variant(adding: "right: 500=20 1000=30 2000=40 4000=60 6000=85 8000=90"))
+        #expect(measured != rx && measured.noResponse.isEmpty)
+        // ... but the same gains: the least the threshold can be, so never more gain than measured.
+        for rule in FittingRule.allCases where rule != .explicit {
+            var a = rx, b = measured
+            a.rule = rule
+            b.rule = rule
+            #expect(a.targetGains(for: .right) == b.targetGains(for: .right), "\(rule)")
+        }
+        // A no response at a required frequency counts too (NAL-R's X uses it).
+        let atRequired = try parse(variant(adding: "right: 500=20 1000=30 2000=100nr 4000=110nr"))
+        #expect(atRequired.noResponse[.right] == [2000, 4000] && atRequired.thresholds[.right]?[2000] == 100)
+    }
+
     /// Each malformed input and the exact error it must produce.
     static let failures: [(String, PrescriptionError)] = [
         ("", PrescriptionError(line: nil, "the prescription is empty; it must start with 'RIBBIT-RX 1'")),
@@ -125,6 +148,30 @@ func variant(adding line: String) -> String { minimal + line + "\n" }
         (
             variant(adding: "right: 500=20 1000=3O 2000=40 4000=50"),
             PrescriptionError(line: 5, "'right': '1000=3O' is not FREQ=DB (e.g. 1000=35)")
+        ),
+        (
+            variant(adding: "right: 500=20 1000=30 2000=40 4000=50 8000=nr"),
+            PrescriptionError(line: 5, "'right': 'nr' has no level; no response is written after the level tested (e.g. 8000=90nr)")
+        ),
+        (
+            variant(adding: "right: 500=20 1000=30 2000=40 4000=50 8000=90NR"),
+            PrescriptionError(line: 5, "'right': write no response in lowercase: 90nr, not '90NR'")
+        ),
+        (
+            variant(adding: "right: 500=20 1000=30 2000=40 4000=50 8000=90 nr"),
+            PrescriptionError(line: 5, "'right': 'nr' goes right after the level tested, with no space (e.g. 8000=90nr)")
+        ),
+        (
+            variant(adding: "right: 500=20 1000=30 2000=40 4000=50 8000=125nr"),
+            PrescriptionError(line: 5, "'right': 125 dB HL at 8000 Hz is outside -10 to 120")
+        ),
+        (
+            variant(adding: "right: 500=20 1000=30 2000=40 4000=50 8000=nr90"),
+            PrescriptionError(line: 5, "'right': '8000=nr90' is not FREQ=DB (e.g. 1000=35)")
+        ),
+        (
+            "RIBBIT-RX 1\nname: a\nenv: quiet\nrule: explicit\ngain-right: 500=10 1000=20 2000=30 4000=30nr\n",
+            PrescriptionError(line: 5, "'gain-right': '4000=30nr' is not FREQ=DB (e.g. 1000=35)")
         ),
         (
             variant(adding: "gain-left: 500=20 1000=30 2000=40 4000=50"),
