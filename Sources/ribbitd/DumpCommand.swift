@@ -23,8 +23,12 @@ struct DumpCommand: ParsableCommand {
     enum EarChoice: String, ExpressibleByArgument, CaseIterable { case left, right, both }
 
     @Flag(help: "Print each frame as a line of JSON on standard output.") var json = false
-    @Option(help: ArgumentHelp("Write one row per frame and ear with levels and band levels.", valueName: "FILE"), completion: .file(extensions: ["csv"])) var csv: String?
-    @Option(help: ArgumentHelp("Write a plot of the spectra, gains and audiogram (averaged over the dump) at the end.", valueName: "FILE"), completion: .file(extensions: ["svg"]))
+    @Option(
+        help: ArgumentHelp("Write one row per frame and ear with levels and band levels.", valueName: "FILE"),
+        completion: .file(extensions: ["csv"])) var csv: String?
+    @Option(
+        help: ArgumentHelp("Write a plot of the spectra, gains and audiogram (averaged over the dump) at the end.", valueName: "FILE"),
+        completion: .file(extensions: ["svg"]))
     var svg: String?
     @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "SECONDS")) var duration: Double?
     @Option(help: "Which ear: left, right or both.") var ear: EarChoice = .both

@@ -10,7 +10,8 @@ struct HistoryShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "Show a prescription from the history: details and target gains.")
 
-    @Argument(help: ArgumentHelp("A history id or name (`ribbitd list`).", valueName: "ID|NAME"), completion: .custom(HistoryCompletion.names))
+    @Argument(
+        help: ArgumentHelp("A history id or name (`ribbitd list`).", valueName: "ID|NAME"), completion: .custom(HistoryCompletion.names))
     var selector: String
 
     @Flag(help: "Print JSON for machines: the entry and the prescription as `rx show --json` gives it (docs/json-output.md).")

@@ -22,10 +22,13 @@ struct ProcessCommand: ParsableCommand {
 
     @Argument(help: "The sound file to process.", completion: .soundFile) var input: String
     @Argument(help: "Where to write the result.", completion: .file()) var output: String
-    @Option(name: .customLong("rx"), help: ArgumentHelp("The prescription (.rx text).", valueName: "RX"), completion: .prescriptionFile) var prescriptionPath: String
+    @Option(name: .customLong("rx"), help: ArgumentHelp("The prescription (.rx text).", valueName: "RX"), completion: .prescriptionFile)
+    var prescriptionPath: String
     @Option(help: "For a mono file: whose fitting to apply (left or right).") var ear: Ear?
     @Flag(help: "Keep the real-time delay in OUT (it is then longer by the latency).") var keepLatency = false
-    @Option(help: ArgumentHelp("Also write the debug dump (spectra, levels, gains) for the file into this directory.", valueName: "DIR"), completion: .directory)
+    @Option(
+        help: ArgumentHelp("Also write the debug dump (spectra, levels, gains) for the file into this directory.", valueName: "DIR"),
+        completion: .directory)
     var dump: String?
     @OptionGroup var engineOptions: EngineOptions
 

@@ -23,7 +23,8 @@ struct RxKeygenCommand: ParsableCommand {
     @Flag(help: "Do not protect the private key with a passphrase.")
     var noPassphrase = false
 
-    @Option(help: ArgumentHelp("Protect the key with the first line of FILE (- for standard input).", valueName: "FILE"), completion: .file())
+    @Option(
+        help: ArgumentHelp("Protect the key with the first line of FILE (- for standard input).", valueName: "FILE"), completion: .file())
     var passphraseFile: String?
 
     func validate() throws {

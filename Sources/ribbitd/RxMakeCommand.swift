@@ -18,7 +18,8 @@ struct RxMakeCommand: ParsableCommand {
             asks for it on the terminal; scripts give --passphrase-file FILE (its first line).
             """)
 
-    @Argument(help: ArgumentHelp("A prescription file to encode (or give the options below).", valueName: "RX"), completion: .prescriptionText)
+    @Argument(
+        help: ArgumentHelp("A prescription file to encode (or give the options below).", valueName: "RX"), completion: .prescriptionText)
     var source: String?
 
     @Option(
@@ -30,10 +31,14 @@ struct RxMakeCommand: ParsableCommand {
     @Flag(help: "Print the code to the terminal (Unicode blocks, black on white; terminal colours with NO_COLOR or TERM=dumb).")
     var text = false
 
-    @Option(help: ArgumentHelp("Sign it with this private key (from `ribbitd rx keygen`).", valueName: "KEY"), completion: .file(extensions: ["key"]))
+    @Option(
+        help: ArgumentHelp("Sign it with this private key (from `ribbitd rx keygen`).", valueName: "KEY"),
+        completion: .file(extensions: ["key"]))
     var sign: String?
 
-    @Option(help: ArgumentHelp("Read the key's passphrase from the first line of FILE (- for standard input).", valueName: "FILE"), completion: .file())
+    @Option(
+        help: ArgumentHelp("Read the key's passphrase from the first line of FILE (- for standard input).", valueName: "FILE"),
+        completion: .file())
     var passphraseFile: String?
 
     @Option(help: "Pixels per module in the PNG.")

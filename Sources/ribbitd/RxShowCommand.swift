@@ -19,7 +19,9 @@ struct RxShowCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("The prescription: .rx text, or a PNG/JPEG of its QR code.", valueName: "RX"), completion: .prescriptionFile) var path: String
+    @Argument(
+        help: ArgumentHelp("The prescription: .rx text, or a PNG/JPEG of its QR code.", valueName: "RX"), completion: .prescriptionFile)
+    var path: String
     @Flag(help: "Print JSON for machines.") var json = false
 
     func run() throws {
