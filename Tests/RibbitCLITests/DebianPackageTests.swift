@@ -93,9 +93,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let unpacked = directory.appendingPathComponent("root")
         #expect(try Built.run(try Self.tool("dpkg"), ["-x", deb.path, unpacked.path]).status == 0)
-        var env = try TestPaths.privateHome(in: directory)
-        env["JACK_DEFAULT_SERVER"] = "ribbit-test-\(getpid())-none"  // no server: nothing real is touched
-        env["JACK_NO_START_SERVER"] = "1"
+        // A real (dummy) JACK server, so the audio process stays connected and can be seen: with
+        // none it exits and is restarted, and a look at the children may fall between the two.
+        let server = try JackTestServer()
+        defer { server.stop() }
+        var env = try TestPaths.privateHome(in: directory, base: server.environment)
         env.removeValue(forKey: "RIBBIT_AUDIO")
         let ribbitd = unpacked.appendingPathComponent("usr/bin/ribbitd")
 
@@ -137,7 +139,7 @@ import Testing
             usleep(100_000)
         }
         #expect(
-            status?.status == 0 && status?.stdout.contains("no JACK server") == true,
+            status?.status == 0 && status?.stdout.contains("no JACK server") == false,
             "\(String(describing: status))\n\(String(decoding: (try? Data(contentsOf: log)) ?? Data(), as: UTF8.self))")
         #expect(children.contains(audio), "the daemon's children: \(children)")
         #expect(try Built.run(ribbitd, ["stop"], environment: env, timeoutSeconds: 10).status == 0)
