@@ -79,7 +79,8 @@ struct PrescriptionReport: Encodable {
             label.padding(toLength: 18, withPad: " ", startingAt: 0) + cells.map { $0.leftPadded(to: 6) }.joined()
         }
         lines.append(row("frequency (Hz)", frequencies.map(String.init)))
-        for ear in Ear.allCases {
+        // The right ear first, as audiograms, fitting software and audiometer print-outs give it.
+        for ear in [Ear.right, .left] {
             let report = ears[ear.rawValue]!
             let label = ear == .left ? "left " : "right"
             lines.append(

@@ -15,7 +15,7 @@ struct Ribbitd: ParsableCommand {
             Exit codes: 0 ok, 1 a measurement outside its tolerance, 64 bad command line, \
             65 bad prescription, input data or a request the daemon refused, 66 an input file cannot be read, \
             69 the daemon or JACK is not reachable, 73 an output file cannot be written, 78 a mistake in the \
-            config file, 70 internal error.
+            config file, 70 internal error, 130 interrupted (Ctrl-C at a passphrase prompt).
             """,
         // "NAME VERSION", as GNU tools print it: the first line is what scripts and help2man read.
         version: "ribbitd \(RibbitVersion.current)",

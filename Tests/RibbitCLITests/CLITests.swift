@@ -71,6 +71,9 @@ func rx(_ name: String) -> String { TestPaths.prescription(name).path }
         // NAL-R at 1000 Hz for the left ear: 3.5 + 0.31 * 20 + 1 = 10.7 dB.
         let leftGains = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("left  gain") })
         #expect(leftGains.contains("10.7"))
+        // The right ear's rows first, as on an audiogram form.
+        let labels = result.stdout.split(separator: "\n").map { String($0.prefix(5)) }.filter { $0 == "right" || $0 == "left " }
+        #expect(labels == ["right", "right", "left ", "left "])
     }
 
     @Test func rxShowJSONIsMachineReadable() throws {
