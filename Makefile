@@ -4,18 +4,20 @@ export PATH := $(PATH):/opt/swift/usr/bin
 
 PREFIX ?= /usr/local
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Build, run and test dependencies (Debian package names): the libraries, a JACK server and its
-# example clients (jack_lsp, jack_iodelay ...), espeak-ng and sox for the demo speech, bc for the
-# bench, ImageMagick to make the tests' photo-like QR pictures; debhelper (with dpkg-dev) and
-# lintian for `make deb`, mandoc to check the man pages, zsh and fish to check their completions,
-# rsvg-convert (librsvg2-bin) to render the plots the tests check.
-APT_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpng-dev libturbojpeg0-dev \
-	libzbar-dev libqrencode-dev libsqlite3-dev jackd2 espeak-ng sox bc imagemagick tmux \
-	debhelper lintian mandoc zsh fish librsvg2-bin
+# What building and running need (Debian package names): the libraries and a JACK server. `make run`
+# installs only these, so a wearer's box gets no test tools.
+RUN_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpng-dev libturbojpeg0-dev \
+	libzbar-dev libqrencode-dev libsqlite3-dev jackd2
+# What testing, the demo, the bench and the package add: JACK's example clients come with jackd2
+# (jack_lsp, jack_iodelay ...); espeak-ng and sox for the demo speech, bc for the bench,
+# ImageMagick to make the tests' photo-like QR pictures, tmux for the terminal-view tests;
+# debhelper (with dpkg-dev) and lintian for `make deb`, mandoc to check the man pages, zsh and
+# fish to check their completions, rsvg-convert (librsvg2-bin) to render the plots the tests check.
+DEV_PACKAGES := espeak-ng sox bc imagemagick tmux debhelper lintian mandoc zsh fish librsvg2-bin
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 
-.PHONY: run test deps build check-static completions bench demo man deb deb-package install install-files uninstall clean fuzz \
+.PHONY: run test deps dev-deps install-packages build check-static completions bench demo man deb deb-package install install-files uninstall clean fuzz \
 	codes rt-check format lint
 
 # The main job: the hearing aid on live sound (starts a JACK server when none runs).
@@ -25,7 +27,7 @@ run: deps build
 # Debug build for the unit tests; the compiler's real-time check; the release daemon and its
 # audio process for the integration tests (what ships, and what the real-time audit must judge).
 # The formatting check runs first: it takes seconds, the build minutes.
-test: deps lint
+test: dev-deps lint
 	swift build
 	$(MAKE) rt-check
 	$(RELEASE) --product ribbitd
@@ -42,8 +44,14 @@ lint:
 	@swift format lint --strict --recursive --parallel $(FORMAT_PATHS) || { echo "error: the code is not formatted as .swift-format says; run make format" >&2; exit 1; }
 
 deps:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(RUN_PACKAGES)"
+
+dev-deps:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(RUN_PACKAGES) $(DEV_PACKAGES)"
+
+install-packages:
 	@command -v swift >/dev/null || { echo "error: swift not found; install Swift 6 from swift.org and put it on PATH" >&2; exit 69; }
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
@@ -60,7 +68,7 @@ build:
 
 # The demo: synthetic speech at a microphone-like level through a sample prescription, with its
 # debug dump, then the measured response against the prescription (fails beyond 2 dB).
-demo: deps build
+demo: dev-deps build
 	@mkdir -p $(DEMO)
 	espeak-ng -s 150 -w $(DEMO)/raw.wav "The quick brown fox jumps over the lazy dog. She sells sea shells by the sea shore. Six thick thistle sticks."
 	sox -q $(DEMO)/raw.wav -r 48000 -c 2 -b 16 $(DEMO)/speech.wav gain -n -26
@@ -82,7 +90,7 @@ rt-check:
 	swift build -c release --scratch-path .build/rt-check -Xswiftc -DRIBBIT_RT_AUDIT --target RibbitJack
 
 # Engine speed against bare FFTW, then the daemon under JACK: latency, load, xruns, memory.
-bench: deps build
+bench: dev-deps build
 	$(RELEASE) --product ribbit-bench
 	$(RELEASE) --product ribbit-probe
 	.build/release/ribbit-bench
@@ -94,7 +102,7 @@ bench: deps build
 # A crash leaves fuzz/crash-*; fix it and keep the input under Tests/*/FuzzFindings/.
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := swift build -c release -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library
-fuzz: deps build
+fuzz: dev-deps build
 	cd fuzz && $(FUZZ_BUILD) --product fuzz-parser && $(FUZZ_BUILD) --product fuzz-image
 	rm -rf fuzz/.build/corpus && mkdir -p fuzz/.build/corpus/parser fuzz/.build/corpus/image
 	cp Prescriptions/*.rx fuzz/.build/corpus/parser/
@@ -143,7 +151,7 @@ man:
 DEB_DIR := .build/deb
 DEB_VERSION = $(shell dpkg-parsechangelog -S Version)
 DEB_ARCH = $(shell dpkg-architecture -q DEB_HOST_ARCH)
-deb: deps build
+deb: dev-deps build
 	$(MAKE) deb-package
 
 deb-package: check-static

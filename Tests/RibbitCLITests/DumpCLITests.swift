@@ -89,7 +89,7 @@ import Testing
         let empty = folder.appendingPathComponent("empty.wav").path
         try AudioFileWriter(path: empty, format: .wav(sampleRate: 48000, channelCount: 2)).close()
         let aFile = folder.appendingPathComponent("a-file").path
-        FileManager.default.createFile(atPath: aFile, contents: Data())
+        _ = FileManager.default.createFile(atPath: aFile, contents: Data())
         let out = folder.appendingPathComponent("out.wav").path
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_RUNTIME_DIR"] = folder.path  // no daemon listens there
