@@ -1,0 +1,103 @@
+/// The wide dynamic range compressor's settings: the contract between the fitting (which turns
+/// a prescription into them) and the engine's compressor stage (which runs them). Levels are
+/// band levels in dB SPL through the `Calibration`; gains are insertion gains in dB.
+///
+/// A band's static curve on its input level L (dB SPL), as hearing-aid fitting software draws it:
+///
+/// ```
+/// gain(L) = gainDB - (expansionKneeDBSPL - L) * (expansionRatio - 1)   L < expansion knee
+///         = gainDB                                                     between the knees
+///         = gainDB - (L - kneeDBSPL) * (1 - 1 / ratio)                 L > knee
+/// and never more than limitDBSPL - L (the band's output limit).
+/// ```
+public struct CompressorBand: Sendable, Equatable {
+    /// Where the band is centred (its level detector and its share of the filter).
+    public var centreHz: Double
+    /// Insertion gain between the two knees.
+    public var gainDB: Double
+    /// Compression threshold: band input level above which the ratio applies.
+    public var kneeDBSPL: Double
+    /// Compression ratio, >= 1 (1: linear): above the knee the output grows 1 / ratio dB per dB.
+    public var ratio: Double
+    /// Below this band input level the expander lowers the gain (microphone hiss, room noise).
+    public var expansionKneeDBSPL: Double
+    /// Expansion ratio, >= 1 (1: none): below the knee the output falls this many dB per dB.
+    public var expansionRatio: Double
+    /// The band's output never exceeds this level (steady state; the dBFS ceiling still holds
+    /// on every sample).
+    public var limitDBSPL: Double
+
+    public init(
+        centreHz: Double, gainDB: Double, kneeDBSPL: Double, ratio: Double, expansionKneeDBSPL: Double, expansionRatio: Double,
+        limitDBSPL: Double
+    ) {
+        self.centreHz = centreHz
+        self.gainDB = gainDB
+        self.kneeDBSPL = kneeDBSPL
+        self.ratio = ratio
+        self.expansionKneeDBSPL = expansionKneeDBSPL
+        self.expansionRatio = expansionRatio
+        self.limitDBSPL = limitDBSPL
+    }
+
+    /// A band that only amplifies: the same gain at every level, no limit below 200 dB SPL.
+    public static func linear(centreHz: Double, gainDB: Double) -> CompressorBand {
+        CompressorBand(
+            centreHz: centreHz, gainDB: gainDB, kneeDBSPL: 200, ratio: 1, expansionKneeDBSPL: -100, expansionRatio: 1, limitDBSPL: 200)
+    }
+
+    /// The static curve: insertion gain in dB for a steady band input level in dB SPL.
+    public func gainDB(inputDBSPL level: Double) -> Double {
+        var gain = gainDB
+        if level < expansionKneeDBSPL {
+            gain -= (expansionKneeDBSPL - level) * (expansionRatio - 1)
+        } else if level > kneeDBSPL {
+            gain -= (level - kneeDBSPL) * (1 - 1 / ratio)
+        }
+        return min(gain, limitDBSPL - level)
+    }
+}
+
+/// Per ear, the bands and how fast their level detectors follow.
+public struct CompressorSettings: Sendable, Equatable {
+    /// Ascending centre frequencies.
+    public var bands: [CompressorBand]
+    /// ANSI S3.22 attack time (settling within 3 dB after a 55 -> 90 dB SPL step).
+    public var attackMs: Double
+    /// ANSI S3.22 release time (settling within 4 dB after a 90 -> 55 dB SPL step).
+    public var releaseMs: Double
+
+    public init(bands: [CompressorBand], attackMs: Double, releaseMs: Double) {
+        self.bands = bands
+        self.attackMs = attackMs
+        self.releaseMs = releaseMs
+    }
+
+    /// Speech: fast enough to follow syllables. Music: slow, so the dynamics of a piece stay.
+    public static let speechTimes = (attackMs: 5.0, releaseMs: 70.0)
+    public static let musicTimes = (attackMs: 50.0, releaseMs: 1000.0)
+}
+
+/// From digital levels to sound pressure, per device: what the microphone and the headphones
+/// do, measured by `ribbitd calibrate` or taken from a profile's documented defaults.
+public struct Calibration: Sendable, Equatable {
+    /// The sound pressure level (dB SPL) at the microphone of a sine that reads 0 dBFS (peak 1).
+    public var inputDBSPLAtFullScale: Double
+    /// Per ear (left, right), the level (dB SPL) a 0 dBFS sine plays at the ear.
+    public var outputDBSPLAtFullScale: [Double]
+
+    public init(inputDBSPLAtFullScale: Double, outputDBSPLAtFullScale: [Double]) {
+        self.inputDBSPLAtFullScale = inputDBSPLAtFullScale
+        self.outputDBSPLAtFullScale = outputDBSPLAtFullScale
+    }
+
+    /// Input and output alike: a digital gain of G dB is an insertion gain of G dB, as the
+    /// linear engine has always assumed. 100 dB SPL at 0 dBFS is typical of both a headset
+    /// microphone and closed headphones at a moderate volume; uncalibrated it is only a guess.
+    public static let uncalibrated = Calibration(inputDBSPLAtFullScale: 100, outputDBSPLAtFullScale: [100, 100])
+
+    /// The digital gain (dB) that gives `insertionGainDB` at the ear of `channel`.
+    public func digitalGainDB(insertionGainDB: Double, channel: Int) -> Double {
+        insertionGainDB + inputDBSPLAtFullScale - outputDBSPLAtFullScale[channel]
+    }
+}
