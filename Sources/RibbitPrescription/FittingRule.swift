@@ -8,6 +8,14 @@ public enum FittingRule: String, Sendable, CaseIterable, Codable {
     case pogo2
     /// The audiologist gives the gains directly.
     case explicit
+    /// The compressive Cambridge rule (`Camfit`): level-dependent gains; format version 2.
+    case camfit
+
+    /// The first format version that knows the rule.
+    public var formatVersion: Int { self == .camfit ? 2 : 1 }
+
+    /// The rules a file of the given format version may name.
+    public static func rules(inVersion version: Int) -> [FittingRule] { allCases.filter { $0.formatVersion <= version } }
 
     /// NAL-R's frequency-dependent constant k(f) in dB (125 Hz uses 250's, 8000 Hz uses 6000's).
     public static let nalRCorrection: [Int: Double] = [
@@ -15,7 +23,8 @@ public enum FittingRule: String, Sendable, CaseIterable, Codable {
     ]
 
     /// Insertion gains for the thresholds of one ear. `explicit` has no formula and returns nil.
-    /// NAL-R needs thresholds at 500, 1000 and 2000 Hz, which the format requires.
+    /// NAL-R needs thresholds at 500, 1000 and 2000 Hz, which the format requires. CAMFIT gives
+    /// its gains for 65 dB SPL speech at `Camfit.defaultCentresHz`.
     public func insertionGains(thresholds: [Int: Int]) -> [Int: Double]? {
         switch self {
         case .explicit:
@@ -27,6 +36,8 @@ public enum FittingRule: String, Sendable, CaseIterable, Codable {
                 uniqueKeysWithValues: thresholds.map { frequency, h in
                     (frequency, max(0, x + 0.31 * Double(h) + Self.nalRCorrection[frequency, default: 0]))
                 })
+        case .camfit:
+            return Camfit.gains(thresholds: thresholds, speechDBSPL: 65)
         case .halfGain:
             return thresholds.mapValues { max(0, Double($0) / 2) }
         case .pogo2:

@@ -3,10 +3,31 @@ public enum Ear: String, Sendable, CaseIterable, Codable {
     case left, right
 }
 
-/// A hearing-aid prescription: format version 1 (docs/prescription-format.md).
+/// Whether quiet sounds get less gain (noise, microphone hiss), and below which band level.
+public enum Expansion: Sendable, Equatable {
+    case off
+    /// At `Prescription.defaultExpansionKneeDBSPL`.
+    case on
+    /// Below this band input level in dB SPL.
+    case knee(Double)
+}
+
+/// A hearing-aid prescription: format version 1 or 2 (docs/prescription-format.md).
 public struct Prescription: Sendable, Equatable {
+    /// Version 1's number and header (what every version-1 file starts with).
     public static let formatVersion = 1
     public static let header = "RIBBIT-RX 1"
+    /// The newest version this ribbit reads; version 2 adds compression (rule camfit, g50/g80
+    /// gains, attack, release, expansion, UCLs and an output limit in dB SPL).
+    public static let latestVersion = 2
+    public static let attackRangeMs = 1.0...200.0
+    public static let releaseRangeMs = 10.0...5000.0
+    public static let defaultExpansionKneeDBSPL = 38.0
+    public static let expansionKneeRange = 20.0...60.0
+    /// Uncomfortable loudness levels in dB HL.
+    public static let uclRange = 50...140
+    /// `limit:` in dB SPL; the top is the hard maximum for signed prescriptions.
+    public static let limitRange = 80.0...132.0
     public static let audiometricFrequencies = [125, 250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000]
     public static let requiredFrequencies = [500, 1000, 2000, 4000]
     public static let thresholdRange = -10...120
@@ -45,6 +66,20 @@ public struct Prescription: Sendable, Equatable {
     public var extensions: [(key: String, value: String)]
     /// The `sig:` line's value, when present (verified by a later version).
     public var signature: String?
+    /// 1 or 2: the header written. Version-2 keys need 2.
+    public var version: Int = 1
+    /// Version 2, rule `explicit`: per ear, the gains in dB for speech at 50 and 80 dB SPL per
+    /// band centre (instead of `gain-` for that ear).
+    public var gains50: [Ear: [Int: Double]] = [:]
+    public var gains80: [Ear: [Int: Double]] = [:]
+    /// Compressor attack and release times (ms); nil: the defaults (speech times).
+    public var attackMs: Double?
+    public var releaseMs: Double?
+    public var expansion: Expansion = .off
+    /// Uncomfortable loudness levels in dB HL by frequency, per ear.
+    public var ucl: [Ear: [Int: Int]] = [:]
+    /// The most any band may put out, in dB SPL; nil: the caps ribbit applies by itself.
+    public var limitDBSPL: Double?
 
     public init(
         name: String, environment: String, audiologist: String? = nil, patient: String? = nil, date: String? = nil,
@@ -75,21 +110,47 @@ public struct Prescription: Sendable, Equatable {
             && a.noResponse == b.noResponse && a.explicitGains == b.explicitGains && a.lowpassHz == b.lowpassHz
             && a.maxOutputDBFS == b.maxOutputDBFS
             && a.extensions.map(\.key) == b.extensions.map(\.key) && a.extensions.map(\.value) == b.extensions.map(\.value)
-            && a.signature == b.signature
+            && a.signature == b.signature && a.version == b.version && a.gains50 == b.gains50 && a.gains80 == b.gains80
+            && a.attackMs == b.attackMs && a.releaseMs == b.releaseMs && a.expansion == b.expansion && a.ucl == b.ucl
+            && a.limitDBSPL == b.limitDBSPL
     }
 
     /// The target insertion gains in dB at the given frequencies for one ear, or nil when the
     /// ear is not given (it gets no processing: flat). A no response counts as a threshold at the
     /// level tested: the least the true threshold can be, so never more gain than measured.
+    /// With compression (rule `camfit`, or `g50-`/`g80-` gains) these are the gains for 65 dB SPL
+    /// speech.
     public func targetGains(for ear: Ear) -> [Int: Double]? {
-        if rule == .explicit { return explicitGains[ear] }
+        if rule == .explicit {
+            if let gains = explicitGains[ear] { return gains }
+            return levelGains(for: ear)?.g65
+        }
         guard let t = thresholds[ear] else { return nil }
         return rule.insertionGains(thresholds: t)
     }
 
+    /// Level-dependent gains (dB by frequency) for speech at 50, 65 and 80 dB SPL, or nil when the
+    /// ear is fitted linearly or not at all. Explicit g50/g80: g65 is their mean (a straight
+    /// line in level, as the compressor draws it above its knee).
+    public func levelGains(for ear: Ear) -> (g50: [Int: Double], g65: [Int: Double], g80: [Int: Double])? {
+        switch rule {
+        case .camfit:
+            guard let t = thresholds[ear] else { return nil }
+            return (
+                Camfit.gains(thresholds: t, speechDBSPL: 50), Camfit.gains(thresholds: t, speechDBSPL: 65),
+                Camfit.gains(thresholds: t, speechDBSPL: 80)
+            )
+        case .explicit:
+            guard let g50 = gains50[ear], let g80 = gains80[ear] else { return nil }
+            return (g50, g50.merging(g80) { ($0 + $1) / 2 }, g80)
+        default:
+            return nil
+        }
+    }
+
     /// The canonical text (what `rx make` encodes): keys in a fixed order, LF line ends.
     public var text: String {
-        var lines = [Self.header, "name: \(name)", "env: \(environment)"]
+        var lines = ["RIBBIT-RX \(version)", "name: \(name)", "env: \(environment)"]
         if let audiologist { lines.append("audiologist: \(audiologist)") }
         if let patient { lines.append("patient: \(patient)") }
         if let date { lines.append("date: \(date)") }
@@ -98,8 +159,23 @@ public struct Prescription: Sendable, Equatable {
             if let t = thresholds[ear] { lines.append("\(ear.rawValue): " + Self.thresholdPairs(t, noResponse: noResponse[ear] ?? [])) }
         }
         for ear in Ear.allCases {
+            if let u = ucl[ear] { lines.append("ucl-\(ear.rawValue): " + Self.thresholdPairs(u, noResponse: [])) }
+        }
+        for ear in Ear.allCases {
             if let g = explicitGains[ear] { lines.append("gain-\(ear.rawValue): " + Self.pairs(g)) }
         }
+        for ear in Ear.allCases {
+            if let g = gains50[ear] { lines.append("g50-\(ear.rawValue): " + Self.pairs(g)) }
+            if let g = gains80[ear] { lines.append("g80-\(ear.rawValue): " + Self.pairs(g)) }
+        }
+        if let attackMs { lines.append("attack: \(Self.number(attackMs))") }
+        if let releaseMs { lines.append("release: \(Self.number(releaseMs))") }
+        switch expansion {
+        case .off: break
+        case .on: lines.append("expansion: on")
+        case .knee(let db): lines.append("expansion: \(Self.number(db))")
+        }
+        if let limitDBSPL { lines.append("limit: \(Self.number(limitDBSPL))") }
         lines.append("lowpass: " + (lowpassHz.map(String.init) ?? "none"))
         lines.append("max-output: \(Self.number(maxOutputDBFS))")
         if let note { lines.append("note: \(note)") }

@@ -17,6 +17,11 @@ extension Prescription {
         "name", "env", "audiologist", "patient", "date", "note", "rule", "left", "right", "gain-left", "gain-right",
         "lowpass", "max-output", "sig",
     ]
+    /// Keys version 2 adds (compression); `sig` stays last in the list.
+    static let version2Keys = [
+        "ucl-left", "ucl-right", "g50-left", "g80-left", "g50-right", "g80-right", "attack", "release", "expansion", "limit",
+    ]
+    static func knownKeys(version: Int) -> [String] { version >= 2 ? knownKeys.dropLast() + version2Keys + ["sig"] : knownKeys }
 
     /// Parses and validates the text of a prescription (UTF-8 bytes). Every error names the line
     /// and the rule broken; nothing is partially accepted.
@@ -46,10 +51,12 @@ extension Prescription {
                     line: index + 1, "holds the control character U+\(hex4(control.value)); a prescription is plain text")
             }
         }
-        if first != header {
+        let version = first == "RIBBIT-RX 2" ? 2 : 1
+        if first != header && version == 1 {
             if first.hasPrefix("RIBBIT-RX ") {
                 throw PrescriptionError(
-                    line: 1, "unsupported version '\(first)'; this ribbitd reads '\(header)' (a newer ribbitd may read it)")
+                    line: 1,
+                    "unsupported version '\(first)'; this ribbitd reads '\(header)' and 'RIBBIT-RX 2' (a newer ribbitd may read it)")
             }
             throw PrescriptionError(line: 1, "must be '\(header)'; this is not a ribbit prescription")
         }
@@ -72,10 +79,14 @@ extension Prescription {
                 extensions.append((key, value))
                 continue
             }
-            guard knownKeys.contains(key) else {
+            if version == 1 && version2Keys.contains(key) {
+                throw PrescriptionError(line: number, "'\(key)' needs format version 2; start the file with 'RIBBIT-RX 2'")
+            }
+            let known = knownKeys(version: version)
+            guard known.contains(key) else {
                 throw PrescriptionError(
                     line: number,
-                    "unknown key '\(key)' (known: \(knownKeys.dropLast().joined(separator: ", ")); prefix your own keys with 'x-')")
+                    "unknown key '\(key)' (known: \(known.dropLast().joined(separator: ", ")); prefix your own keys with 'x-')")
             }
             if let earlier = fields[key] {
                 throw PrescriptionError(line: number, "'\(key)' is given twice (first on line \(earlier.line))")
@@ -95,6 +106,7 @@ extension Prescription {
 
         var rx = Prescription(
             name: try required("name", "a name"), environment: try required("env", "the environment it is for (e.g. quiet, noisy, music)"))
+        rx.version = version
         rx.audiologist = fields["audiologist"]?.value
         rx.patient = fields["patient"]?.value
         rx.note = fields["note"]?.value
@@ -105,9 +117,14 @@ extension Prescription {
             rx.date = value
         }
         if let (line, value) = fields["rule"] {
-            guard let rule = FittingRule(rawValue: value) else {
+            guard let rule = FittingRule(rawValue: value), rule.formatVersion <= version else {
+                if let rule = FittingRule(rawValue: value) {
+                    throw PrescriptionError(
+                        line: line, "rule '\(value)' needs format version \(rule.formatVersion); start the file with 'RIBBIT-RX 2'")
+                }
                 throw PrescriptionError(
-                    line: line, "rule '\(value)' is unknown; use one of \(FittingRule.allCases.map(\.rawValue).joined(separator: ", "))")
+                    line: line,
+                    "rule '\(value)' is unknown; use one of \(FittingRule.rules(inVersion: version).map(\.rawValue).joined(separator: ", "))")
             }
             rx.rule = rule
         }
@@ -165,17 +182,24 @@ extension Prescription {
                 rx.explicitGains[ear] = pairs
             }
         }
+        try parseVersion2(&rx, fields)
         if rx.rule == .explicit {
-            guard !rx.explicitGains.isEmpty else {
-                throw PrescriptionError(line: fields["rule"]?.line, "'rule: explicit' needs 'gain-left' and/or 'gain-right'")
+            guard !rx.explicitGains.isEmpty || !rx.gains50.isEmpty else {
+                throw PrescriptionError(
+                    line: fields["rule"]?.line,
+                    version == 1
+                        ? "'rule: explicit' needs 'gain-left' and/or 'gain-right'"
+                        : "'rule: explicit' needs 'gain-left' and/or 'gain-right', or 'g50-' and 'g80-' gains for an ear")
             }
         } else if rx.thresholds.isEmpty {
             throw PrescriptionError(line: nil, "no ear is given; add 'left' and/or 'right' thresholds (an ear left out gets no processing)")
         }
         for ear in Ear.allCases {
-            guard let gains = rx.targetGains(for: ear) else { continue }
+            // With compression the gain for soft (50 dB SPL) speech is the largest.
+            guard let gains = rx.levelGains(for: ear)?.g50 ?? rx.targetGains(for: ear) else { continue }
             for frequency in gains.keys.sorted() where gains[frequency]! > maxGainDB {
-                let key = rx.rule == .explicit ? "gain-\(ear.rawValue)" : ear.rawValue
+                let key =
+                    rx.rule != .explicit ? ear.rawValue : rx.explicitGains[ear] != nil ? "gain-\(ear.rawValue)" : "g50-\(ear.rawValue)"
                 let gain = (gains[frequency]! * 10).rounded() / 10
                 throw PrescriptionError(
                     line: fields[key]?.line,

@@ -100,8 +100,8 @@ import Testing
             (blank, "no QR code found"),
             (try code("https://example.org/hello", name: "url.png"), "not a ribbit prescription (it starts 'https://example.org/hell"),
             (
-                try code(Self.valid.replacingOccurrences(of: "RIBBIT-RX 1", with: "RIBBIT-RX 2"), name: "v2.png"),
-                "unsupported version 'RIBBIT-RX 2'"
+                try code(Self.valid.replacingOccurrences(of: "RIBBIT-RX 1", with: "RIBBIT-RX 3"), name: "v3.png"),
+                "unsupported version 'RIBBIT-RX 3'"
             ),
             (try code(Self.valid.replacingOccurrences(of: "1000=35", with: "1000=135"), name: "range.png"), "135"),
             (try code(Self.valid.replacingOccurrences(of: "rule: nal-r", with: "rule: magic"), name: "field.png"), "magic"),

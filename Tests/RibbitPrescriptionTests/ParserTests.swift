@@ -80,8 +80,9 @@ func variant(adding line: String) -> String { minimal + line + "\n" }
     static let failures: [(String, PrescriptionError)] = [
         ("", PrescriptionError(line: nil, "the prescription is empty; it must start with 'RIBBIT-RX 1'")),
         (
-            "RIBBIT-RX 2\nname: a\n",
-            PrescriptionError(line: 1, "unsupported version 'RIBBIT-RX 2'; this ribbitd reads 'RIBBIT-RX 1' (a newer ribbitd may read it)")
+            "RIBBIT-RX 3\nname: a\n",
+            PrescriptionError(
+                line: 1, "unsupported version 'RIBBIT-RX 3'; this ribbitd reads 'RIBBIT-RX 1' and 'RIBBIT-RX 2' (a newer ribbitd may read it)")
         ),
         ("hello\n", PrescriptionError(line: 1, "must be 'RIBBIT-RX 1'; this is not a ribbit prescription")),
         (

@@ -1,0 +1,89 @@
+extension Prescription {
+    /// The version-2 keys (the parser refused them in version 1 already): compression gains,
+    /// times, expansion, UCLs and the output limit.
+    static func parseVersion2(_ rx: inout Prescription, _ fields: [String: (line: Int, value: String)]) throws(PrescriptionError) {
+        func number(_ key: String, _ range: ClosedRange<Double>, _ what: String) throws(PrescriptionError) -> Double? {
+            guard let (line, value) = fields[key] else { return nil }
+            guard let x = Double(value), range.contains(x) else {
+                throw PrescriptionError(
+                    line: line,
+                    "\(key) '\(value.prefix(24))' must be \(what) from \(Prescription.number(range.lowerBound)) to \(Prescription.number(range.upperBound))"
+                )
+            }
+            return x
+        }
+        rx.attackMs = try number("attack", attackRangeMs, "a time in ms")
+        rx.releaseMs = try number("release", releaseRangeMs, "a time in ms")
+        rx.limitDBSPL = try number("limit", limitRange, "an output level in dB SPL")
+        if let (line, value) = fields["expansion"] {
+            if value == "off" {
+                rx.expansion = .off
+            } else if value == "on" {
+                rx.expansion = .on
+            } else if let knee = Double(value), expansionKneeRange.contains(knee) {
+                rx.expansion = .knee(knee)
+            } else {
+                throw PrescriptionError(
+                    line: line,
+                    "expansion '\(value.prefix(24))' must be 'off', 'on' or a knee in dB SPL from \(Int(expansionKneeRange.lowerBound)) to \(Int(expansionKneeRange.upperBound))"
+                )
+            }
+        }
+        for ear in Ear.allCases {
+            let uclKey = "ucl-\(ear.rawValue)"
+            if let (line, value) = fields[uclKey] {
+                let levels = try parsePairs(value, key: uclKey, line: line) { Int($0) }
+                for frequency in levels.keys.sorted() {
+                    let db = levels[frequency]!
+                    guard uclRange.contains(db) else {
+                        throw PrescriptionError(
+                            line: line, "'\(uclKey)': \(db) dB HL at \(frequency) Hz is outside \(uclRange.lowerBound) to \(uclRange.upperBound)")
+                    }
+                    if let threshold = rx.thresholds[ear]?[frequency], db <= threshold {
+                        throw PrescriptionError(
+                            line: line,
+                            "'\(uclKey)': \(db) dB HL at \(frequency) Hz is not above the threshold of \(threshold) dB HL; check the audiogram"
+                        )
+                    }
+                }
+                rx.ucl[ear] = levels
+            }
+            let key50 = "g50-\(ear.rawValue)", key80 = "g80-\(ear.rawValue)"
+            guard fields[key50] != nil || fields[key80] != nil else { continue }
+            let line = fields[key50]?.line ?? fields[key80]!.line
+            guard rx.rule == .explicit else {
+                throw PrescriptionError(line: line, "'\(fields[key50] != nil ? key50 : key80)' is only allowed with 'rule: explicit' (this one is '\(rx.rule.rawValue)')")
+            }
+            guard let (line50, value50) = fields[key50], let (line80, value80) = fields[key80] else {
+                throw PrescriptionError(line: line, "'\(key50)' and '\(key80)' go together; give both")
+            }
+            if let gainLine = fields["gain-\(ear.rawValue)"]?.line {
+                throw PrescriptionError(
+                    line: gainLine, "'gain-\(ear.rawValue)' and '\(key50)'/'\(key80)' both give the \(ear.rawValue) ear's gains; keep one")
+            }
+            func gains(_ key: String, _ line: Int, _ value: String) throws(PrescriptionError) -> [Int: Double] {
+                let pairs = try parsePairs(value, key: key, line: line) { Double($0).flatMap { $0.isFinite ? $0 : nil } }
+                for (frequency, db) in pairs where db < explicitGainRange.lowerBound {
+                    throw PrescriptionError(
+                        line: line,
+                        "'\(key)': \(Prescription.number(db)) dB at \(frequency) Hz is below the lowest allowed gain of \(Int(explicitGainRange.lowerBound)) dB"
+                    )
+                }
+                return pairs
+            }
+            let g50 = try gains(key50, line50, value50)
+            let g80 = try gains(key80, line80, value80)
+            guard g50.keys.sorted() == g80.keys.sorted() else {
+                throw PrescriptionError(line: line80, "'\(key80)' must give the same frequencies as '\(key50)'")
+            }
+            for frequency in g50.keys.sorted() where g80[frequency]! > g50[frequency]! {
+                throw PrescriptionError(
+                    line: line80,
+                    "'\(key80)': \(Prescription.number(g80[frequency]!)) dB at \(frequency) Hz is more than the \(Prescription.number(g50[frequency]!)) dB for 50 dB SPL; louder sound never gets more gain"
+                )
+            }
+            rx.gains50[ear] = g50
+            rx.gains80[ear] = g80
+        }
+    }
+}
