@@ -1,0 +1,78 @@
+import RibbitDSP
+import RibbitPrescription
+
+/// Prescription -> the compressor's settings per ear.
+///
+/// Per band centre (`Camfit.defaultCentresHz` unless given) and gains g50, g80 for speech at 50
+/// and 80 dB SPL (rule camfit, or explicit `g50-`/`g80-`), with L50 = the band level of
+/// LTASS speech at 50 dB SPL overall (`Camfit.speechBandLevelsDBSPL`) and L80 = L50 + 30:
+///
+/// ```
+/// gainDB = g50                  kneeDBSPL = L50
+/// ratio  = 30 / max(30 + g80 - g50, 3)  (the output rises 30 + g80 - g50 dB over the 30 dB from
+///                                       L50 to L80; at most 10:1)
+/// ```
+///
+/// so the static curve passes through both prescribed points; g65 lands on the line between
+/// them (camfit's own g65 differs only where it clipped a negative gain to 0). The linear rules
+/// give ratio 1, knee 200 and the rule's gain at the band centre (compression off).
+///
+/// Output limit per band, the smallest of:
+/// - the UCL (dB HL, interpolated at the centre) + ISO 389-7 reference threshold - `uclMarginDB`;
+/// - the prescription's `limit:`;
+/// - unsigned or untrusted: the US OTC hearing-aid rule (21 CFR 800.30), 111 dB SPL, or 117 dB SPL
+///   when the ear's input-controlled compression is active (a band ratio above 1);
+/// - trusted signature: `trustedMaximumDBSPL`.
+public enum CompressorFitting {
+    /// dB kept between the output limit and the uncomfortable loudness level.
+    public static let uclMarginDB = 5.0
+    public static let otcLimitDBSPL = 111.0
+    public static let otcCompressionLimitDBSPL = 117.0
+    /// ribbit's own ceiling for prescriptions signed by a trusted audiologist: the top of
+    /// `Prescription.limitRange`, near the threshold of pain.
+    public static let trustedMaximumDBSPL = Prescription.limitRange.upperBound
+    public static let expansionRatio = 2.0
+
+    /// The settings for one ear, or nil when the prescription leaves the ear out.
+    public static func settings(
+        _ rx: Prescription, ear: Ear, trusted: Bool, centresHz: [Double] = Camfit.defaultCentresHz
+    ) -> CompressorSettings? {
+        guard let linear = rx.targetGains(for: ear) else { return nil }
+        let level50 = Camfit.speechBandLevelsDBSPL(centresHz: centresHz, overallDBSPL: 50)
+        var bands: [CompressorBand]
+        if let level = rx.levelGains(for: ear) {
+            bands = centresHz.indices.map { i in
+                let f = centresHz[i]
+                let g50 = Camfit.interpolate(level.g50, atHz: f), g80 = min(g50, Camfit.interpolate(level.g80, atHz: f))
+                return CompressorBand(
+                    centreHz: f, gainDB: g50, kneeDBSPL: level50[i], ratio: 30 / max(30 + g80 - g50, 3), expansionKneeDBSPL: -100,
+                    expansionRatio: 1, limitDBSPL: 200)
+            }
+        } else {
+            bands = centresHz.map { CompressorBand.linear(centreHz: $0, gainDB: Camfit.interpolate(linear, atHz: $0)) }
+        }
+        let compressing = bands.contains { $0.ratio > 1 }
+        let cap = trusted ? trustedMaximumDBSPL : compressing ? otcCompressionLimitDBSPL : otcLimitDBSPL
+        for i in bands.indices {
+            var limit = min(cap, rx.limitDBSPL ?? cap)
+            if let ucl = rx.ucl[ear] {
+                let f = bands[i].centreHz
+                limit = min(limit, Camfit.interpolate(ucl.mapValues(Double.init), atHz: f) + Camfit.retsplDB(atHz: f) - uclMarginDB)
+            }
+            bands[i].limitDBSPL = limit
+            let expansionKnee: Double? =
+                switch rx.expansion {
+                case .off: nil
+                case .on: Prescription.defaultExpansionKneeDBSPL
+                case .knee(let db): db
+                }
+            if let expansionKnee {
+                // Never above the compression knee: the curve stays continuous.
+                bands[i].expansionKneeDBSPL = min(expansionKnee, bands[i].kneeDBSPL)
+                bands[i].expansionRatio = expansionRatio
+            }
+        }
+        let defaults = CompressorSettings.speechTimes
+        return CompressorSettings(bands: bands, attackMs: rx.attackMs ?? defaults.attackMs, releaseMs: rx.releaseMs ?? defaults.releaseMs)
+    }
+}
