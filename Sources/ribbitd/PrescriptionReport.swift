@@ -1,4 +1,5 @@
 import Foundation
+import RibbitDSP
 import RibbitFitting
 import RibbitPrescription
 
@@ -13,6 +14,23 @@ struct PrescriptionReport: Encodable {
         var noResponseHz: [Int]
         /// Target insertion gain in dB by frequency in Hz; null where the low-pass stops all sound.
         var targetGainDB: [String: Double?]
+        /// Uncomfortable loudness levels in dB HL by frequency (`ucl-left:`, format version 2).
+        var uclDBHL: [String: Int]?
+        /// The compressor's bands (absent for an ear left out).
+        var bands: [BandReport]?
+    }
+
+    /// One compressor band (`CompressorFitting`): what it does to steady LTASS speech.
+    struct BandReport: Encodable {
+        var centreHz: Double
+        /// Insertion gain for speech at 50, 65 and 80 dB SPL overall, output limit included.
+        var gain50DB: Double
+        var gain65DB: Double
+        var gain80DB: Double
+        /// Absent when the band does not compress (ratio 1).
+        var kneeDBSPL: Double?
+        var ratio: Double
+        var limitDBSPL: Double
     }
 
     var name: String
@@ -24,13 +42,33 @@ struct PrescriptionReport: Encodable {
     var rule: String
     var lowpassHz: Int?
     var maxOutputDBFS: Double
+    var formatVersion: Int
+    var attackMs: Double
+    var releaseMs: Double
+    /// Absent when expansion is off.
+    var expansionKneeDBSPL: Double?
     /// The signature's verdict in words, checked by the caller (the file's against the trusted
     /// keys, or the history's as recorded at load): "unsigned", "signed by NAME (trusted)",
     /// "signed, unknown key KEYID".
     var signature: String
     var ears: [String: EarReport]
 
-    init(_ rx: Prescription, fitting: Fitting, signature: String) {
+    /// `trusted`: the signature is by a trusted key (the output limits depend on it).
+    init(_ rx: Prescription, fitting: Fitting, signature: String, trusted: Bool) {
+        let settings = Dictionary(
+            uniqueKeysWithValues: Ear.allCases.map { ($0, CompressorFitting.settings(rx, ear: $0, trusted: trusted)) })
+        let speech = [50.0, 65, 80].map { Camfit.speechBandLevelsDBSPL(centresHz: Camfit.defaultCentresHz, overallDBSPL: $0) }
+        func round1(_ x: Double) -> Double { (x * 10).rounded() / 10 + 0 }  // + 0: no -0.0
+        formatVersion = rx.version
+        let times = CompressorSettings.speechTimes
+        attackMs = settings.values.compactMap { $0?.attackMs }.first ?? rx.attackMs ?? times.attackMs
+        releaseMs = settings.values.compactMap { $0?.releaseMs }.first ?? rx.releaseMs ?? times.releaseMs
+        expansionKneeDBSPL =
+            switch rx.expansion {
+            case .off: nil
+            case .on: Prescription.defaultExpansionKneeDBSPL
+            case .knee(let db): db
+            }
         name = rx.name
         environment = rx.environment
         audiologist = rx.audiologist
@@ -53,13 +91,21 @@ struct PrescriptionReport: Encodable {
                         processed: rx.targetGains(for: ear) != nil,
                         thresholdsDBHL: Dictionary(uniqueKeysWithValues: (rx.thresholds[ear] ?? [:]).map { (String($0.key), $0.value) }),
                         noResponseHz: (rx.noResponse[ear] ?? []).sorted(),
-                        targetGainDB: Dictionary(uniqueKeysWithValues: gains))
+                        targetGainDB: Dictionary(uniqueKeysWithValues: gains),
+                        uclDBHL: rx.ucl[ear].map { Dictionary(uniqueKeysWithValues: $0.map { (String($0.key), $0.value) }) },
+                        bands: settings[ear]??.bands.enumerated().map { i, band in
+                            BandReport(
+                                centreHz: band.centreHz, gain50DB: round1(band.gainDB(inputDBSPL: speech[0][i])),
+                                gain65DB: round1(band.gainDB(inputDBSPL: speech[1][i])), gain80DB: round1(band.gainDB(inputDBSPL: speech[2][i])),
+                                kneeDBSPL: band.ratio > 1 ? round1(band.kneeDBSPL) : nil, ratio: (band.ratio * 100).rounded() / 100,
+                                limitDBSPL: round1(band.limitDBSPL))
+                        })
                 )
             })
     }
 
     var text: String {
-        let ruleNames = ["nal-r": "NAL-R", "half-gain": "half-gain", "pogo2": "POGO II", "explicit": "explicit gains"]
+        let ruleNames = ["nal-r": "NAL-R", "half-gain": "half-gain", "pogo2": "POGO II", "explicit": "explicit gains", "camfit": "CAMFIT (compressive)"]
         var lines = [name]
         func field(_ label: String, _ value: String?) {
             if let value { lines.append("  " + label.padding(toLength: 13, withPad: " ", startingAt: 0) + value) }
@@ -71,6 +117,10 @@ struct PrescriptionReport: Encodable {
         field("rule", ruleNames[rule] ?? rule)
         field("low-pass", lowpassHz.map { "\($0) Hz, nothing above \(Int(Double($0) * 1.25)) Hz" } ?? "none")
         field("max output", "\(Prescription.number(maxOutputDBFS)) dBFS")
+        field(
+            "compressor",
+            "attack \(Prescription.number(attackMs)) ms, release \(Prescription.number(releaseMs)) ms, expansion "
+                + (expansionKneeDBSPL.map { "below \(Prescription.number($0)) dB SPL" } ?? "off"))
         field("signature", signature)
         field("note", note)
         lines.append("")
@@ -99,6 +149,27 @@ struct PrescriptionReport: Encodable {
             } else {
                 lines.append("\(label) gain (dB)   not prescribed: this ear is passed through unchanged")
             }
+        }
+        // Per band: the gain for speech at 50, 65 and 80 dB SPL, knee, ratio and output limit.
+        // Indented, so the audiogram rows above stay the only ones starting with an ear's name.
+        lines.append("")
+        func bandRow(_ label: String, _ cells: [String]) -> String {
+            "  " + label.padding(toLength: 20, withPad: " ", startingAt: 0) + cells.map { $0.leftPadded(to: 6) }.joined()
+        }
+        lines.append(bandRow("band (Hz)", Camfit.defaultCentresHz.map { String(Int($0)) }))
+        for ear in [Ear.right, .left] {
+            let label = ear.rawValue
+            guard let bands = ears[ear.rawValue]!.bands else {
+                lines.append("  \(label): not prescribed")
+                continue
+            }
+            func one(_ x: Double) -> String { String(format: "%.1f", x) }
+            lines.append(bandRow("\(label) 50 dB in (dB)", bands.map { one($0.gain50DB) }))
+            lines.append(bandRow("\(label) 65 dB in (dB)", bands.map { one($0.gain65DB) }))
+            lines.append(bandRow("\(label) 80 dB in (dB)", bands.map { one($0.gain80DB) }))
+            lines.append(bandRow("\(label) knee (dB SPL)", bands.map { $0.kneeDBSPL.map(one) ?? "-" }))
+            lines.append(bandRow("\(label) ratio", bands.map { String(format: "%.2f", $0.ratio) }))
+            lines.append(bandRow("\(label) limit (dB SPL)", bands.map { one($0.limitDBSPL) }))
         }
         return lines.joined(separator: "\n")
     }

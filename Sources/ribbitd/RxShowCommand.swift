@@ -32,7 +32,9 @@ struct RxShowCommand: ParsableCommand {
         let (rx, verdict) = (accepted.prescription, accepted.verdict)
         // The targets do not depend on the rate; 48 kHz only sizes the (unused) engine.
         let fitting = try Fitting(prescription: rx, sampleRate: 48000)
-        let report = PrescriptionReport(rx, fitting: fitting, signature: verdict.description)
+        var trustedSigner = false
+        if case .trusted = verdict { trustedSigner = true }
+        let report = PrescriptionReport(rx, fitting: fitting, signature: verdict.description, trusted: trustedSigner)
         if json {
             printJSON(report)
         } else {
