@@ -134,6 +134,9 @@ public enum Camfit {
 
     /// Gains (dB) by band centre (Hz, rounded) for speech at `speechDBSPL`.
     public static func gains(thresholds: [Int: Int], speechDBSPL: Double, centresHz: [Double] = defaultCentresHz) -> [Int: Double] {
-        Dictionary(uniqueKeysWithValues: bands(thresholds: thresholds, centresHz: centresHz).map { (Int($0.centreHz.rounded()), $0.gainDB(speechDBSPL: speechDBSPL)) })
+        Dictionary(
+            uniqueKeysWithValues: bands(thresholds: thresholds, centresHz: centresHz).map {
+                (Int($0.centreHz.rounded()), $0.gainDB(speechDBSPL: speechDBSPL))
+            })
     }
 }

@@ -124,7 +124,8 @@ extension Prescription {
                 }
                 throw PrescriptionError(
                     line: line,
-                    "rule '\(value)' is unknown; use one of \(FittingRule.rules(inVersion: version).map(\.rawValue).joined(separator: ", "))")
+                    "rule '\(value)' is unknown; use one of \(FittingRule.rules(inVersion: version).map(\.rawValue).joined(separator: ", "))"
+                )
             }
             rx.rule = rule
         }

@@ -37,7 +37,8 @@ extension Prescription {
                     let db = levels[frequency]!
                     guard uclRange.contains(db) else {
                         throw PrescriptionError(
-                            line: line, "'\(uclKey)': \(db) dB HL at \(frequency) Hz is outside \(uclRange.lowerBound) to \(uclRange.upperBound)")
+                            line: line,
+                            "'\(uclKey)': \(db) dB HL at \(frequency) Hz is outside \(uclRange.lowerBound) to \(uclRange.upperBound)")
                     }
                     if let threshold = rx.thresholds[ear]?[frequency], db <= threshold {
                         throw PrescriptionError(
@@ -52,7 +53,9 @@ extension Prescription {
             guard fields[key50] != nil || fields[key80] != nil else { continue }
             let line = fields[key50]?.line ?? fields[key80]!.line
             guard rx.rule == .explicit else {
-                throw PrescriptionError(line: line, "'\(fields[key50] != nil ? key50 : key80)' is only allowed with 'rule: explicit' (this one is '\(rx.rule.rawValue)')")
+                throw PrescriptionError(
+                    line: line,
+                    "'\(fields[key50] != nil ? key50 : key80)' is only allowed with 'rule: explicit' (this one is '\(rx.rule.rawValue)')")
             }
             guard let (line50, value50) = fields[key50], let (line80, value80) = fields[key80] else {
                 throw PrescriptionError(line: line, "'\(key50)' and '\(key80)' go together; give both")

@@ -36,7 +36,8 @@ struct HistoryShowCommand: ParsableCommand {
                 "history entry \(record.id ?? 0) does not parse (\(error)); remove it with `ribbitd remove \(record.id ?? 0)`")
         }
         // The verdict the history recorded at load, as `list` and `status` say it.
-        let report = PrescriptionReport(rx, fitting: try Fitting(prescription: rx, sampleRate: 48000), signature: record.signatureText,
+        let report = PrescriptionReport(
+            rx, fitting: try Fitting(prescription: rx, sampleRate: 48000), signature: record.signatureText,
             trusted: record.isIntact && record.signature == "trusted")
         if json {
             let activeID = try? store.activeID()

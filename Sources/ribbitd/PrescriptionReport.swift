@@ -96,7 +96,8 @@ struct PrescriptionReport: Encodable {
                         bands: settings[ear]??.bands.enumerated().map { i, band in
                             BandReport(
                                 centreHz: band.centreHz, gain50DB: round1(band.gainDB(inputDBSPL: speech[0][i])),
-                                gain65DB: round1(band.gainDB(inputDBSPL: speech[1][i])), gain80DB: round1(band.gainDB(inputDBSPL: speech[2][i])),
+                                gain65DB: round1(band.gainDB(inputDBSPL: speech[1][i])),
+                                gain80DB: round1(band.gainDB(inputDBSPL: speech[2][i])),
                                 kneeDBSPL: band.ratio > 1 ? round1(band.kneeDBSPL) : nil, ratio: (band.ratio * 100).rounded() / 100,
                                 limitDBSPL: round1(band.limitDBSPL))
                         })
@@ -105,7 +106,9 @@ struct PrescriptionReport: Encodable {
     }
 
     var text: String {
-        let ruleNames = ["nal-r": "NAL-R", "half-gain": "half-gain", "pogo2": "POGO II", "explicit": "explicit gains", "camfit": "CAMFIT (compressive)"]
+        let ruleNames = [
+            "nal-r": "NAL-R", "half-gain": "half-gain", "pogo2": "POGO II", "explicit": "explicit gains", "camfit": "CAMFIT (compressive)",
+        ]
         var lines = [name]
         func field(_ label: String, _ value: String?) {
             if let value { lines.append("  " + label.padding(toLength: 13, withPad: " ", startingAt: 0) + value) }

@@ -52,11 +52,21 @@ struct RxMakeCommand: ParsableCommand {
     @Option var audiologist: String?
     @Option var patient: String?
     @Option(help: "YYYY-MM-DD.") var date: String?
-    @Option(help: "nal-r, half-gain, pogo2 or explicit.") var rule: String?
+    @Option(help: "nal-r, half-gain, pogo2, explicit or camfit (compressive).") var rule: String?
     @Option(help: ArgumentHelp("Left thresholds, dB HL.", valueName: "FREQ=DB,...")) var left: String?
     @Option(help: ArgumentHelp("Right thresholds, dB HL.", valueName: "FREQ=DB,...")) var right: String?
     @Option(help: ArgumentHelp("Explicit left gains, dB (rule explicit).", valueName: "FREQ=DB,...")) var gainLeft: String?
     @Option(help: ArgumentHelp("Explicit right gains, dB (rule explicit).", valueName: "FREQ=DB,...")) var gainRight: String?
+    @Option(help: ArgumentHelp("Left gains for 50 dB SPL speech, dB (rule explicit).", valueName: "FREQ=DB,...")) var g50Left: String?
+    @Option(help: ArgumentHelp("Left gains for 80 dB SPL speech, dB (rule explicit).", valueName: "FREQ=DB,...")) var g80Left: String?
+    @Option(help: ArgumentHelp("Right gains for 50 dB SPL speech, dB (rule explicit).", valueName: "FREQ=DB,...")) var g50Right: String?
+    @Option(help: ArgumentHelp("Right gains for 80 dB SPL speech, dB (rule explicit).", valueName: "FREQ=DB,...")) var g80Right: String?
+    @Option(help: ArgumentHelp("Left uncomfortable loudness levels, dB HL.", valueName: "FREQ=DB,...")) var uclLeft: String?
+    @Option(help: ArgumentHelp("Right uncomfortable loudness levels, dB HL.", valueName: "FREQ=DB,...")) var uclRight: String?
+    @Option(help: ArgumentHelp("Compressor attack time in ms.", valueName: "MS")) var attack: String?
+    @Option(help: ArgumentHelp("Compressor release time in ms.", valueName: "MS")) var release: String?
+    @Option(help: ArgumentHelp("off, on or the expansion knee in dB SPL.", valueName: "KNEE")) var expansion: String?
+    @Option(help: ArgumentHelp("Output limit per band in dB SPL.", valueName: "DBSPL")) var limit: String?
     @Option(help: ArgumentHelp("Low-pass corner in Hz, or none.", valueName: "HZ")) var lowpass: String?
     @Option(help: ArgumentHelp("Output ceiling in dBFS.", valueName: "DBFS")) var maxOutput: String?
     @Option var note: String?
@@ -64,7 +74,8 @@ struct RxMakeCommand: ParsableCommand {
     func validate() throws {
         guard output != nil || text else { throw ValidationError("say where the code goes: -o FILE.png, -o FILE.rx and/or --text") }
         guard scale >= 1 && scale <= 64 else { throw ValidationError("--scale must be from 1 to 64 pixels per module") }
-        let fields = [name, env, audiologist, patient, date, rule, left, right, gainLeft, gainRight, lowpass, maxOutput, note]
+        let fields =
+            [name, env, audiologist, patient, date, rule, left, right, gainLeft, gainRight, lowpass, maxOutput, note] + version2Fields
         if source != nil && fields.contains(where: { $0 != nil }) {
             throw ValidationError("give a prescription file or the options, not both")
         }
@@ -120,9 +131,15 @@ struct RxMakeCommand: ParsableCommand {
         }
     }
 
+    /// The options only format version 2 knows.
+    private var version2Fields: [String?] { [g50Left, g80Left, g50Right, g80Right, uclLeft, uclRight, attack, release, expansion, limit] }
+
     /// The options as prescription text, checked by the same parser as every prescription.
+    /// Version 2 when a version-2 option or rule is given, else version 1 (as before).
     private func fromOptions() throws(RibbitError) -> Prescription {
-        var lines = [Prescription.header]
+        let version2 =
+            version2Fields.contains { $0 != nil } || rule.flatMap(FittingRule.init(rawValue:)).map { $0.formatVersion >= 2 } == true
+        var lines = [version2 ? "RIBBIT-RX 2" : Prescription.header]
         func add(_ key: String, _ value: String?, pairs: Bool = false) {
             guard let value else { return }
             lines.append("\(key): " + (pairs ? value.replacingOccurrences(of: ",", with: " ") : value))
@@ -137,6 +154,16 @@ struct RxMakeCommand: ParsableCommand {
         add("right", right, pairs: true)
         add("gain-left", gainLeft, pairs: true)
         add("gain-right", gainRight, pairs: true)
+        add("ucl-left", uclLeft, pairs: true)
+        add("ucl-right", uclRight, pairs: true)
+        add("g50-left", g50Left, pairs: true)
+        add("g80-left", g80Left, pairs: true)
+        add("g50-right", g50Right, pairs: true)
+        add("g80-right", g80Right, pairs: true)
+        add("attack", attack)
+        add("release", release)
+        add("expansion", expansion)
+        add("limit", limit)
         add("lowpass", lowpass)
         add("max-output", maxOutput)
         add("note", note)

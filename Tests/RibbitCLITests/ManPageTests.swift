@@ -262,7 +262,8 @@ enum ManPage {
         #expect(keys.count >= 14, "\(keys)")
         let page = try Self.page("ribbit-rx.5")
         for key in keys { #expect(page.contains("Cm \(key)"), "ribbit-rx(5) does not describe the key \(key)") }
-        for limit in ["4096 bytes", "-10 to 120", "-30 to +50", "1000 to 20000", "-40 to 0", "+50 dB", "RIBBIT-RX 1",
+        for limit in [
+            "4096 bytes", "-10 to 120", "-30 to +50", "1000 to 20000", "-40 to 0", "+50 dB", "RIBBIT-RX 1",
             "RIBBIT-RX 2", "50 to 140", "1 to 200", "10 to 5000", "20 to 60", "80 to 132", "111 dB SPL", "117 dB SPL", "132 dB SPL",
         ] {
             #expect(format.contains(limit) && page.contains(limit), "\(limit) is not in both docs/prescription-format.md and ribbit-rx(5)")

@@ -82,7 +82,8 @@ func variant(adding line: String) -> String { minimal + line + "\n" }
         (
             "RIBBIT-RX 3\nname: a\n",
             PrescriptionError(
-                line: 1, "unsupported version 'RIBBIT-RX 3'; this ribbitd reads 'RIBBIT-RX 1' and 'RIBBIT-RX 2' (a newer ribbitd may read it)")
+                line: 1,
+                "unsupported version 'RIBBIT-RX 3'; this ribbitd reads 'RIBBIT-RX 1' and 'RIBBIT-RX 2' (a newer ribbitd may read it)")
         ),
         ("hello\n", PrescriptionError(line: 1, "must be 'RIBBIT-RX 1'; this is not a ribbit prescription")),
         (

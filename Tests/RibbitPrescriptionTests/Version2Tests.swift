@@ -27,7 +27,10 @@ func variant2(adding line: String) -> String { minimal2 + line + "\n" }
             #expect(rx.text.hasPrefix("RIBBIT-RX 1\n"), "\(file.lastPathComponent)")
         }
         // The canonical text of a v1 prescription is what v1 always wrote.
-        #expect(try parse(minimal).text == "RIBBIT-RX 1\nname: Test\nenv: quiet\nrule: nal-r\nleft: 500=20 1000=30 2000=40 4000=50\nlowpass: 8000\nmax-output: -1\n")
+        #expect(
+            try parse(minimal).text
+                == "RIBBIT-RX 1\nname: Test\nenv: quiet\nrule: nal-r\nleft: 500=20 1000=30 2000=40 4000=50\nlowpass: 8000\nmax-output: -1\n"
+        )
     }
 
     @Test func everyVersion2KeyParsesAndRoundTrips() throws {
@@ -67,7 +70,10 @@ func variant2(adding line: String) -> String { minimal2 + line + "\n" }
 
     static let failures: [(String, PrescriptionError)] = [
         (variant(adding: "attack: 5"), PrescriptionError(line: 5, "'attack' needs format version 2; start the file with 'RIBBIT-RX 2'")),
-        (variant(adding: "rule: camfit"), PrescriptionError(line: 5, "rule 'camfit' needs format version 2; start the file with 'RIBBIT-RX 2'")),
+        (
+            variant(adding: "rule: camfit"),
+            PrescriptionError(line: 5, "rule 'camfit' needs format version 2; start the file with 'RIBBIT-RX 2'")
+        ),
         (
             variant2(adding: "colour: blue"),
             PrescriptionError(
@@ -104,7 +110,8 @@ func variant2(adding line: String) -> String { minimal2 + line + "\n" }
         ),
         (
             "RIBBIT-RX 2\nname: a\nenv: quiet\nrule: explicit\ng50-left: 500=20 1000=25 2000=30 4000=35\ng80-left: 500=20 1000=30 2000=30 4000=35\n",
-            PrescriptionError(line: 6, "'g80-left': 30 dB at 1000 Hz is more than the 25 dB for 50 dB SPL; louder sound never gets more gain")
+            PrescriptionError(
+                line: 6, "'g80-left': 30 dB at 1000 Hz is more than the 25 dB for 50 dB SPL; louder sound never gets more gain")
         ),
         (
             "RIBBIT-RX 2\nname: a\nenv: quiet\nrule: explicit\ng50-left: 500=20 1000=25 2000=30 4000=35\ng80-left: 500=20 1000=20 2000=30 4000=35 8000=10\n",
