@@ -80,9 +80,10 @@ public final class CompressorConfig: @unchecked Sendable {
     ///   - settings: per channel; every channel must have the same band centres (ascending).
     ///   - amplitude: per channel, the linear amplitude the band filters split (see above).
     ///   - taps: the band filters' length (the engine's filter length, odd).
+    ///   - transitionHz: the narrowest crossover; default `BandSplit.minimumTransitionHz`.
     public init(
         settings: [CompressorSettings], amplitude: [(Double) -> Double], calibration: Calibration, taps: Int, fftLength: Int,
-        hopSize: Int, sampleRate: Double
+        hopSize: Int, sampleRate: Double, transitionHz: Double? = nil
     ) {
         precondition(!settings.isEmpty && settings.count == amplitude.count && calibration.outputDBSPLAtFullScale.count >= settings.count)
         let centres = settings[0].bands.map(\.centreHz)
@@ -98,7 +99,10 @@ public final class CompressorConfig: @unchecked Sendable {
         complexCount = bins
         let n = Double(fftLength)
 
-        bandTaps = amplitude.map { BandSplit.bandFilters(taps: taps, sampleRate: sampleRate, centres: centres, amplitude: $0) }
+        let transition = transitionHz ?? BandSplit.minimumTransitionHz(taps: taps, sampleRate: sampleRate)
+        bandTaps = amplitude.map {
+            BandSplit.bandFilters(taps: taps, sampleRate: sampleRate, centres: centres, transitionHz: transition, amplitude: $0)
+        }
         amplitudes = RealFFT.allocateReal(channelCount * bandCount * bins)
         for c in 0..<channelCount {
             for b in 0..<bandCount {
@@ -123,7 +127,7 @@ public final class CompressorConfig: @unchecked Sendable {
         for b in 0..<bandCount {
             for k in 0..<bins {
                 let hz = Double(k) * sampleRate / n
-                raw[b][k] = BandSplit.weight(band: b, centres: centres, hz: hz) * (k == 0 || k == bins - 1 ? 1 : 2)
+                raw[b][k] = BandSplit.weight(band: b, centres: centres, transitionHz: transition, hz: hz) * (k == 0 || k == bins - 1 ? 1 : 2)
             }
         }
         // Calibrate: a unit sine at the centre (mean over phases) must read sum = 1.
@@ -135,7 +139,8 @@ public final class CompressorConfig: @unchecked Sendable {
                     frequency: centres[b] / sampleRate, phase: 2 * Double.pi * Double(p) / Double(phases), length: fftLength)
                 mean += zip(raw[b], power).reduce(0) { $0 + $1.0 * $1.1 } / Double(phases)
             }
-            let scale = mean > 0 ? 1 / mean : 0
+            // The audio thread's power is the unnormalised |X_hann|^2: fold in 1 / (N^2 3/8).
+            let scale = mean > 0 ? 1 / (mean * n * n * 3 / 8) : 0
             var (lo, hi) = (bins, 0)
             for k in 0..<bins {
                 detector[b * bins + k] = Float(raw[b][k] * scale)
