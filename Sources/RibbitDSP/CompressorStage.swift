@@ -127,7 +127,8 @@ public final class CompressorConfig: @unchecked Sendable {
         for b in 0..<bandCount {
             for k in 0..<bins {
                 let hz = Double(k) * sampleRate / n
-                raw[b][k] = BandSplit.weight(band: b, centres: centres, transitionHz: transition, hz: hz) * (k == 0 || k == bins - 1 ? 1 : 2)
+                raw[b][k] =
+                    BandSplit.weight(band: b, centres: centres, transitionHz: transition, hz: hz) * (k == 0 || k == bins - 1 ? 1 : 2)
             }
         }
         // Calibrate: a unit sine at the centre (mean over phases) must read sum = 1.
@@ -188,7 +189,7 @@ public final class CompressorConfig: @unchecked Sendable {
         // The level nearest `from` whose gain is already within withinDB of the final gain.
         let step = to > from ? -0.01 : 0.01
         var level = to
-        while (step < 0 ? level > from : level < from), abs(band.gainDB(inputDBSPL: level + step) - final) <= withinDB {
+        while step < 0 ? level > from : level < from, abs(band.gainDB(inputDBSPL: level + step) - final) <= withinDB {
             level += step
         }
         let remaining = abs(to - level)

@@ -112,7 +112,9 @@ import Testing
         let banded = CompressorSettings(
             bands: zip(centres, gains).map { CompressorBand.linear(centreHz: $0, gainDB: $1) }, attackMs: 5, releaseMs: 70)
         let interpolated: (Double) -> Double = { hz in
-            centres.indices.reduce(0) { $0 + pow(10, gains[$1] / 20) * BandSplit.weight(band: $1, centres: centres, transitionHz: transition, hz: hz) }
+            centres.indices.reduce(0) {
+                $0 + pow(10, gains[$1] / 20) * BandSplit.weight(band: $1, centres: centres, transitionHz: transition, hz: hz)
+            }
         }
         let taps = LinearPhaseFIR.design(taps: geometry.filterLength, sampleRate: sampleRate, amplitude: interpolated)
         let reference = try OverlapSaveEngine(
@@ -222,7 +224,10 @@ import Testing
         // the quieter bands' larger gains.
         let attack = settlingMs(Array(envelope[..<(releaseStart - 10)]), from: attackStart, windowMs: 0.5, withinDB: 3)
         let release = settlingMs(envelope, from: releaseStart, windowMs: 0.5, withinDB: 4)
-        print(String(format: "ANSI times configured %.0f / %.0f ms, measured attack %.1f ms, release %.1f ms", times.0, times.1, attack, release))
+        print(
+            String(
+                format: "ANSI times configured %.0f / %.0f ms, measured attack %.1f ms, release %.1f ms", times.0, times.1, attack, release)
+        )
         // The gain changes only at hop boundaries (1.33 ms) and the envelope has 0.5 ms steps:
         // below about 9 ms, 20 % is finer than that grid, so the tolerance is one hop plus one
         // envelope window there.
