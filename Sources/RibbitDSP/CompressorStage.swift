@@ -198,18 +198,22 @@ public final class CompressorConfig: @unchecked Sendable {
     }
 
     /// |Hann-windowed DFT|^2 / (N^2 3/8) of a unit sine (the detector's bins; 2P = 1 overall).
+    /// A direct DFT on a table of the N twiddles (no FFT plan needed off the audio thread).
     static func hannPower(frequency: Double, phase: Double, length n: Int) -> [Double] {
         let bins = n / 2 + 1
         let norm = Double(n) * Double(n) * 3 / 8
+        let twiddle = (0..<n).map { 2 * Double.pi * Double($0) / Double(n) }
+        let (cosines, sines) = (twiddle.map { cos($0) }, twiddle.map { -sin($0) })
+        let x = (0..<n).map { t in (0.5 - 0.5 * cosines[t]) * cos(2 * Double.pi * frequency * Double(t) + phase) }
         var result = [Double](repeating: 0, count: bins)
         for k in 0..<bins {
             var (re, im) = (0.0, 0.0)
+            var index = 0
             for t in 0..<n {
-                let w = 0.5 - 0.5 * cos(2 * Double.pi * Double(t) / Double(n))
-                let x = w * cos(2 * Double.pi * frequency * Double(t) + phase)
-                let angle = -2 * Double.pi * Double(k * t % n) / Double(n)
-                re += x * cos(angle)
-                im += x * sin(angle)
+                re += x[t] * cosines[index]
+                im += x[t] * sines[index]
+                index += k
+                if index >= n { index -= n }
             }
             result[k] = (re * re + im * im) / norm
         }

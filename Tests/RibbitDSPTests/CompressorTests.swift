@@ -257,7 +257,7 @@ import Testing
         let fundamental = harmonic(1)
         let distortion = (2...5).reduce(0.0) { $0 + pow(harmonic($1), 2) }.squareRoot()
         let thd = 100 * distortion / fundamental
-        print(String(format: "THD at %.0f Hz, 70 dB SPL, ratio 3 above 55: %.3f %%", hz, thd))
+        print(String(format: "THD at %.0f Hz, 70 dB SPL, ratio 3 above 55: %.5f %%", hz, thd))
         #expect(thd <= 3)
     }
 
