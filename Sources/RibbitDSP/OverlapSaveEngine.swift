@@ -315,8 +315,10 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         // The compressor, when on, replaces the filter: its band filters sum to the
         // prescription's, so running both would filter twice. Off, this is the filter alone,
         // exactly as before the compressor existed.
-        let compressor = fadeOut ? (compressorStage.fadingFrom.pointee ?? compressorStage.slot.current()) : compressorStage.slot.current()
-        if compressor._withUnsafeGuaranteedRef({ $0.bandCount }) > 0 {
+        var compressor = compressorStage.slot.current()
+        if fadeOut, let old = compressorStage.fadingFrom.pointee { compressor = old }
+        let compressing = compressor._withUnsafeGuaranteedRef { $0.bandCount > 0 }
+        if compressing {
             compressorStage.apply(to: spectrum, channel: channel, fadeOut: fadeOut)
         } else {
             filterStage.apply(to: spectrum, channel: channel, fadeOut: fadeOut)
