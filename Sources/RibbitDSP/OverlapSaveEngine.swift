@@ -57,6 +57,9 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     // Stages, in hop order after analysis. A new gain stage: a property here, one line in
     // `beginGainStages`, `applyGainStages` and `endGainStages`, and its publish method.
     private let filterStage: GainStageRunner<FilterStage>
+    /// The alternative to `filterStage`: while its config has bands, it runs instead (its band
+    /// filters sum to the prescription's filter; see `applyGainStages`).
+    private let compressorStage: GainStageRunner<CompressorStage>
     private let ceilingStage: CeilingStage
 
     /// Per channel, the newest fftLength input samples (FFTW-aligned).
@@ -88,6 +91,8 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         fftRef = .passUnretained(fft)
         adapter = BlockHopAdapter(hopSize: hop, channelCount: channelCount, blockSize: blockSize)
         filterStage = GainStageRunner(FilterStage(fftLength: n), config: filters)
+        compressorStage = GainStageRunner(
+            CompressorStage(fftLength: n, channelCount: channelCount), config: .off(channelCount: channelCount, fftLength: n))
         ceilingStage = CeilingStage(ceiling: CeilingConfig(ceiling: filters.ceiling), channelCount: channelCount, sampleRate: sampleRate)
         history = .allocate(capacity: channelCount)
         for c in 0..<channelCount { (history + c).initialize(to: RealFFT.allocateReal(n)) }
@@ -106,6 +111,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         history.deallocate()
         for p in [spectrum, spectrumFade, frame, frameFade, fadeIn] { RealFFT.free(p) }
         counters_.deallocate()
+        compressorStage.stage.deallocate()
     }
 
     /// The fade-in weights of a config switch, s((n + 0.5) / hop); the fade-out is 1 - s.
@@ -140,6 +146,22 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         filterStage.slot.publish(filters)
     }
 
+    /// Hands a new compressor config to the audio thread, which crossfades to it at the next
+    /// hop. While its config has bands the compressor runs in place of the filter stage (its
+    /// band filters carry the prescription); `CompressorConfig.off` returns to the filter set.
+    /// The ceiling stays the filter set's.
+    public func publish(_ compressor: CompressorConfig) throws(EngineError) {
+        guard compressor.fftLength == geometry.fftLength, compressor.channelCount == channelCount,
+            compressor.bandCount <= CompressorStage.maxBands,
+            compressor.bandTaps.allSatisfy({ $0.allSatisfy { $0.count <= geometry.filterLength } })
+        else {
+            throw .filterMismatch(
+                "the compressor (fft \(compressor.fftLength), \(compressor.channelCount) channels, \(compressor.bandCount) bands) "
+                    + "does not fit the engine (\(geometry), \(channelCount) channels, at most \(CompressorStage.maxBands) bands)")
+        }
+        compressorStage.slot.publish(compressor)
+    }
+
     /// Lowers or raises the ceiling alone (the filter set's own ceiling still caps it).
     public func publish(ceiling: CeilingConfig) {
         ceilingStage.slot.publish(ceiling)
@@ -150,7 +172,8 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     public func collectRetired() -> Bool {
         let filters = filterStage.slot.collect()
         let ceiling = ceilingStage.slot.collect()
-        return filters || ceiling
+        let compressor = compressorStage.slot.collect()
+        return filters || ceiling || compressor
     }
 
     /// Whether a published filter set is still waiting for the audio thread.
@@ -280,6 +303,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     private func beginGainStages() -> Bool {
         var changed = false
         changed = filterStage.beginHop(allowed: true) || changed
+        changed = compressorStage.beginHop(allowed: true) || changed
         return changed
     }
 
@@ -288,7 +312,17 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     #endif
     @inline(__always)
     private func applyGainStages(_ spectrum: UnsafeMutablePointer<Float>, channel: Int, fadeOut: Bool) {
-        filterStage.apply(to: spectrum, channel: channel, fadeOut: fadeOut)
+        // The compressor, when on, replaces the filter: its band filters sum to the
+        // prescription's, so running both would filter twice. Off, this is the filter alone,
+        // exactly as before the compressor existed.
+        var compressor = compressorStage.slot.current()
+        if fadeOut, let old = compressorStage.fadingFrom.pointee { compressor = old }
+        let compressing = compressor._withUnsafeGuaranteedRef { $0.bandCount > 0 }
+        if compressing {
+            compressorStage.apply(to: spectrum, channel: channel, fadeOut: fadeOut)
+        } else {
+            filterStage.apply(to: spectrum, channel: channel, fadeOut: fadeOut)
+        }
     }
 
     #if RIBBIT_RT_AUDIT
@@ -297,6 +331,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     @inline(__always)
     private func endGainStages() {
         filterStage.endHop()
+        compressorStage.endHop()
     }
 
     /// The lowest ceiling of the filter sets in flight (current, and the one fading out).

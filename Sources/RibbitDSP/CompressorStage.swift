@@ -1,0 +1,332 @@
+import Glibc
+
+/// The compressor's immutable runtime config: per channel (ear), the prescription's filter
+/// split into bands (`BandSplit`), each band's static curve and detector time constants, and
+/// the calibration folded into per-band offsets. Built off the audio thread; `CompressorStage`
+/// only reads the precomputed arrays.
+///
+/// What the engine applies per hop and channel: spectrum *= sum_b g_b H_b, H_b the band
+/// filters and g_b = 10^(digitalGainDB / 20), digitalGainDB the band's static curve at its
+/// smoothed input level through `Calibration.digitalGainDB`. The band filters carry the
+/// prescription's `amplitude(f)`; the bands' `gainDB` come on top of it. A fitting therefore
+/// either keeps its insertion gains in `amplitude` and sets gainDB 0 (then all ratios 1 is
+/// exactly the linear filter), or passes amplitude 1 and puts the gains in the bands (then
+/// all ratios 1 is exactly the FIR LinearPhaseFIR designs from the crossover-interpolated
+/// band gains: the design is linear in its target).
+///
+/// The level detector reads the input spectrum (before any filtering) through a Hann window
+/// (applied in the frequency domain: 0.5 X[k] - 0.25 (X[k-1] + X[k+1])), so leakage stays out
+/// of distant bands. Band b's level is sum_k W_b(f_k) |X_hann[k]|^2, scaled so that a
+/// full-scale sine at the band's centre reads `Calibration.inputDBSPLAtFullScale`.
+///
+/// Time constants: the detector smooths the band level in dB with a one-pole filter per hop,
+/// coefficient exp(-hop / (tau fs)), tau_attack while the level rises and tau_release while it
+/// falls. ANSI S3.22 defines the attack time as the time for the output to settle within 3 dB
+/// of its final level after a 55 -> 90 dB SPL step (release: within 4 dB after 90 -> 55). In dB
+/// the smoothed level is 90 - 35 e^(-t / tau); the output is within 3 dB once the static
+/// curve's gain at that level is within 3 dB of its gain at 90, i.e. at a level L3 found on the
+/// curve, at t = tau ln(35 / (90 - L3)). So tau = attackMs / ln(35 / (90 - L3)) per band (and
+/// likewise for the release with 4 dB, L4 - 55): the configured ANSI times hold for each
+/// band's own curve. A band whose gain changes by less than 3 dB (4 dB) over the step has no
+/// ANSI time; it gets tau = attackMs / ln(35 / 3).
+public final class CompressorConfig: @unchecked Sendable {
+    public let fftLength: Int
+    public let channelCount: Int
+    /// Bands per channel (0: compression off; the engine runs its FilterStage instead).
+    public let bandCount: Int
+    /// The band filters' taps per channel and band, for reports and tests.
+    public let bandTaps: [[[Double]]]
+    public let settings: [CompressorSettings]
+    public let calibration: Calibration
+
+    let complexCount: Int
+    /// [channel][band][bin]: the band filters' real amplitudes A_b(k), pre-scaled by 1 / fftLength.
+    let amplitudes: UnsafeMutablePointer<Float>
+    /// [bin] interleaved (cos, sin) of -2 pi k D / N: the common linear phase of every band filter.
+    let phase: UnsafeMutablePointer<Float>
+    /// [band][bin]: detector weights, calibrated: level = inputDBSPLAtFullScale + 10 log10(sum).
+    let detector: UnsafeMutablePointer<Float>
+    /// [band] first and one-past-last bin with a nonzero detector weight.
+    let detectorRange: UnsafeMutablePointer<Int>
+    /// [channel][band][parameter]: gainDB, kneeDBSPL, 1 - 1/ratio, expansionKneeDBSPL,
+    /// expansionRatio - 1, limitDBSPL, attack coefficient, release coefficient, and the
+    /// calibration's digital offset (inputDBSPLAtFullScale - outputDBSPLAtFullScale[channel]).
+    let curves: UnsafeMutablePointer<Float>
+    static let parameterCount = 9
+    let inputDBSPLAtFullScale: Float
+
+    /// Compression off: the engine's FilterStage runs alone.
+    public static func off(channelCount: Int, fftLength: Int) -> CompressorConfig {
+        CompressorConfig(offFor: channelCount, fftLength: fftLength)
+    }
+
+    private init(offFor channelCount: Int, fftLength: Int) {
+        self.fftLength = fftLength
+        self.channelCount = channelCount
+        bandCount = 0
+        bandTaps = Array(repeating: [], count: channelCount)
+        settings = []
+        calibration = .uncalibrated
+        complexCount = fftLength / 2 + 1
+        amplitudes = .allocate(capacity: 1)
+        phase = .allocate(capacity: 1)
+        detector = .allocate(capacity: 1)
+        detectorRange = .allocate(capacity: 1)
+        curves = .allocate(capacity: 1)
+        inputDBSPLAtFullScale = 100
+    }
+
+    /// - Parameters:
+    ///   - settings: per channel; every channel must have the same band centres (ascending).
+    ///   - amplitude: per channel, the linear amplitude the band filters split (see above).
+    ///   - taps: the band filters' length (the engine's filter length, odd).
+    ///   - transitionHz: the narrowest crossover; default `BandSplit.minimumTransitionHz`.
+    public init(
+        settings: [CompressorSettings], amplitude: [(Double) -> Double], calibration: Calibration, taps: Int, fftLength: Int,
+        hopSize: Int, sampleRate: Double, transitionHz: Double? = nil
+    ) {
+        precondition(!settings.isEmpty && settings.count == amplitude.count && calibration.outputDBSPLAtFullScale.count >= settings.count)
+        let centres = settings[0].bands.map(\.centreHz)
+        precondition(!centres.isEmpty && settings.allSatisfy { $0.bands.map(\.centreHz) == centres }, "every ear needs the same bands")
+        precondition(taps % 2 == 1 && taps <= fftLength)
+        self.fftLength = fftLength
+        channelCount = settings.count
+        bandCount = centres.count
+        self.settings = settings
+        self.calibration = calibration
+        inputDBSPLAtFullScale = Float(calibration.inputDBSPLAtFullScale)
+        let bins = fftLength / 2 + 1
+        complexCount = bins
+        let n = Double(fftLength)
+
+        let transition = transitionHz ?? BandSplit.minimumTransitionHz(taps: taps, sampleRate: sampleRate)
+        bandTaps = amplitude.map {
+            BandSplit.bandFilters(taps: taps, sampleRate: sampleRate, centres: centres, transitionHz: transition, amplitude: $0)
+        }
+        amplitudes = RealFFT.allocateReal(channelCount * bandCount * bins)
+        for c in 0..<channelCount {
+            for b in 0..<bandCount {
+                for k in 0..<bins {
+                    let a = BandSplit.amplitude(of: bandTaps[c][b], cyclesPerSample: Double(k) / n)
+                    amplitudes[(c * bandCount + b) * bins + k] = Float(a / n)
+                }
+            }
+        }
+        phase = RealFFT.allocateComplex(bins)
+        let delay = Double((taps - 1) / 2)
+        for k in 0..<bins {
+            let angle = -2 * Double.pi * Double(k) * delay / n
+            phase[2 * k] = Float(cos(angle))
+            phase[2 * k + 1] = Float(sin(angle))
+        }
+
+        // Detector weights W_b(f_k), times 2 for the bins that stand for two (k and N - k).
+        detector = RealFFT.allocateReal(bandCount * bins)
+        detectorRange = .allocate(capacity: 2 * bandCount)
+        var raw = [[Double]](repeating: [Double](repeating: 0, count: bins), count: bandCount)
+        for b in 0..<bandCount {
+            for k in 0..<bins {
+                let hz = Double(k) * sampleRate / n
+                raw[b][k] =
+                    BandSplit.weight(band: b, centres: centres, transitionHz: transition, hz: hz) * (k == 0 || k == bins - 1 ? 1 : 2)
+            }
+        }
+        // Calibrate: a unit sine at the centre (mean over phases) must read sum = 1.
+        for b in 0..<bandCount {
+            var mean = 0.0
+            let phases = 8
+            for p in 0..<phases {
+                let power = Self.hannPower(
+                    frequency: centres[b] / sampleRate, phase: 2 * Double.pi * Double(p) / Double(phases), length: fftLength)
+                mean += zip(raw[b], power).reduce(0) { $0 + $1.0 * $1.1 } / Double(phases)
+            }
+            // The audio thread's power is the unnormalised |X_hann|^2: fold in 1 / (N^2 3/8).
+            let scale = mean > 0 ? 1 / (mean * n * n * 3 / 8) : 0
+            var (lo, hi) = (bins, 0)
+            for k in 0..<bins {
+                detector[b * bins + k] = Float(raw[b][k] * scale)
+                if raw[b][k] > 0 {
+                    lo = min(lo, k)
+                    hi = max(hi, k + 1)
+                }
+            }
+            detectorRange[2 * b] = lo
+            detectorRange[2 * b + 1] = max(hi, lo)
+        }
+
+        let p = Self.parameterCount
+        curves = .allocate(capacity: channelCount * bandCount * p)
+        let hopSeconds = Double(hopSize) / sampleRate
+        for (c, ear) in settings.enumerated() {
+            let offset = calibration.digitalGainDB(insertionGainDB: 0, channel: c)
+            for (b, band) in ear.bands.enumerated() {
+                let tauAttack = Self.detectorTau(band, timeMs: ear.attackMs, from: 55, to: 90, withinDB: 3)
+                let tauRelease = Self.detectorTau(band, timeMs: ear.releaseMs, from: 90, to: 55, withinDB: 4)
+                let values = [
+                    band.gainDB, band.kneeDBSPL, 1 - 1 / band.ratio, band.expansionKneeDBSPL, band.expansionRatio - 1,
+                    band.limitDBSPL, exp(-hopSeconds / tauAttack), exp(-hopSeconds / tauRelease), offset,
+                ]
+                for (i, v) in values.enumerated() { curves[(c * bandCount + b) * p + i] = Float(v) }
+            }
+        }
+    }
+
+    deinit {
+        if bandCount == 0 {
+            for pointer in [amplitudes, phase, detector, curves] { pointer.deallocate() }
+        } else {
+            for pointer in [amplitudes, phase, detector] { RealFFT.free(pointer) }
+            curves.deallocate()
+        }
+        detectorRange.deallocate()
+    }
+
+    /// The one-pole time constant (seconds) that makes a step of the band level `from` ->
+    /// `to` dB SPL bring the band's gain within `withinDB` of its final value after `timeMs`.
+    static func detectorTau(_ band: CompressorBand, timeMs: Double, from: Double, to: Double, withinDB: Double) -> Double {
+        let seconds = max(timeMs, 0.01) / 1000
+        let final = band.gainDB(inputDBSPL: to)
+        // The level nearest `from` whose gain is already within withinDB of the final gain.
+        let step = to > from ? -0.01 : 0.01
+        var level = to
+        while step < 0 ? level > from : level < from, abs(band.gainDB(inputDBSPL: level + step) - final) <= withinDB {
+            level += step
+        }
+        let remaining = abs(to - level)
+        let ratio = remaining > 0 && abs(to - from) > remaining + 1e-9 ? abs(to - from) / remaining : abs(to - from) / withinDB
+        return seconds / log(max(ratio, 1.0001))
+    }
+
+    /// |Hann-windowed DFT|^2 / (N^2 3/8) of a unit sine (the detector's bins; 2P = 1 overall).
+    /// A direct DFT on a table of the N twiddles (no FFT plan needed off the audio thread).
+    static func hannPower(frequency: Double, phase: Double, length n: Int) -> [Double] {
+        let bins = n / 2 + 1
+        let norm = Double(n) * Double(n) * 3 / 8
+        let twiddle = (0..<n).map { 2 * Double.pi * Double($0) / Double(n) }
+        let (cosines, sines) = (twiddle.map { cos($0) }, twiddle.map { -sin($0) })
+        let x = (0..<n).map { t in (0.5 - 0.5 * cosines[t]) * cos(2 * Double.pi * frequency * Double(t) + phase) }
+        var result = [Double](repeating: 0, count: bins)
+        for k in 0..<bins {
+            var (re, im) = (0.0, 0.0)
+            var index = 0
+            for t in 0..<n {
+                re += x[t] * cosines[index]
+                im += x[t] * sines[index]
+                index += k
+                if index >= n { index -= n }
+            }
+            result[k] = (re * re + im * im) / norm
+        }
+        return result
+    }
+
+    /// The gain (dB, digital) the stage applies to band `band` of `channel` at a smoothed band
+    /// level: the same Float arithmetic as the audio thread (for tests and reports).
+    func digitalGainDB(channel: Int, band: Int, levelDBSPL level: Float) -> Float {
+        CompressorStage.curve(curves + (channel * bandCount + band) * Self.parameterCount, level: level)
+    }
+}
+
+/// The compressor as an engine gain stage (see `CompressorConfig`). Its state, the smoothed
+/// band levels, lives in memory allocated here for up to `maxBands` bands per channel; the
+/// engine frees it with `deallocate()`.
+public struct CompressorStage: SpectralGainStage {
+    public typealias Config = CompressorConfig
+    public static let maxBands = 32
+    public let channelCount: Int
+    /// [channel][band] smoothed level in dB SPL; [channel] primed flag (0 until the first hop).
+    let levels: UnsafeMutablePointer<Float>
+    let primed: UnsafeMutablePointer<Bool>
+    /// Scratch for one channel at a time: per-bin detector power, combined gain, band gains.
+    let power: UnsafeMutablePointer<Float>
+    let combined: UnsafeMutablePointer<Float>
+    let gains: UnsafeMutablePointer<Float>
+
+    public init(fftLength: Int, channelCount: Int) {
+        self.channelCount = channelCount
+        levels = .allocate(capacity: channelCount * Self.maxBands)
+        levels.initialize(repeating: 0, count: channelCount * Self.maxBands)
+        primed = .allocate(capacity: channelCount)
+        primed.initialize(repeating: false, count: channelCount)
+        power = RealFFT.allocateReal(fftLength / 2 + 1)
+        combined = RealFFT.allocateReal(fftLength / 2 + 1)
+        gains = RealFFT.allocateReal(Self.maxBands)
+    }
+
+    func deallocate() {
+        levels.deallocate()
+        primed.deallocate()
+        for p in [power, combined, gains] { RealFFT.free(p) }
+    }
+
+    /// The smoothed level of a band (for tests; not while the audio thread runs).
+    func level(channel: Int, band: Int) -> Float { levels[channel * Self.maxBands + band] }
+
+    /// The band's digital gain in dB at a band level: the static curve (insertion gain, output
+    /// limit included) plus the calibration offset, from the parameters in `CompressorConfig.curves`.
+    @inline(__always)
+    static func curve(_ q: UnsafeMutablePointer<Float>, level: Float) -> Float {
+        var gain = q[0]
+        if level < q[3] {
+            gain -= (q[3] - level) * q[4]
+        } else if level > q[1] {
+            gain -= (level - q[1]) * q[2]
+        }
+        return min(gain, q[5] - level) + q[8]
+    }
+
+    #if RIBBIT_RT_AUDIT
+        @_noLocks
+    #endif
+    public func apply(_ config: Unmanaged<CompressorConfig>, to spectrum: UnsafeMutablePointer<Float>, channel: Int, advancesState: Bool) {
+        config._withUnsafeGuaranteedRef { cfg in
+            let bins = cfg.complexCount
+            let bands = min(cfg.bandCount, Self.maxBands)
+            guard bands > 0 else { return }
+            // Detector: Hann window in the frequency domain, power per bin.
+            for k in 0..<bins {
+                let (lre, lim) = k == 0 ? (spectrum[2], -spectrum[3]) : (spectrum[2 * k - 2], spectrum[2 * k - 1])
+                let (rre, rim) =
+                    k == bins - 1 ? (spectrum[2 * k - 2], -spectrum[2 * k - 1]) : (spectrum[2 * k + 2], spectrum[2 * k + 3])
+                let re = 0.5 * spectrum[2 * k] - 0.25 * (lre + rre)
+                let im = 0.5 * spectrum[2 * k + 1] - 0.25 * (lim + rim)
+                power[k] = re * re + im * im
+            }
+            let state = levels + channel * Self.maxBands
+            let isPrimed = primed[channel]
+            let p = CompressorConfig.parameterCount
+            let scaleDB: Float = 3.01029996  // 10 log10(2): dB per octave of power
+            let dbToLog2: Float = 0.166096405  // log2(10) / 20
+            for b in 0..<bands {
+                let weights = cfg.detector + b * bins
+                var sum: Float = 1e-30
+                for k in cfg.detectorRange[2 * b]..<cfg.detectorRange[2 * b + 1] { sum += weights[k] * power[k] }
+                let target = cfg.inputDBSPLAtFullScale + scaleDB * FastMath.log2(sum)
+                let q = cfg.curves + (channel * cfg.bandCount + b) * p
+                var level = isPrimed ? state[b] : target
+                if advancesState {
+                    let a = target > level ? q[6] : q[7]
+                    level = target + a * (level - target)
+                    state[b] = level
+                }
+                gains[b] = FastMath.exp2(dbToLog2 * Self.curve(q, level: level))
+            }
+            if advancesState { primed[channel] = true }
+            // Combined real amplitude sum_b g_b A_b, then the common linear phase.
+            let amplitudes = cfg.amplitudes + channel * cfg.bandCount * bins
+            let g0 = gains[0]
+            for k in 0..<bins { combined[k] = g0 * amplitudes[k] }
+            for b in 1..<max(bands, 1) {
+                let g = gains[b]
+                let a = amplitudes + b * bins
+                for k in 0..<bins { combined[k] += g * a[k] }
+            }
+            for k in 0..<bins {
+                let (x, y) = (spectrum[2 * k], spectrum[2 * k + 1])
+                let (c, s) = (cfg.phase[2 * k] * combined[k], cfg.phase[2 * k + 1] * combined[k])
+                spectrum[2 * k] = x * c - y * s
+                spectrum[2 * k + 1] = x * s + y * c
+            }
+        }
+    }
+}
