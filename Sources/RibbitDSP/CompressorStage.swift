@@ -38,6 +38,8 @@ public final class CompressorConfig: @unchecked Sendable {
     public let bandTaps: [[[Double]]]
     public let settings: [CompressorSettings]
     public let calibration: Calibration
+    /// The narrowest crossover between bands (Hz), as the band filters were designed with.
+    public let transitionHz: Double
 
     let complexCount: Int
     /// [channel][band][bin]: the band filters' real amplitudes A_b(k), pre-scaled by 1 / fftLength.
@@ -67,6 +69,7 @@ public final class CompressorConfig: @unchecked Sendable {
         bandTaps = Array(repeating: [], count: channelCount)
         settings = []
         calibration = .uncalibrated
+        transitionHz = 0
         complexCount = fftLength / 2 + 1
         amplitudes = .allocate(capacity: 1)
         phase = .allocate(capacity: 1)
@@ -81,13 +84,31 @@ public final class CompressorConfig: @unchecked Sendable {
     ///   - amplitude: per channel, the linear amplitude the band filters split (see above).
     ///   - taps: the band filters' length (the engine's filter length, odd).
     ///   - transitionHz: the narrowest crossover; default `BandSplit.minimumTransitionHz`.
-    public init(
+    public convenience init(
         settings: [CompressorSettings], amplitude: [(Double) -> Double], calibration: Calibration, taps: Int, fftLength: Int,
         hopSize: Int, sampleRate: Double, transitionHz: Double? = nil
     ) {
-        precondition(!settings.isEmpty && settings.count == amplitude.count && calibration.outputDBSPLAtFullScale.count >= settings.count)
+        precondition(!settings.isEmpty && settings.count == amplitude.count)
+        let centres = settings[0].bands.map(\.centreHz)
+        let transition = transitionHz ?? BandSplit.minimumTransitionHz(taps: taps, sampleRate: sampleRate)
+        self.init(
+            settings: settings,
+            bandTaps: amplitude.map {
+                BandSplit.bandFilters(taps: taps, sampleRate: sampleRate, centres: centres, transitionHz: transition, amplitude: $0)
+            }, calibration: calibration, fftLength: fftLength, hopSize: hopSize, sampleRate: sampleRate, transitionHz: transition)
+    }
+
+    /// From band filters designed elsewhere (the daemon designs them, the audio process only
+    /// builds the tables): `bandTaps[channel][band]`, each symmetric, odd and of one length.
+    public init(
+        settings: [CompressorSettings], bandTaps: [[[Double]]], calibration: Calibration, fftLength: Int, hopSize: Int,
+        sampleRate: Double, transitionHz transition: Double
+    ) {
+        precondition(!settings.isEmpty && settings.count == bandTaps.count && calibration.outputDBSPLAtFullScale.count >= settings.count)
         let centres = settings[0].bands.map(\.centreHz)
         precondition(!centres.isEmpty && settings.allSatisfy { $0.bands.map(\.centreHz) == centres }, "every ear needs the same bands")
+        let taps = bandTaps[0].first?.count ?? 0
+        precondition(bandTaps.allSatisfy { $0.count == centres.count && $0.allSatisfy { $0.count == taps } })
         precondition(taps % 2 == 1 && taps <= fftLength)
         self.fftLength = fftLength
         channelCount = settings.count
@@ -99,10 +120,8 @@ public final class CompressorConfig: @unchecked Sendable {
         complexCount = bins
         let n = Double(fftLength)
 
-        let transition = transitionHz ?? BandSplit.minimumTransitionHz(taps: taps, sampleRate: sampleRate)
-        bandTaps = amplitude.map {
-            BandSplit.bandFilters(taps: taps, sampleRate: sampleRate, centres: centres, transitionHz: transition, amplitude: $0)
-        }
+        self.transitionHz = transition
+        self.bandTaps = bandTaps
         amplitudes = RealFFT.allocateReal(channelCount * bandCount * bins)
         for c in 0..<channelCount {
             for b in 0..<bandCount {
