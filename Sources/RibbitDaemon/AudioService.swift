@@ -139,7 +139,7 @@ final class AudioService: DaemonService {
             }
             process?.kill()
             ended(problem: "\(reason); retrying", now: now, at: rateChanged ? now : now + retryDelay)
-        case .filters, .paused, .dump, .stop:
+        case .filters, .paused, .dump, .tone, .stop:
             break  // the daemon's own messages; the audio process does not send them
         }
     }
