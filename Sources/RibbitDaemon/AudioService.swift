@@ -164,6 +164,7 @@ final class AudioService: DaemonService {
         process = nil
         session = nil
         running = nil
+        tone = nil
         openingSince = nil
         nextAttempt = at
         onChange()
@@ -189,6 +190,37 @@ final class AudioService: DaemonService {
     }
 
     func setPaused(_ paused: Bool) { process?.link.send(.paused(paused)) }
+
+    /// The last tone asked (already clamped), and until when it plays (monotonic seconds).
+    struct ToneRequest {
+        let frequencyHz: Double
+        let levelDBFS: Double?
+        let ear: String
+        let until: Double
+    }
+    private(set) var tone: ToneRequest?
+
+    /// Starts (or replaces, or with `seconds` 0 stops) the calibration tone; `levelDBFS` nil
+    /// plays silence and meters the input.
+    func playTone(frequencyHz: Double, levelDBFS: Double?, ear: String, seconds: Double, now: Double) {
+        tone = seconds > 0 ? ToneRequest(frequencyHz: frequencyHz, levelDBFS: levelDBFS, ear: ear, until: now + seconds) : nil
+        process?.link.send(
+            .tone(
+                frequencyHz: frequencyHz, levelDBFS: levelDBFS ?? -200, left: ear != "right", right: ear != "left", seconds: seconds))
+    }
+
+    /// The tone mode as `status` reports it: while asked, or while the audio process still runs it.
+    func toneStatus(now: Double, inputDBSPLAtFullScale: Double) -> DaemonStatus.Tone? {
+        guard let session, let tone, now < tone.until || session.stats.toneMode else {
+            if let tone, now >= tone.until { self.tone = nil }
+            return nil
+        }
+        let stats = session.stats
+        let input = stats.toneMode ? [stats.inputLeftDBFS, stats.inputRightDBFS] : nil
+        return DaemonStatus.Tone(
+            frequencyHz: tone.frequencyHz, levelDBFS: tone.levelDBFS, ear: tone.ear, secondsLeft: max(0, tone.until - now),
+            inputDBFS: input, inputDBSPL: input?.map { $0 + inputDBSPLAtFullScale })
+    }
 
     /// Whether the audio process copies its periods for the dump.
     func setDump(_ on: Bool) {

@@ -135,7 +135,7 @@ public struct CalibrationProfile: Sendable, Equatable {
     }
 
     /// Tenths of a dB, always with a decimal point (a TOML float).
-    static func format(_ value: Double) -> String {
+    public static func format(_ value: Double) -> String {
         let tenths = Int((value * 10).rounded())
         let sign = tenths < 0 ? "-" : ""
         return "\(sign)\(abs(tenths) / 10).\(abs(tenths) % 10)"
