@@ -1,0 +1,101 @@
+import Foundation
+import Glibc
+import RibbitControl
+import RibbitSettings
+import RibbitTestSupport
+import Testing
+
+/// The calibration tone on the real daemon and a dummy JACK server: what comes out, how it
+/// starts and stops, what the microphone reading stores, and that the RT thread stays clean.
+extension DaemonTests {
+    /// The largest step between neighbouring samples of a sine of peak `amplitude`:
+    /// amplitude x 2 pi f / rate. A tone that started or stopped without a ramp would jump by
+    /// up to its whole amplitude in one sample.
+    static func sineSlope(amplitude: Double, hz: Double, rate: Double) -> Double { amplitude * 2 * .pi * hz / rate }
+
+    @Test func theCalibrationToneIsClampedRampedAndStopsByItself() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(server: server, audit: true)
+        try daemon.waitUntilProcessing()
+        let rate = 48000.0
+        let hz = 1000.0
+        // The command refuses a loud level; the daemon clamps one sent to it directly: asked
+        // for -3 dBFS, it plays -20 (peak 0.1), under the default ceiling (-1).
+        let loud = try daemon.ribbitd(["calibrate", "--play", "--ear", "left", "--level", "-10"])
+        #expect(loud.status == 64 && loud.stderr.contains("--level is from -80 to -20 dBFS"), "\(loud.stderr)")
+        let reply = try ControlClient.send(
+            .tone(frequencyHz: hz, levelDBFS: -3, ear: "left", seconds: 2), socketPath: RibbitPaths(environment: daemon.environment).socketPath)
+        #expect(reply.ok && reply.status?.tone?.levelDBFS == -20, "\(reply)")
+        // The probe plays noise into the inputs: with the hearing aid off none of it may come out.
+        let recording = try Probe.record(server: server, signal: "noise", levelDBFS: -20, seconds: 3.5)
+        let (left, right) = (recording.recorded[0].map(Double.init), recording.recorded[1].map(Double.init))
+        let amplitude = 0.1
+        // The tone: find where it sounds (above half its amplitude) and measure its middle.
+        let loud = left.indices.filter { abs(left[$0]) > amplitude / 2 }
+        let (first, last) = (try #require(loud.first), try #require(loud.last))
+        let sounding = Double(last - first) / rate
+        #expect(sounding > 1.0 && sounding < 2.1, "the tone sounded \(sounding) s of 2 s (part may precede the recording)")
+        let middle = Array(left[(first + 4800)..<(last - 4800)])
+        let rms = (middle.map { $0 * $0 }.reduce(0, +) / Double(middle.count)).squareRoot()
+        #expect(abs(20 * log10(rms * 2.0.squareRoot()) - -20) < 0.05, "tone level \(20 * log10(rms * 2.0.squareRoot())) dBFS")
+        let crossings = zip(middle, middle.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
+        let measuredHz = Double(crossings) / (Double(middle.count) / rate)
+        #expect(abs(measuredHz - hz) < 2, "tone at \(measuredHz) Hz")
+        // Never above the tone's clamp (nor the ceiling); no click at either end; the right ear silent.
+        let peak = left.map(abs).max() ?? 0
+        #expect(peak <= amplitude * 1.0001, "peak \(peak)")
+        let steepest = zip(left, left.dropFirst()).map { abs($1 - $0) }.max() ?? 0
+        #expect(steepest <= Self.sineSlope(amplitude: amplitude, hz: hz, rate: rate) * 1.02, "a step of \(steepest): a click")
+        #expect(right.map(abs).max() ?? 1 < 1e-6, "the right ear got \(right.map(abs).max() ?? 1)")
+        // It stopped by itself (2 s), faded out, and the hearing aid plays again afterwards.
+        #expect(last < left.count - Int(0.3 * rate), "the tone was still playing at the end of the recording")
+        let tail = Array(left[(last + Int(0.1 * rate))...])
+        #expect(tail.map(abs).max() ?? 0 > 0.01, "no sound after the tone: the hearing aid did not come back")
+        let status = try daemon.status()
+        #expect(status.tone == nil)
+        #expect(status.calibration?.profile == nil && status.calibration?.uncertaintyDB == CalibrationProfile.uncalibratedUncertaintyDB)
+
+        #expect(try daemon.stop() == 0)
+        let counts = try daemon.auditCounts()
+        #expect(counts["callbacks", default: 0] >= 3 * 48000 / 256)
+        for name in ["malloc", "calloc", "realloc", "free", "memalign", "pthread_mutex_lock", "syscall"] {
+            #expect(counts[name] == 0, "\(name) was called \(counts[name] ?? -1) times on the RT thread")
+        }
+    }
+
+    /// The microphone: a "calibrator" (the probe's 1 kHz sine at -30 dBFS peak) read as 94 dB SPL
+    /// gives 124 dB SPL at 0 dBFS; a meter reading of 80 dB SPL for a -20 dBFS tone gives 100 dB
+    /// SPL at the ear. Both land in calibration.toml and the next daemon reports the profile.
+    @Test func calibrateStoresWhatItMeasured() throws {
+        let server = try JackTestServer(period: 256)
+        let directory = try TestPaths.temporaryDirectory()
+        let daemon = try DaemonUnderTest(server: server, directory: directory)
+        try daemon.waitUntilProcessing()
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -30 - 10 * log10(2.0), seconds: 4)
+        usleep(300_000)
+        let mic = try daemon.ribbitd(["calibrate", "--microphone", "--calibrator", "94", "--profile", "test-set"])
+        _ = try probe.finish()
+        #expect(mic.status == 0, "\(mic.stderr)")
+        #expect(
+            try daemon.ribbitd(["calibrate", "--reading", "80", "--ear", "left", "--level", "-20", "--profile", "test-set"]).status == 0)
+        #expect(
+            try daemon.ribbitd(["calibrate", "--reading", "77.5", "--ear", "left", "--level", "-20", "--frequency", "4000", "--profile", "test-set"])
+                .status == 0)
+        let paths = RibbitPaths(environment: daemon.environment)
+        let config = try DaemonConfig.load(paths: paths)
+        let profile = try #require(config.calibrationProfile)
+        #expect(profile.name == "test-set")
+        #expect(abs(profile.inputDBSPL - 124) <= 0.1, "input \(profile.inputDBSPL)")
+        #expect(profile.outputLeftDBSPL == 100)
+        #expect(profile.outputRightDBSPL == CalibrationProfile.uncalibratedDBSPL)
+        #expect(profile.responseLeft == [4000: -2.5])
+        #expect(try daemon.stop() == 0)
+
+        let next = try DaemonUnderTest(server: server, directory: directory)
+        try next.waitUntilProcessing()
+        let calibration = try #require(try next.status().calibration)
+        #expect(calibration.profile == "test-set" && calibration.outputLeftDBSPL == 100 && calibration.uncertaintyDB == nil)
+        #expect(try next.ribbitd(["status"]).stdout.contains("calibration   test-set (input 124 dB SPL, output 100 / 100 dB SPL at 0 dBFS)"))
+        #expect(try next.stop() == 0)
+    }
+}
