@@ -19,6 +19,10 @@ extension DaemonTests {
         try daemon.waitUntilProcessing()
         let rate = 48000.0
         let hz = 1000.0
+        // The probe plays a quiet 250 Hz sine (peak 0.02) that the hearing aid passes through
+        // before and after the tone; its steps are far smaller than the tone's.
+        let probe = try Probe(server: server, signal: "sine:250", levelDBFS: -34 - 10 * log10(2.0), seconds: 4)
+        usleep(800_000)
         // The command refuses a loud level; the daemon clamps one sent to it directly: asked
         // for -3 dBFS, it plays -20 (peak 0.1), under the default ceiling (-1).
         let loud = try daemon.ribbitd(["calibrate", "--play", "--ear", "left", "--level", "-10"])
@@ -26,31 +30,35 @@ extension DaemonTests {
         let reply = try ControlClient.send(
             .tone(frequencyHz: hz, levelDBFS: -3, ear: "left", seconds: 2), socketPath: RibbitPaths(environment: daemon.environment).socketPath)
         #expect(reply.ok && reply.status?.tone?.levelDBFS == -20, "\(reply)")
-        // The probe plays noise into the inputs: with the hearing aid off none of it may come out.
-        let recording = try Probe.record(server: server, signal: "noise", levelDBFS: -20, seconds: 3.5)
+        let recording = try probe.finish()
         let (left, right) = (recording.recorded[0].map(Double.init), recording.recorded[1].map(Double.init))
         let amplitude = 0.1
-        // The tone: find where it sounds (above half its amplitude) and measure its middle.
-        let loud = left.indices.filter { abs(left[$0]) > amplitude / 2 }
-        let (first, last) = (try #require(loud.first), try #require(loud.last))
+        // The tone: where it sounds (above half its amplitude), and its middle.
+        let loudSamples = left.indices.filter { abs(left[$0]) > amplitude / 2 }
+        let (first, last) = (try #require(loudSamples.first), try #require(loudSamples.last))
+        #expect(first > Int(0.3 * rate), "the tone sounded before it was asked for")
         let sounding = Double(last - first) / rate
-        #expect(sounding > 1.0 && sounding < 2.1, "the tone sounded \(sounding) s of 2 s (part may precede the recording)")
+        #expect(abs(sounding - 2) < 0.05, "the tone sounded \(sounding) s of 2 s")
         let middle = Array(left[(first + 4800)..<(last - 4800)])
         let rms = (middle.map { $0 * $0 }.reduce(0, +) / Double(middle.count)).squareRoot()
-        #expect(abs(20 * log10(rms * 2.0.squareRoot()) - -20) < 0.05, "tone level \(20 * log10(rms * 2.0.squareRoot())) dBFS")
+        let levelDBFS = 20 * log10(rms * 2.0.squareRoot())
+        #expect(abs(levelDBFS - -20) < 0.05, "tone level \(levelDBFS) dBFS")
         let crossings = zip(middle, middle.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
         let measuredHz = Double(crossings) / (Double(middle.count) / rate)
         #expect(abs(measuredHz - hz) < 2, "tone at \(measuredHz) Hz")
-        // Never above the tone's clamp (nor the ceiling); no click at either end; the right ear silent.
+        // Never above the tone's clamp (nor the ceiling); no click anywhere (a step larger than
+        // the sine's steepest is one); the right ear silent while the tone plays.
         let peak = left.map(abs).max() ?? 0
         #expect(peak <= amplitude * 1.0001, "peak \(peak)")
         let steepest = zip(left, left.dropFirst()).map { abs($1 - $0) }.max() ?? 0
         #expect(steepest <= Self.sineSlope(amplitude: amplitude, hz: hz, rate: rate) * 1.02, "a step of \(steepest): a click")
-        #expect(right.map(abs).max() ?? 1 < 1e-6, "the right ear got \(right.map(abs).max() ?? 1)")
-        // It stopped by itself (2 s), faded out, and the hearing aid plays again afterwards.
-        #expect(last < left.count - Int(0.3 * rate), "the tone was still playing at the end of the recording")
-        let tail = Array(left[(last + Int(0.1 * rate))...])
-        #expect(tail.map(abs).max() ?? 0 > 0.01, "no sound after the tone: the hearing aid did not come back")
+        let rightDuringTone = right[first...last].map(abs).max() ?? 1
+        #expect(rightDuringTone < 1e-6, "the right ear got \(rightDuringTone)")
+        // It stopped by itself after 2 s, and the hearing aid plays again afterwards.
+        let after = Array(left[min(left.count, last + Int(0.3 * rate))...])
+        #expect(after.count > Int(0.3 * rate), "the recording ended too soon after the tone")
+        #expect((after.map(abs).max() ?? 0) > 0.015, "no sound after the tone: the hearing aid did not come back")
+        #expect((right[(last + Int(0.3 * rate))...].map(abs).max() ?? 0) > 0.015)
         let status = try daemon.status()
         #expect(status.tone == nil)
         #expect(status.calibration?.profile == nil && status.calibration?.uncertaintyDB == CalibrationProfile.uncalibratedUncertaintyDB)
