@@ -190,7 +190,8 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var inputDBFS: [Double]?
         /// The same in dB SPL through the calibration in use.
         public var inputDBSPL: [Double]?
-        public init(frequencyHz: Double, levelDBFS: Double?, ear: String, secondsLeft: Double, inputDBFS: [Double]?, inputDBSPL: [Double]?) {
+        public init(frequencyHz: Double, levelDBFS: Double?, ear: String, secondsLeft: Double, inputDBFS: [Double]?, inputDBSPL: [Double]?)
+        {
             self.frequencyHz = frequencyHz
             self.levelDBFS = levelDBFS
             self.ear = ear

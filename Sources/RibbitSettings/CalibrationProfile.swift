@@ -107,10 +107,13 @@ public struct CalibrationProfile: Sendable, Equatable {
     }
 
     static func response(_ value: TOMLValueConvertible, key: String, at: String) throws(ConfigError) -> [Int: Double] {
-        guard let table = value.table else { throw ConfigError("\(at): \(key) is a table of frequency = dB, e.g. { 250 = -1.0, 4000 = 2.5 }") }
+        guard let table = value.table else {
+            throw ConfigError("\(at): \(key) is a table of frequency = dB, e.g. { 250 = -1.0, 4000 = 2.5 }")
+        }
         var points: [Int: Double] = [:]
         for frequency in table.keys {
-            guard let hz = Int(frequency), frequencyRange.contains(hz), let db = table[frequency].flatMap(number), responseRange.contains(db)
+            guard let hz = Int(frequency), frequencyRange.contains(hz), let db = table[frequency].flatMap(number),
+                responseRange.contains(db)
             else {
                 throw ConfigError(
                     "\(at): \(key): `\(frequency)` is not a frequency from 20 to 20000 Hz with a level from -40 to 40 dB re 1 kHz")

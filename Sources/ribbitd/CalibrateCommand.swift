@@ -42,7 +42,8 @@ struct CalibrateCommand: ParsableCommand {
     var microphone = false
     @Option(help: ArgumentHelp("The calibrator's level at 1 kHz, dB SPL.", valueName: "DB"))
     var calibrator: Double = 94
-    @Option(help: ArgumentHelp("The config file the daemon reads (calibration.toml goes beside it).", valueName: "FILE"), completion: .file())
+    @Option(
+        help: ArgumentHelp("The config file the daemon reads (calibration.toml goes beside it).", valueName: "FILE"), completion: .file())
     var config: String?
 
     static let frequencies = [1000.0, 250, 500, 2000, 4000, 6000]
@@ -141,7 +142,9 @@ struct CalibrateCommand: ParsableCommand {
         guard !levels.isEmpty, let loudest = levels.max() else {
             throw RibbitError.unavailable("the daemon reports no input level; is the microphone connected (`ribbitd ports`)?")
         }
-        guard loudest > -90 else { throw RibbitError.data("the input is silent (\(Prescription.number(loudest)) dBFS); is the calibrator on?") }
+        guard loudest > -90 else {
+            throw RibbitError.data("the input is silent (\(Prescription.number(loudest)) dBFS); is the calibrator on?")
+        }
         let mean = levels.reduce(0, +) / Double(levels.count)
         print(String(format: "input reads %.1f dBFS for %.1f dB SPL", mean, calibrator))
         return calibrator - mean
@@ -159,7 +162,8 @@ struct CalibrateCommand: ParsableCommand {
         walk: for ear in Ear.allCases {
             for hz in Self.frequencies {
                 while true {
-                    _ = try sendToDaemon(.tone(frequencyHz: hz, levelDBFS: level, ear: ear.rawValue, seconds: ControlProtocol.toneMaxSeconds))
+                    _ = try sendToDaemon(
+                        .tone(frequencyHz: hz, levelDBFS: level, ear: ear.rawValue, seconds: ControlProtocol.toneMaxSeconds))
                     print("\(ear.rawValue) ear, \(Prescription.number(hz)) Hz: reading (dB SPL)? ", terminator: "")
                     fflush(nil)
                     guard let line = readLine()?.trimmingCharacters(in: .whitespaces), line != "q" else { break walk }
@@ -177,7 +181,9 @@ struct CalibrateCommand: ParsableCommand {
             }
         }
         _ = try sendToDaemon(.tone(frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: 0))
-        print("Microphone: hold the calibrator (\(Prescription.number(calibrator)) dB SPL, 1 kHz) to it, switch it on, then Enter (s skips). ", terminator: "")
+        print(
+            "Microphone: hold the calibrator (\(Prescription.number(calibrator)) dB SPL, 1 kHz) to it, switch it on, then Enter (s skips). ",
+            terminator: "")
         fflush(nil)
         if let line = readLine(), line.trimmingCharacters(in: .whitespaces) != "s" { profile.inputDBSPL = try measureMicrophone() }
     }

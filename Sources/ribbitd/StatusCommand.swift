@@ -81,7 +81,8 @@ struct StatusCommand: ParsableCommand {
             "input \(Prescription.number(calibration.inputDBSPL)) dB SPL, output \(Prescription.number(calibration.outputLeftDBSPL)) / "
             + "\(Prescription.number(calibration.outputRightDBSPL)) dB SPL at 0 dBFS"
         guard let profile = calibration.profile else {
-            return "uncalibrated (assumed 100 dB SPL at 0 dBFS, +-\(Prescription.number(calibration.uncertaintyDB ?? 0)) dB); `ribbitd calibrate`"
+            return
+                "uncalibrated (assumed 100 dB SPL at 0 dBFS, +-\(Prescription.number(calibration.uncertaintyDB ?? 0)) dB); `ribbitd calibrate`"
         }
         return "\(profile) (\(levels))"
     }

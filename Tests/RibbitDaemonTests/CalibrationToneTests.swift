@@ -28,7 +28,8 @@ extension DaemonTests {
         let loud = try daemon.ribbitd(["calibrate", "--play", "--ear", "left", "--level", "-10"])
         #expect(loud.status == 64 && loud.stderr.contains("--level is from -80 to -20 dBFS"), "\(loud.stderr)")
         let reply = try ControlClient.send(
-            .tone(frequencyHz: hz, levelDBFS: -3, ear: "left", seconds: 2), socketPath: RibbitPaths(environment: daemon.environment).socketPath)
+            .tone(frequencyHz: hz, levelDBFS: -3, ear: "left", seconds: 2),
+            socketPath: RibbitPaths(environment: daemon.environment).socketPath)
         #expect(reply.ok && reply.status?.tone?.levelDBFS == -20, "\(reply)")
         let recording = try probe.finish()
         let (left, right) = (recording.recorded[0].map(Double.init), recording.recorded[1].map(Double.init))
@@ -87,8 +88,10 @@ extension DaemonTests {
         #expect(
             try daemon.ribbitd(["calibrate", "--reading", "80", "--ear", "left", "--level", "-20", "--profile", "test-set"]).status == 0)
         #expect(
-            try daemon.ribbitd(["calibrate", "--reading", "77.5", "--ear", "left", "--level", "-20", "--frequency", "4000", "--profile", "test-set"])
-                .status == 0)
+            try daemon.ribbitd([
+                "calibrate", "--reading", "77.5", "--ear", "left", "--level", "-20", "--frequency", "4000", "--profile", "test-set",
+            ])
+            .status == 0)
         let paths = RibbitPaths(environment: daemon.environment)
         let config = try DaemonConfig.load(paths: paths)
         let profile = try #require(config.calibrationProfile)
@@ -103,7 +106,8 @@ extension DaemonTests {
         try next.waitUntilProcessing()
         let calibration = try #require(try next.status().calibration)
         #expect(calibration.profile == "test-set" && calibration.outputLeftDBSPL == 100 && calibration.uncertaintyDB == nil)
-        #expect(try next.ribbitd(["status"]).stdout.contains("calibration   test-set (input 124 dB SPL, output 100 / 100 dB SPL at 0 dBFS)"))
+        #expect(
+            try next.ribbitd(["status"]).stdout.contains("calibration   test-set (input 124 dB SPL, output 100 / 100 dB SPL at 0 dBFS)"))
         #expect(try next.stop() == 0)
     }
 }

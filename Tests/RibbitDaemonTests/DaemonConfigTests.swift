@@ -44,7 +44,10 @@ import Testing
     }
 
     @Test(arguments: [
-        ("inptu = \"a:b\"", "c:1: unknown key `inptu`; known: input, output, connect, client-name, log-level, require-signed, calibration, profile"),
+        (
+            "inptu = \"a:b\"",
+            "c:1: unknown key `inptu`; known: input, output, connect, client-name, log-level, require-signed, calibration, profile"
+        ),
         (
             "connect = false\n[jack]\nname = \"x\"",
             "c:2: unknown table `[jack]`; known: input, output, connect, client-name, log-level, require-signed, calibration, profile"

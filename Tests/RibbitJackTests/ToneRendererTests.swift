@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
+import RibbitControl
 import Testing
 
-import RibbitControl
 @testable import RibbitJack
 
 /// The calibration tone on its own, period by period, against closed forms.
