@@ -97,7 +97,7 @@ import Testing
         #expect(result.status == 78)
         #expect(
             result.stderr
-                == "ribbitd: error: \(file.path):2: unknown key `inputs`; known: input, output, connect, client-name, log-level, require-signed\n"
+                == "ribbitd: error: \(file.path):2: unknown key `inputs`; known: input, output, connect, client-name, log-level, require-signed, calibration, profile\n"
         )
     }
 }

@@ -74,12 +74,14 @@ import Testing
         let tone = ToneRenderer(sampleRate: 48000)
         tone.play(frequencyHz: 1000, levelDBFS: -20, ceilingDBFS: 0, left: true, right: true, seconds: 0.05)
         var (left, _) = Self.render(tone, frames: 2560)
-        #expect(tone.sounding.load(ordering: .relaxed))
+        let sounding = tone.sounding.load(ordering: .relaxed)
+        #expect(sounding)
         #expect((left.suffix(256).map(abs).max() ?? 0) > 0.09)
         usleep(80_000)
         (left, _) = Self.render(tone, frames: 2560)  // fades out over the first 960 frames
         #expect(left.suffix(1024).allSatisfy { $0 == 0 })
-        #expect(!tone.sounding.load(ordering: .relaxed))
+        let silent = !tone.sounding.load(ordering: .relaxed)
+        #expect(silent)
         let slope = 0.1 * 2 * Double.pi * 1000 / 48000
         #expect(zip(left, left.dropFirst()).allSatisfy { Double(abs($1 - $0)) <= slope * 1.02 })
 
