@@ -9,6 +9,10 @@ import Synchronization
 ///
 /// Levels are sine levels: 0 dBFS is a sine of peak 1, as `Calibration` counts them. A new
 /// tone fades the old one out first, then fades in from phase 0.
+///
+/// It replaces what the renderers before it wrote (it ignores `mix`): run it as
+/// `[hearingAid, tone]`, so the hearing aid's engine keeps running behind it, unheard, and
+/// comes back without a jump (an engine left idle for seconds would start from stale input).
 public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     /// The loudest tone it plays: -20 dBFS (peak 0.1). 100 dB SPL at 0 dBFS (uncalibrated)
     /// puts it near 80 dB SPL, loud enough for a sound level meter and short of harm for the
@@ -164,14 +168,8 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
                 let sample = ramp == 0 ? 0 : amplitude * Float(fade * sin(phase))
                 phase += step
                 if phase >= 2 * Double.pi { phase -= 2 * Double.pi }
-                let (l, r) = (toLeft ? sample : 0, toRight ? sample : 0)
-                if mix {
-                    left[i] += l
-                    right[i] += r
-                } else {
-                    left[i] = l
-                    right[i] = r
-                }
+                left[i] = toLeft ? sample : 0
+                right[i] = toRight ? sample : 0
             }
             state[0] = phase
             state[1] = Double(ramp)

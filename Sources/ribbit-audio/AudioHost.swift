@@ -91,7 +91,7 @@ struct AudioHost {
                     let ceiling = Double(20 * log10(Float(bitPattern: processor.outputCeilingBits.load(ordering: .relaxed))))
                     tone.play(frequencyHz: hz, levelDBFS: level, ceilingDBFS: ceiling, left: left, right: right, seconds: length)
                     if toneUntil == nil, length > 0 {
-                        switchRenderers(processor, to: [tone])
+                        switchRenderers(processor, to: [processor.hearingAid, tone])
                         log(.info, "calibration tone mode: the hearing aid is off")
                     }
                     if toneUntil != nil || length > 0 {

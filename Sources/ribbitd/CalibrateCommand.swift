@@ -28,7 +28,7 @@ struct CalibrateCommand: ParsableCommand {
     var ear: Ear?
     @Option(help: ArgumentHelp("The tone's frequency, Hz.", valueName: "HZ"))
     var frequency: Double = 1000
-    @Option(help: ArgumentHelp("The tone's level, dBFS (at most -20).", valueName: "DBFS"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The tone's level, dBFS (at most -20).", valueName: "DBFS"))
     var level: Double = -30
     @Flag(help: "Play the tone (--ear, --frequency, --level, --seconds) and return at once.")
     var play = false
