@@ -216,7 +216,9 @@ final class AudioService: DaemonService {
             return nil
         }
         let stats = session.stats
-        let input = stats.toneMode ? [stats.inputLeftDBFS, stats.inputRightDBFS] : nil
+        // Only finite numbers: JSON has no others, and a status that cannot be encoded is no status.
+        let levels = [stats.inputLeftDBFS, stats.inputRightDBFS]
+        let input = stats.toneMode && levels.allSatisfy(\.isFinite) ? levels : nil
         return DaemonStatus.Tone(
             frequencyHz: tone.frequencyHz, levelDBFS: tone.levelDBFS, ear: tone.ear, secondsLeft: max(0, tone.until - now),
             inputDBFS: input, inputDBSPL: input?.map { $0 + inputDBSPLAtFullScale })

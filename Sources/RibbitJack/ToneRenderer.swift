@@ -105,11 +105,13 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     public func collectRetired() { _ = settings.collect() }
 
     /// The input level per channel (left, right) over the last meter window, as the level of
-    /// a sine with that power: 10 log10(2 x mean square); -200 for silence.
+    /// a sine with that power: 10 log10(2 x mean square); -200 for silence, +200 when the
+    /// input held NaN or infinities (always a finite number, so the status can carry it).
     public var inputLevelDBFS: (Double, Double) {
         func level(_ bits: UInt64) -> Double {
             let meanSquare = Double(bitPattern: bits)
-            return meanSquare > 0 ? max(-200, 10 * log10(2 * meanSquare)) : -200
+            guard meanSquare.isFinite else { return 200 }
+            return meanSquare > 0 ? min(200, max(-200, 10 * log10(2 * meanSquare))) : -200
         }
         return (
             level(inputMeanSquareLeft.load(ordering: .relaxed)), level(inputMeanSquareRight.load(ordering: .relaxed))

@@ -106,5 +106,10 @@ import Testing
         let (left, right) = tone.inputLevelDBFS
         #expect(abs(left - 20 * log10(0.05)) < 0.01, "\(left)")
         #expect(abs(right - left) < 1e-9)
+        // NaN or infinity at the input: +200, never a number JSON cannot carry.
+        _ = Self.render(tone, frames: 24000, inputPeak: .infinity)
+        #expect(tone.inputLevelDBFS.0 == 200)
+        _ = Self.render(tone, frames: 24000, inputPeak: .nan)
+        #expect(tone.inputLevelDBFS.1 == 200)
     }
 }
