@@ -154,8 +154,8 @@ struct CalibrateCommand: ParsableCommand {
     func walkThrough(_ profile: inout CalibrationProfile) throws {
         print(
             """
-            Calibrating profile \(profile.name). You need a sound level meter (A or Z weighting off, slow) on an \
-            ear simulator or coupler with the headphones on it, and for the microphone a calibrator.
+            Calibrating profile \(profile.name). You need a sound level meter (Z or C weighting, so every frequency \
+            reads true; slow) on an ear simulator or coupler with the headphones on it, and for the microphone a calibrator.
             Each tone plays at \(Prescription.number(level)) dBFS for up to 60 s. Type the meter's reading in dB SPL \
             and Enter; Enter alone plays it again; s skips; q stops.
             """)
