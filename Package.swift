@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(name: "RibbitStoreTests", dependencies: ["RibbitStore", "RibbitTestSupport"]),
         .testTarget(name: "RibbitSignatureTests", dependencies: ["RibbitSignature", "RibbitPrescription", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitSignals", "RibbitTestSupport"]),
-        .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "CJack"]),
+        .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "CJack", "RibbitControl"]),
         .testTarget(name: "RibbitRealtimeTests", dependencies: ["RibbitRealtime"]),
         .testTarget(name: "RibbitAudioLinkTests", dependencies: ["RibbitAudioLink"]),
         .testTarget(

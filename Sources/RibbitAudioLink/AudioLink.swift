@@ -10,6 +10,11 @@ public enum AudioMessage: Equatable, Sendable {
     case paused(Bool)
     /// Whether to copy each period's input and output for the dump.
     case dump(Bool)
+    /// A calibration tone instead of the hearing aid (`ToneRenderer`): a sine of `frequencyHz`
+    /// at `levelDBFS` (the audio process clamps it to -20 dBFS and the ceiling in force) in
+    /// the chosen ears for `seconds` (at most 60; 0 stops it and the hearing aid plays again).
+    /// It stops by itself at the end, whatever happens to the daemon.
+    case tone(frequencyHz: Double, levelDBFS: Double, left: Bool, right: Bool, seconds: Double)
     case stop
 
     // The audio process to the daemon.
@@ -41,6 +46,12 @@ public struct AudioStats: Equatable, Sendable {
     public var dumpFramesDropped = 0
     /// JACK's DSP load for the whole graph, percent.
     public var dspLoadPercent = 0.0
+    /// The input levels (left, right) over the last quarter second, dBFS of a sine of that
+    /// power (-200: silence; only measured while the tone mode runs).
+    public var inputLeftDBFS = -200.0
+    public var inputRightDBFS = -200.0
+    /// Whether the calibration tone mode runs (a tone sounds or the input is metered).
+    public var toneMode = false
 
     public init() {}
 }
@@ -62,6 +73,12 @@ extension AudioMessage {
         case .paused(let on): out.byte(2); out.byte(on ? 1 : 0)
         case .dump(let on): out.byte(3); out.byte(on ? 1 : 0)
         case .stop: out.byte(4)
+        case .tone(let hz, let level, let left, let right, let seconds):
+            out.byte(5)
+            out.double(hz)
+            out.double(level)
+            out.byte((left ? 1 : 0) | (right ? 2 : 0))
+            out.double(seconds)
         case .connected(let client, let rate, let period): out.byte(10); out.string(client); out.int(rate); out.int(period)
         case .running(let latency): out.byte(11); out.int(latency)
         case .stats(let s):
@@ -73,6 +90,9 @@ extension AudioMessage {
                 out.int(value)
             }
             out.double(s.dspLoadPercent)
+            out.double(s.inputLeftDBFS)
+            out.double(s.inputRightDBFS)
+            out.byte(s.toneMode ? 1 : 0)
         case .samples(let frames, let channels):
             out.byte(13)
             out.int(frames)
@@ -167,6 +187,9 @@ private struct Decoder {
         case 2: return byte().map { .paused($0 != 0) }
         case 3: return byte().map { .dump($0 != 0) }
         case 4: return .stop
+        case 5:
+            guard let hz = double(), let level = double(), let ears = byte(), let seconds = double() else { return nil }
+            return .tone(frequencyHz: hz, levelDBFS: level, left: ears & 1 != 0, right: ears & 2 != 0, seconds: seconds)
         case 10:
             guard let client = string(), let rate = int(), let period = int() else { return nil }
             return .connected(client: client, sampleRate: rate, period: period)
@@ -174,11 +197,12 @@ private struct Decoder {
         case 12:
             var s = AudioStats()
             guard let a = int(), let b = int(), let c = int(), let d = int(), let e = int(), let f = int(), let g = int(), let h = int(),
-                let load = double()
+                let load = double(), let inputLeft = double(), let inputRight = double(), let toneMode = byte()
             else { return nil }
             (s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples, s.dumpFramesDropped) =
                 (a, b, c, d, e, f, g, h)
             s.dspLoadPercent = load
+            (s.inputLeftDBFS, s.inputRightDBFS, s.toneMode) = (inputLeft, inputRight, toneMode != 0)
             return .stats(s)
         case 13:
             guard let frames = int(), frames >= 0, frames <= (bytes.endIndex - at) / 16 else { return nil }

@@ -6,6 +6,14 @@ public enum ControlProtocol {
     public static let version = 1
     /// Longest request line the daemon reads; a longer one is refused and the connection closed.
     public static let maxRequestBytes = 64 * 1024
+    /// The calibration tone's limits (`tone`): the loudest level (a sine's dBFS; louder asks are
+    /// clamped to it, and to the output ceiling in force), the longest it plays before it stops
+    /// by itself, and how long it plays when the request does not say. The audio process
+    /// (RibbitJack's ToneRenderer) clamps to the same numbers again.
+    public static let toneMaxLevelDBFS = -20.0
+    public static let toneMaxSeconds = 60.0
+    public static let toneDefaultSeconds = 30.0
+    public static let toneFrequencies = 20.0...20000.0
 }
 
 public struct ControlRequest: Codable, Sendable, Equatable {
@@ -13,6 +21,9 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case status, pause, resume, bypass, load, use, keep, revert, stop
         /// Turns the connection into a stream of DumpFrame lines, 20 a second, until it closes.
         case dump
+        /// Calibration: play a sine (`frequencyHz`, `levelDBFS`, `ear`, `seconds`) instead of the
+        /// hearing aid, or, at `levelDBFS` null, only meter the input; `seconds` 0 stops.
+        case tone
     }
     public var command: Command
     /// bypass: on (true) or off (false).
@@ -25,6 +36,13 @@ public struct ControlRequest: Codable, Sendable, Equatable {
     /// use: a history id or name; or `environment` for the newest for that environment.
     public var selector: String?
     public var environment: String?
+    /// tone: the frequency (20 to 20000 Hz), the sine's level in dBFS (clamped to
+    /// `toneMaxLevelDBFS` and the ceiling; absent: silence, the input is metered), the ear
+    /// ("left", "right" or "both") and how long (at most `toneMaxSeconds`; 0 stops).
+    public var frequencyHz: Double?
+    public var levelDBFS: Double?
+    public var ear: String?
+    public var seconds: Double?
 
     public init(
         command: Command, on: Bool? = nil, prescription: String? = nil, source: String? = nil, trialSeconds: Int? = nil,
@@ -37,6 +55,16 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         self.trialSeconds = trialSeconds
         self.selector = selector
         self.environment = environment
+    }
+
+    /// A `tone` request.
+    public static func tone(frequencyHz: Double, levelDBFS: Double?, ear: String, seconds: Double) -> ControlRequest {
+        var request = ControlRequest(command: .tone)
+        request.frequencyHz = frequencyHz
+        request.levelDBFS = levelDBFS
+        request.ear = ear
+        request.seconds = seconds
+        return request
     }
 }
 
@@ -131,6 +159,48 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         }
     }
 
+    /// The calibration in use (ribbitd.conf and calibration.toml; ribbitd.conf(5)).
+    public struct Calibration: Codable, Sendable, Equatable {
+        /// The profile's name; nil: uncalibrated, the documented defaults.
+        public var profile: String?
+        /// dB SPL for a 0 dBFS 1 kHz sine: at the microphone, at the left and right ear.
+        public var inputDBSPL: Double
+        public var outputLeftDBSPL: Double
+        public var outputRightDBSPL: Double
+        /// How far off the numbers may be, dB either way (uncalibrated only).
+        public var uncertaintyDB: Double?
+        public init(profile: String?, inputDBSPL: Double, outputLeftDBSPL: Double, outputRightDBSPL: Double, uncertaintyDB: Double?) {
+            self.profile = profile
+            self.inputDBSPL = inputDBSPL
+            self.outputLeftDBSPL = outputLeftDBSPL
+            self.outputRightDBSPL = outputRightDBSPL
+            self.uncertaintyDB = uncertaintyDB
+        }
+    }
+
+    /// The calibration tone mode (`tone`): the hearing aid is off while it runs.
+    public struct Tone: Codable, Sendable, Equatable {
+        /// What was asked last, after clamping (levelDBFS nil: silence, metering only).
+        public var frequencyHz: Double
+        public var levelDBFS: Double?
+        public var ear: String
+        public var secondsLeft: Double
+        /// The input's levels (left, right) over the last quarter second, dBFS of a sine of
+        /// that power; nil until the audio process reports them.
+        public var inputDBFS: [Double]?
+        /// The same in dB SPL through the calibration in use.
+        public var inputDBSPL: [Double]?
+        public init(frequencyHz: Double, levelDBFS: Double?, ear: String, secondsLeft: Double, inputDBFS: [Double]?, inputDBSPL: [Double]?)
+        {
+            self.frequencyHz = frequencyHz
+            self.levelDBFS = levelDBFS
+            self.ear = ear
+            self.secondsLeft = secondsLeft
+            self.inputDBFS = inputDBFS
+            self.inputDBSPL = inputDBSPL
+        }
+    }
+
     public enum Output: String, Codable, Sendable {
         /// The prescription is applied (or sound passes unchanged when none is loaded).
         case processing
@@ -163,12 +233,18 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     /// What went wrong with the prescription history and what the daemon did about it (a
     /// damaged file moved aside, a damaged entry, a history that cannot be opened).
     public var historyProblem: String?
+    /// The calibration in use.
+    public var calibration: Calibration?
+    /// While the calibration tone mode runs.
+    public var tone: Tone?
 
     public init(
         pid: Int32, version: String, uptimeSeconds: Double, prescription: ActivePrescription?, output: Output,
         jack: Jack?, jackProblem: String?, totalXruns: Int, trial: Trial? = nil, dumpListeners: Int? = nil,
-        ceilingDBFS: Double? = nil, historyProblem: String? = nil
+        ceilingDBFS: Double? = nil, historyProblem: String? = nil, calibration: Calibration? = nil, tone: Tone? = nil
     ) {
+        self.calibration = calibration
+        self.tone = tone
         self.trial = trial
         self.dumpListeners = dumpListeners
         self.ceilingDBFS = ceilingDBFS

@@ -139,7 +139,7 @@ final class AudioService: DaemonService {
             }
             process?.kill()
             ended(problem: "\(reason); retrying", now: now, at: rateChanged ? now : now + retryDelay)
-        case .filters, .paused, .dump, .stop:
+        case .filters, .paused, .dump, .tone, .stop:
             break  // the daemon's own messages; the audio process does not send them
         }
     }
@@ -164,6 +164,7 @@ final class AudioService: DaemonService {
         process = nil
         session = nil
         running = nil
+        tone = nil
         openingSince = nil
         nextAttempt = at
         onChange()
@@ -189,6 +190,39 @@ final class AudioService: DaemonService {
     }
 
     func setPaused(_ paused: Bool) { process?.link.send(.paused(paused)) }
+
+    /// The last tone asked (already clamped), and until when it plays (monotonic seconds).
+    struct ToneRequest {
+        let frequencyHz: Double
+        let levelDBFS: Double?
+        let ear: String
+        let until: Double
+    }
+    private(set) var tone: ToneRequest?
+
+    /// Starts (or replaces, or with `seconds` 0 stops) the calibration tone; `levelDBFS` nil
+    /// plays silence and meters the input.
+    func playTone(frequencyHz: Double, levelDBFS: Double?, ear: String, seconds: Double, now: Double) {
+        tone = seconds > 0 ? ToneRequest(frequencyHz: frequencyHz, levelDBFS: levelDBFS, ear: ear, until: now + seconds) : nil
+        process?.link.send(
+            .tone(
+                frequencyHz: frequencyHz, levelDBFS: levelDBFS ?? -200, left: ear != "right", right: ear != "left", seconds: seconds))
+    }
+
+    /// The tone mode as `status` reports it: while asked, or while the audio process still runs it.
+    func toneStatus(now: Double, inputDBSPLAtFullScale: Double) -> DaemonStatus.Tone? {
+        guard let session, let tone, now < tone.until || session.stats.toneMode else {
+            if let tone, now >= tone.until { self.tone = nil }
+            return nil
+        }
+        let stats = session.stats
+        // Only finite numbers: JSON has no others, and a status that cannot be encoded is no status.
+        let levels = [stats.inputLeftDBFS, stats.inputRightDBFS]
+        let input = stats.toneMode && levels.allSatisfy(\.isFinite) ? levels : nil
+        return DaemonStatus.Tone(
+            frequencyHz: tone.frequencyHz, levelDBFS: tone.levelDBFS, ear: tone.ear, secondsLeft: max(0, tone.until - now),
+            inputDBFS: input, inputDBSPL: input?.map { $0 + inputDBSPLAtFullScale })
+    }
 
     /// Whether the audio process copies its periods for the dump.
     func setDump(_ on: Bool) {

@@ -24,6 +24,8 @@ public final class Daemon {
     private var stopping = false
     /// `run --rx`: a prescription to load at start and keep as the active one.
     private let startPrescription: PrescriptionInput?
+    /// The calibration in use (nil: uncalibrated).
+    private let calibration: CalibrationProfile?
 
     /// How long the services get to stop (the JACK server may not answer).
     static let stopSeconds = 2.0
@@ -31,6 +33,7 @@ public final class Daemon {
     public init(config: DaemonConfig, paths: RibbitPaths, log: Logger, prescription: PrescriptionInput? = nil) {
         self.log = log
         startPrescription = prescription
+        calibration = config.calibrationProfile
         fitting = FittingService(paths: paths, config: config, log: log)
         control = ControlService(path: paths.socketPath, log: log)
         audio = AudioService(config: config, log: log, environment: paths.environment)
@@ -110,6 +113,7 @@ public final class Daemon {
                 return reply()
             },
             .dump: { [unowned self] _ in reply() },  // the server turned the connection into a stream
+            .tone: { [unowned self] request throws(RequestFailure) in try tone(request) },
         ]
     }
 
@@ -176,6 +180,38 @@ public final class Daemon {
         return reply()
     }
 
+    /// The calibration tone: checked here, clamped here (and again in the audio process).
+    private func tone(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
+        let now = Self.now()
+        let seconds = request.seconds ?? ControlProtocol.toneDefaultSeconds
+        guard seconds.isFinite, seconds >= 0 else { throw RequestFailure("a tone's seconds are from 0 (stop) to 60") }
+        guard audio.isConnected else {
+            throw RequestFailure("no JACK session (\(audio.problem(now: now) ?? "not connected")); the tone plays through JACK")
+        }
+        if seconds == 0 {
+            audio.playTone(frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: 0, now: now)
+            log.info("calibration tone stopped")
+            return reply()
+        }
+        guard !fitting.state.paused else { throw RequestFailure("the output is paused; `ribbitd resume` first") }
+        guard let hz = request.frequencyHz, ControlProtocol.toneFrequencies.contains(hz) else {
+            throw RequestFailure("tone needs a \"frequencyHz\" from 20 to 20000")
+        }
+        let ear = request.ear ?? "both"
+        guard ["left", "right", "both"].contains(ear) else { throw RequestFailure("tone's ear is \"left\", \"right\" or \"both\"") }
+        var level = request.levelDBFS
+        if let asked = level {
+            guard asked.isFinite else { throw RequestFailure("tone's levelDBFS is a number (dBFS of the sine)") }
+            level = min(asked, ControlProtocol.toneMaxLevelDBFS, fitting.state.filterChoice.ceilingDBFS)
+        }
+        let length = min(seconds, ControlProtocol.toneMaxSeconds)
+        audio.playTone(frequencyHz: hz, levelDBFS: level, ear: ear, seconds: length, now: now)
+        log.info(
+            "calibration tone: \(level.map { "\($0) dBFS, \(hz) Hz, \(ear) ear" } ?? "silence, metering the input") for \(length) s; the hearing aid is off meanwhile"
+        )
+        return reply()
+    }
+
     private func endTrialRequest(keep: Bool) throws(RequestFailure) -> ControlReply {
         _ = try fitting.history()
         guard fitting.state.trial != nil else { throw RequestFailure("no trial is running; `ribbitd load --trial 15m RX` starts one") }
@@ -217,7 +253,16 @@ public final class Daemon {
             prescription: state.description, output: state.output, jack: jack, jackProblem: audio.problem(now: now),
             totalXruns: audio.totalXruns,
             trial: state.trial.map { .init(secondsLeft: max(0, $0.deadline - Date().timeIntervalSince1970), revertsTo: $0.revertsTo) },
-            dumpListeners: dump.listeners, ceilingDBFS: state.filterChoice.ceilingDBFS, historyProblem: fitting.historyProblem)
+            dumpListeners: dump.listeners, ceilingDBFS: state.filterChoice.ceilingDBFS, historyProblem: fitting.historyProblem,
+            calibration: calibrationStatus, tone: audio.toneStatus(now: now, inputDBSPLAtFullScale: calibrationStatus.inputDBSPL))
+    }
+
+    private var calibrationStatus: DaemonStatus.Calibration {
+        let fallback = CalibrationProfile.uncalibratedDBSPL
+        return DaemonStatus.Calibration(
+            profile: calibration?.name, inputDBSPL: calibration?.inputDBSPL ?? fallback,
+            outputLeftDBSPL: calibration?.outputLeftDBSPL ?? fallback, outputRightDBSPL: calibration?.outputRightDBSPL ?? fallback,
+            uncertaintyDB: calibration == nil ? CalibrationProfile.uncalibratedUncertaintyDB : nil)
     }
 
     static func now() -> Double { MonotonicClock.seconds() }

@@ -14,16 +14,23 @@ public struct DaemonConfig: Sendable, Equatable {
     public var logLevel = "info"
     /// Refuse unsigned prescriptions and those signed with a key not in trusted/.
     public var requireSigned = false
+    /// The name of the calibration profile in use (nil: uncalibrated, `CalibrationProfile.uncalibratedDBSPL`).
+    public var calibration: String? = nil
+    /// The profiles of ribbitd.conf and calibration.toml, by name.
+    public var profiles: [String: CalibrationProfile] = [:]
 
     public init() {}
 
     /// The keys a config file may set, in the order the documentation gives them.
-    public static let knownKeys = ["input", "output", "connect", "client-name", "log-level", "require-signed"]
+    public static let knownKeys = ["input", "output", "connect", "client-name", "log-level", "require-signed", "calibration", "profile"]
+
+    /// The profile in use (nil: uncalibrated).
+    public var calibrationProfile: CalibrationProfile? { calibration.flatMap { profiles[$0] } }
 
     /// Reads a config file: TOML (toml.io, v1.0), so comments after values, 'literal strings'
     /// and tables parse as any TOML tool expects. Unknown keys and tables are errors that list
     /// the known ones, so a typo is not silently ignored.
-    public static func parse(_ text: String, path: String) throws(ConfigError) -> DaemonConfig {
+    public static func parse(_ text: String, path: String, allowed: [String] = knownKeys) throws(ConfigError) -> DaemonConfig {
         let table: TOMLTable
         do { table = try TOMLTable(string: text) } catch let error as TOMLParseError {
             // toml++'s words, then what a ribbitd.conf value looks like.
@@ -36,16 +43,18 @@ public struct DaemonConfig: Sendable, Equatable {
         for key in table.keys.sorted(by: { line(of: $0, in: text) < line(of: $1, in: text) }) {
             guard let value = table[key] else { continue }
             let at = "\(path):\(line(of: key, in: text))"
-            switch key {
+            switch allowed.contains(key) ? key : "" {
             case "input": config.inputs = try ports(value, at: at)
             case "output": config.outputs = try ports(value, at: at)
             case "connect": config.connect = try bool(value, key: key, at: at)
             case "require-signed": config.requireSigned = try bool(value, key: key, at: at)
             case "client-name": config.clientName = try string(value, key: key, at: at)
             case "log-level": config.logLevel = try string(value, key: key, at: at)
+            case "calibration": config.calibration = try string(value, key: key, at: at)
+            case "profile": config.profiles = try CalibrationProfile.parseAll(value, text: text, at: at)
             default:
                 let what = value.table != nil ? "table `[\(key)]`" : "key `\(key)`"
-                throw ConfigError("\(at): unknown \(what); known: \(knownKeys.joined(separator: ", "))")
+                throw ConfigError("\(at): unknown \(what); known: \(allowed.joined(separator: ", "))")
             }
         }
         return config
@@ -87,13 +96,31 @@ public struct DaemonConfig: Sendable, Equatable {
     /// A file that cannot be read is `.unreadable` (exit 66), a mistake in it `.invalid` (78).
     public static func load(explicitPath: String? = nil, paths: RibbitPaths) throws(ConfigError) -> DaemonConfig {
         let path = explicitPath ?? paths.configFile
-        guard explicitPath != nil || FileManager.default.fileExists(atPath: path) else { return DaemonConfig() }
+        guard explicitPath != nil || FileManager.default.fileExists(atPath: path) else {
+            return try DaemonConfig().withCalibrationFile(CalibrationFile.path(besideConfig: path))
+        }
         let bytes: Data
         do { bytes = try BoundedFile.read(path, maxBytes: BoundedFile.keyOrConfigMaxBytes) } catch {
             throw ConfigError("\(error); give the path of a ribbitd.conf text file", kind: .unreadable)
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw ConfigError("\(path): the config file is not UTF-8 text") }
-        return try parse(text, path: path)
+        return try parse(text, path: path).withCalibrationFile(CalibrationFile.path(besideConfig: path))
+    }
+
+    /// This config on top of calibration.toml: its profiles and its choice win. A chosen
+    /// profile that neither file defines is a mistake.
+    public func withCalibrationFile(_ path: String) throws(ConfigError) -> DaemonConfig {
+        let (selected, measured) = try CalibrationFile.load(path)
+        var config = self
+        config.profiles = measured.merging(profiles) { _, own in own }
+        config.calibration = calibration ?? selected
+        if let name = config.calibration, config.profiles[name] == nil {
+            let known = config.profiles.keys.sorted()
+            throw ConfigError(
+                "calibration = \"\(name)\" names no profile; "
+                    + (known.isEmpty ? "define [profile.\(name)] or run `ribbitd calibrate`" : "known: \(known.joined(separator: ", "))"))
+        }
+        return config
     }
 
     static func string(_ value: TOMLValueConvertible, key: String, at: String) throws(ConfigError) -> String {
@@ -106,7 +133,7 @@ public struct DaemonConfig: Sendable, Equatable {
     static func line(of key: String, in text: String) -> Int {
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.drop(while: { $0 == " " || $0 == "\t" })
-            for name in [key, "\"\(key)\"", "'\(key)'", "[\(key)]"] where line.hasPrefix(name) {
+            for name in [key, "\"\(key)\"", "'\(key)'", "[\(key)]", "[\(key)."] where line.hasPrefix(name) {
                 let rest = line.dropFirst(name.count).drop(while: { $0 == " " || $0 == "\t" })
                 if name.hasPrefix("[") || rest.hasPrefix("=") || rest.hasPrefix(".") { return index + 1 }
             }

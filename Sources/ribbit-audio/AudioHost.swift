@@ -41,6 +41,8 @@ struct AudioHost {
             if link.isClosed { return close(client, status: 0) }
         }
         let processor: RealtimeProcessor
+        let tone = ToneRenderer(sampleRate: rate)
+        tone.warmUp(frameCount: client.bufferSize)
         do {
             let engine = try OverlapSaveEngine(
                 geometry: .standard(sampleRate: rate), sampleRate: rate, filters: first!, blockSize: client.bufferSize)
@@ -58,13 +60,15 @@ struct AudioHost {
         )
         wire(client)
         link.send(.running(latencyFrames: processor.latencyFrames))
-        return serve(client, processor)
+        return serve(client, processor, tone)
     }
 
     /// The loop while sound flows: messages in, counters and dump samples out.
-    private func serve(_ client: JackClient, _ processor: RealtimeProcessor) -> Int32 {
+    private func serve(_ client: JackClient, _ processor: RealtimeProcessor, _ tone: ToneRenderer) -> Int32 {
         var period = client.bufferSize
         var nextStats = 0.0
+        /// While the tone mode runs: when its tone ends (monotonic seconds).
+        var toneUntil: Double?
         var channels = [[Float]](repeating: [], count: SampleRing.channels)
         while true {
             link.wait(milliseconds: processor.dumpEnabled.load(ordering: .relaxed) ? 10 : 50)
@@ -83,12 +87,28 @@ struct AudioHost {
                 case .dump(let on):
                     if on { processor.dumpRing.discard() }
                     processor.dumpEnabled.store(on, ordering: .relaxed)
+                case .tone(let hz, let level, let left, let right, let length):
+                    let ceiling = Double(20 * log10(Float(bitPattern: processor.outputCeilingBits.load(ordering: .relaxed))))
+                    tone.play(frequencyHz: hz, levelDBFS: level, ceilingDBFS: ceiling, left: left, right: right, seconds: length)
+                    if toneUntil == nil, length > 0 {
+                        switchRenderers(processor, to: [processor.hearingAid, tone])
+                        log(.info, "calibration tone mode: the hearing aid is off")
+                    }
+                    if toneUntil != nil || length > 0 {
+                        toneUntil = seconds() + min(max(length, 0), ToneRenderer.maxSeconds) + ToneRenderer.rampSeconds
+                    }
                 case .stop: return close(client, status: 0)
                 default: break
                 }
             }
             if link.isClosed { return close(client, status: 0) }
+            if let until = toneUntil, seconds() >= until, !tone.sounding.load(ordering: .relaxed) {
+                switchRenderers(processor, to: [processor.hearingAid])
+                toneUntil = nil
+                log(.info, "calibration tone mode over: the hearing aid plays again")
+            }
             processor.collectRetired()
+            tone.collectRetired()
             if client.events.shutDown.load(ordering: .acquiring) {
                 link.send(.gone(reason: "the JACK server went away", sampleRateChanged: false))
                 return drain(status: 0)
@@ -112,11 +132,27 @@ struct AudioHost {
                 if frames > 0 { link.send(.samples(frameCount: frames, channels: channels.flatMap { $0 }), droppable: true) }
             }
             if now >= nextStats {
-                link.send(.stats(stats(client, processor)))
+                var current = stats(client, processor)
+                if toneUntil != nil {
+                    current.toneMode = true
+                    (current.inputLeftDBFS, current.inputRightDBFS) = tone.inputLevelDBFS
+                }
+                link.send(.stats(current))
                 nextStats = now + 0.1
             }
             link.flush()
         }
+    }
+
+    /// Changes what renders under a pause ramp (5 ms down, the switch, 5 ms up), so neither
+    /// the hearing aid nor the tone starts or stops with a click. Keeps the wearer's pause.
+    private func switchRenderers(_ processor: RealtimeProcessor, to renderers: [any PeriodRenderer]) {
+        let wasPaused = processor.paused.load(ordering: .relaxed)
+        processor.paused.store(true, ordering: .relaxed)
+        let period = Double(processor.period.load(ordering: .relaxed)) / processor.sampleRate
+        usleep(useconds_t((2 * period + 2 * RealtimeProcessor.fadeSeconds) * 1e6))
+        processor.run(renderers)
+        processor.paused.store(wasPaused, ordering: .relaxed)
     }
 
     private func stats(_ client: JackClient, _ processor: RealtimeProcessor) -> AudioStats {

@@ -46,6 +46,17 @@ struct StatusCommand: ParsableCommand {
             }
         lines.append("output        \(output)" + (status.ceilingDBFS.map { ", ceiling \(Prescription.number($0)) dBFS" } ?? ""))
         if let problem = status.historyProblem { lines.append("history       \(problem)") }
+        if let calibration = status.calibration { lines.append("calibration   \(describe(calibration))") }
+        if let tone = status.tone {
+            let what =
+                tone.levelDBFS.map { "\(Prescription.number(tone.frequencyHz)) Hz at \(Prescription.number($0)) dBFS, \(tone.ear) ear" }
+                ?? "silent, metering the input"
+            var line = "tone          \(what), \(duration(tone.secondsLeft)) left; the hearing aid is off meanwhile"
+            if let input = tone.inputDBSPL, input.count == 2 {
+                line += String(format: "\ninput         %.1f / %.1f dB SPL (left / right)", input[0], input[1])
+            }
+            lines.append(line)
+        }
         if let jack = status.jack {
             lines.append("jack          client \(jack.client), \(jack.sampleRate) Hz, period \(jack.period)")
             lines.append(String(format: "latency       %d samples (%.2f ms) added", jack.latencyFrames, jack.latencyMilliseconds))
@@ -62,6 +73,18 @@ struct StatusCommand: ParsableCommand {
             lines.append("jack          not connected: \(status.jackProblem ?? "unknown"); retrying")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// "hd25 (input 112 dB SPL, output 104.5 / 104 dB SPL)" or what is assumed without one.
+    static func describe(_ calibration: DaemonStatus.Calibration) -> String {
+        let levels =
+            "input \(Prescription.number(calibration.inputDBSPL)) dB SPL, output \(Prescription.number(calibration.outputLeftDBSPL)) / "
+            + "\(Prescription.number(calibration.outputRightDBSPL)) dB SPL at 0 dBFS"
+        guard let profile = calibration.profile else {
+            return
+                "uncalibrated (assumed 100 dB SPL at 0 dBFS, +-\(Prescription.number(calibration.uncertaintyDB ?? 0)) dB); `ribbitd calibrate`"
+        }
+        return "\(profile) (\(levels))"
     }
 
     static func duration(_ seconds: Double) -> String {

@@ -8,12 +8,14 @@ import Testing
         (s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples, s.dumpFramesDropped) =
             (1, 2, 3, 64, 96, 5, 6, 7)
         s.dspLoadPercent = 1.25
+        (s.inputLeftDBFS, s.inputRightDBFS, s.toneMode) = (-23.5, -200, true)
         return s
     }
 
     var everyMessage: [AudioMessage] {
         [
             .filters(ceilingDBFS: -3, fftLength: 256, taps: [[0.5, -0.25, 1e-9], [1, 0, 0]]), .paused(true), .dump(false), .stop,
+            .tone(frequencyHz: 1000, levelDBFS: -30, left: false, right: true, seconds: 12.5),
             .connected(client: "ribbit-ü", sampleRate: 48000, period: 64), .running(latencyFrames: 96), .stats(stats),
             .samples(frameCount: 2, channels: [1, 2, 3, 4, 5, 6, 7, -.infinity]), .log(level: .warning, text: "3 xruns"),
             .failed("JACK server not found"), .gone(reason: "the JACK server went away", sampleRateChanged: false),

@@ -44,10 +44,13 @@ import Testing
     }
 
     @Test(arguments: [
-        ("inptu = \"a:b\"", "c:1: unknown key `inptu`; known: input, output, connect, client-name, log-level, require-signed"),
+        (
+            "inptu = \"a:b\"",
+            "c:1: unknown key `inptu`; known: input, output, connect, client-name, log-level, require-signed, calibration, profile"
+        ),
         (
             "connect = false\n[jack]\nname = \"x\"",
-            "c:2: unknown table `[jack]`; known: input, output, connect, client-name, log-level, require-signed"
+            "c:2: unknown table `[jack]`; known: input, output, connect, client-name, log-level, require-signed, calibration, profile"
         ),
         (
             "input",
@@ -94,7 +97,7 @@ import Testing
         #expect(result.status == 78)
         #expect(
             result.stderr
-                == "ribbitd: error: \(file.path):2: unknown key `inputs`; known: input, output, connect, client-name, log-level, require-signed\n"
+                == "ribbitd: error: \(file.path):2: unknown key `inputs`; known: input, output, connect, client-name, log-level, require-signed, calibration, profile\n"
         )
     }
 }

@@ -45,8 +45,12 @@ extension DaemonTests {
         let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", rx.path], directory: directory)
         try daemon.waitUntilProcessing()
         let low = Float(pow(10, -20.0 / 20))
-        for (mode, command) in [("processing", ["resume"]), ("bypassed", ["bypass", "on"]), ("paused", ["pause"])] {
-            #expect(try daemon.ribbitd(command).status == 0)
+        for (mode, command) in [
+            ("processing", ["resume"]), ("bypassed", ["bypass", "on"]),
+            ("tone", ["calibrate", "--play", "--ear", "left", "--level", "-20", "--seconds", "2.5"]), ("paused", ["pause"]),
+        ] {
+            let result = try daemon.ribbitd(command)
+            #expect(result.status == 0, "\(mode): \(result.stderr)")
             #expect(try daemon.status().ceilingDBFS == -20)
             let loudest = try loudestOutput(server)
             #expect(loudest <= low, "\(mode): loudest output \(loudest), ceiling \(low)")

@@ -1,0 +1,201 @@
+import Glibc
+import RibbitRealtime
+import Synchronization
+
+/// A calibration tone instead of the hearing aid: a sine in one ear or both, at a level
+/// clamped to `maxLevelDBFS`, faded in and out with raised-cosine ramps (no click), that stops
+/// by itself at its deadline (so a client or daemon that dies cannot leave it playing). It
+/// also meters the input (`inputMeanSquare`), for the microphone's calibration.
+///
+/// Levels are sine levels: 0 dBFS is a sine of peak 1, as `Calibration` counts them. A new
+/// tone fades the old one out first, then fades in from phase 0.
+///
+/// It replaces what the renderers before it wrote (it ignores `mix`): run it as
+/// `[hearingAid, tone]`, so the hearing aid's engine keeps running behind it, unheard, and
+/// comes back without a jump (an engine left idle for seconds would start from stale input).
+public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
+    /// The loudest tone it plays: -20 dBFS (peak 0.1). 100 dB SPL at 0 dBFS (uncalibrated)
+    /// puts it near 80 dB SPL, loud enough for a sound level meter and short of harm for the
+    /// length of a measurement; the output ceiling in force holds on top.
+    public static let maxLevelDBFS = -20.0
+    /// The quietest level it takes (anything lower plays silence).
+    public static let minLevelDBFS = -100.0
+    /// The longest a tone plays before it stops by itself.
+    public static let maxSeconds = 60.0
+    /// The length of each raised-cosine ramp (fade in, fade out).
+    public static let rampSeconds = 0.02
+    /// The input meter's window: its mean square is published once per window.
+    public static let meterSeconds = 0.25
+
+    /// What to play: immutable, published through `settings`.
+    final class Settings: Sendable {
+        let phaseStep: Double
+        let amplitude: Double
+        let left: Bool
+        let right: Bool
+        let deadlineNanoseconds: Int
+        init(phaseStep: Double, amplitude: Double, left: Bool, right: Bool, deadlineNanoseconds: Int) {
+            self.phaseStep = phaseStep
+            self.amplitude = amplitude
+            self.left = left
+            self.right = right
+            self.deadlineNanoseconds = deadlineNanoseconds
+        }
+    }
+
+    public let sampleRate: Double
+    /// The input's mean square per channel over the last complete meter window, as bits of a
+    /// Double (audio thread -> control). `inputLevelDBFS` reads them.
+    public let inputMeanSquareLeft = Atomic<UInt64>(0)
+    public let inputMeanSquareRight = Atomic<UInt64>(0)
+    /// True while a tone sounds (ramps included).
+    public let sounding = Atomic<Bool>(false)
+
+    private let settings: ConfigSlot<Settings>
+    private let rampFrames: Int
+    private let meterFrames: Int
+    /// Audio-thread state: [phase, ramp position (frames, 0...rampFrames), meter sums L, R, meter frames].
+    private let state: UnsafeMutablePointer<Double>
+
+    public static let renderEntry: RenderEntry = { context, inputs, outputs, frames, mix in
+        Unmanaged<ToneRenderer>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.render(inputs, outputs, frames, mix: mix) }
+    }
+
+    public init(sampleRate: Double) {
+        self.sampleRate = sampleRate
+        settings = ConfigSlot(Settings(phaseStep: 0, amplitude: 0, left: false, right: false, deadlineNanoseconds: 0))
+        rampFrames = max(1, Int((Self.rampSeconds * sampleRate).rounded()))
+        meterFrames = max(1, Int((Self.meterSeconds * sampleRate).rounded()))
+        state = .allocate(capacity: 5)
+        state.initialize(repeating: 0, count: 5)
+    }
+
+    deinit {
+        state.deallocate()
+    }
+
+    public func latencyFrames(period: Int) -> Int { 0 }
+
+    // MARK: Control side
+
+    /// The amplitude (peak) a level asks for, clamped to [minLevelDBFS, maxLevelDBFS] and to
+    /// `ceilingDBFS`; 0 below the minimum or for NaN.
+    public static func amplitude(levelDBFS: Double, ceilingDBFS: Double) -> Double {
+        guard levelDBFS.isFinite, ceilingDBFS.isFinite, levelDBFS >= minLevelDBFS else { return 0 }
+        return pow(10, min(levelDBFS, maxLevelDBFS, ceilingDBFS) / 20)
+    }
+
+    /// Plays a sine of `frequencyHz` (clamped to 20 Hz...0.45 x the rate) at `levelDBFS`
+    /// (clamped, see `amplitude`) in the left ear, the right or both, for at most `seconds`
+    /// (clamped to `maxSeconds`; 0 stops). The old tone fades out first.
+    public func play(frequencyHz: Double, levelDBFS: Double, ceilingDBFS: Double, left: Bool, right: Bool, seconds: Double) {
+        let hz = min(max(frequencyHz.isFinite ? frequencyHz : 1000, 20), 0.45 * sampleRate)
+        let length = min(max(seconds.isFinite ? seconds : 0, 0), Self.maxSeconds)
+        let amplitude = length > 0 ? Self.amplitude(levelDBFS: levelDBFS, ceilingDBFS: ceilingDBFS) : 0
+        settings.publish(
+            Settings(
+                phaseStep: 2 * Double.pi * hz / sampleRate, amplitude: amplitude, left: left, right: right,
+                deadlineNanoseconds: Realtime.monotonicNanoseconds() + Int(length * 1e9)))
+    }
+
+    /// Stops the tone (a fade-out).
+    public func stop() { play(frequencyHz: 1000, levelDBFS: -200, ceilingDBFS: 0, left: false, right: false, seconds: 0) }
+
+    /// Drops settings the audio thread has finished with.
+    public func collectRetired() { _ = settings.collect() }
+
+    /// The input level per channel (left, right) over the last meter window, as the level of
+    /// a sine with that power: 10 log10(2 x mean square); -200 for silence, +200 when the
+    /// input held NaN or infinities (always a finite number, so the status can carry it).
+    public var inputLevelDBFS: (Double, Double) {
+        func level(_ bits: UInt64) -> Double {
+            let meanSquare = Double(bitPattern: bits)
+            guard meanSquare.isFinite else { return 200 }
+            return meanSquare > 0 ? min(200, max(-200, 10 * log10(2 * meanSquare))) : -200
+        }
+        return (
+            level(inputMeanSquareLeft.load(ordering: .relaxed)), level(inputMeanSquareRight.load(ordering: .relaxed))
+        )
+    }
+
+    /// Runs one period on silence off the audio thread, so the first real one finds its code ready.
+    public func warmUp(frameCount: Int) {
+        let buffers = (0..<4).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: frameCount) }
+        defer { buffers.forEach { $0.deallocate() } }
+        for b in buffers { b.initialize(repeating: 0, count: frameCount) }
+        let ins = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 2)
+        let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)
+        defer {
+            ins.deallocate()
+            outs.deallocate()
+        }
+        ins[0] = UnsafePointer(buffers[0])
+        ins[1] = UnsafePointer(buffers[1])
+        outs[0] = buffers[2]
+        outs[1] = buffers[3]
+        render(UnsafePointer(ins), UnsafePointer(outs), frameCount, mix: false)
+        state.update(repeating: 0, count: 5)
+    }
+
+    // MARK: Audio thread
+
+    #if RIBBIT_RT_AUDIT
+        @_noLocks
+    #endif
+    public func render(
+        _ inputs: UnsafePointer<UnsafePointer<Float>>, _ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, _ frameCount: Int,
+        mix: Bool
+    ) {
+        meter(inputs[0], inputs[1], frameCount)
+        // A new tone waits until the old one has faded out; then it starts at phase 0.
+        let waiting = settings.canTake()
+        if waiting, state[1] == 0, let old = settings.take() {
+            settings.retire(old)
+            state[0] = 0
+        }
+        let fadingOut = waiting && state[1] > 0
+        let now = Realtime.monotonicNanoseconds()
+        let state = state
+        let rampFrames = rampFrames
+        let (left, right) = (outputs[0], outputs[1])
+        let playing = settings.current()._withUnsafeGuaranteedRef { tone in
+            var phase = state[0]
+            var ramp = Int(state[1])
+            let on = !fadingOut && tone.amplitude > 0 && now < tone.deadlineNanoseconds
+            let (step, amplitude) = (tone.phaseStep, Float(tone.amplitude))
+            let (toLeft, toRight) = (tone.left, tone.right)
+            for i in 0..<frameCount {
+                ramp = on ? min(ramp + 1, rampFrames) : max(ramp - 1, 0)
+                let fade = 0.5 - 0.5 * cos(Double.pi * Double(ramp) / Double(rampFrames))
+                let sample = ramp == 0 ? 0 : amplitude * Float(fade * sin(phase))
+                phase += step
+                if phase >= 2 * Double.pi { phase -= 2 * Double.pi }
+                left[i] = toLeft ? sample : 0
+                right[i] = toRight ? sample : 0
+            }
+            state[0] = phase
+            state[1] = Double(ramp)
+            return ramp > 0 || on
+        }
+        sounding.store(playing, ordering: .relaxed)
+    }
+
+    #if RIBBIT_RT_AUDIT
+        @_noLocks
+    #endif
+    @inline(__always)
+    private func meter(_ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>, _ frameCount: Int) {
+        var (sumLeft, sumRight, frames) = (state[2], state[3], Int(state[4]))
+        for i in 0..<frameCount {
+            sumLeft += Double(left[i] * left[i])
+            sumRight += Double(right[i] * right[i])
+            frames += 1
+            if frames == meterFrames {
+                inputMeanSquareLeft.store((sumLeft / Double(frames)).bitPattern, ordering: .relaxed)
+                inputMeanSquareRight.store((sumRight / Double(frames)).bitPattern, ordering: .relaxed)
+                (sumLeft, sumRight, frames) = (0, 0, 0)
+            }
+        }
+        (state[2], state[3], state[4]) = (sumLeft, sumRight, Double(frames))
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Glibc
+import RibbitControl
+import RibbitSettings
+import RibbitTestSupport
+import Testing
+
+/// The calibration tone on the real daemon and a dummy JACK server: what comes out, how it
+/// starts and stops, what the microphone reading stores, and that the RT thread stays clean.
+extension DaemonTests {
+    /// The largest step between neighbouring samples of a sine of peak `amplitude`:
+    /// amplitude x 2 pi f / rate. A tone that started or stopped without a ramp would jump by
+    /// up to its whole amplitude in one sample.
+    static func sineSlope(amplitude: Double, hz: Double, rate: Double) -> Double { amplitude * 2 * .pi * hz / rate }
+
+    @Test func theCalibrationToneIsClampedRampedAndStopsByItself() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(server: server, audit: true)
+        try daemon.waitUntilProcessing()
+        let rate = 48000.0
+        let hz = 1000.0
+        // The probe plays a quiet 250 Hz sine (peak 0.02) that the hearing aid passes through
+        // before and after the tone; its steps are far smaller than the tone's.
+        let probe = try Probe(server: server, signal: "sine:250", levelDBFS: -34 - 10 * log10(2.0), seconds: 4)
+        usleep(800_000)
+        // The command refuses a loud level; the daemon clamps one sent to it directly: asked
+        // for -3 dBFS, it plays -20 (peak 0.1), under the default ceiling (-1).
+        let loud = try daemon.ribbitd(["calibrate", "--play", "--ear", "left", "--level", "-10"])
+        #expect(loud.status == 64 && loud.stderr.contains("--level is from -80 to -20 dBFS"), "\(loud.stderr)")
+        let reply = try ControlClient.send(
+            .tone(frequencyHz: hz, levelDBFS: -3, ear: "left", seconds: 2),
+            socketPath: RibbitPaths(environment: daemon.environment).socketPath)
+        #expect(reply.ok && reply.status?.tone?.levelDBFS == -20, "\(reply)")
+        let recording = try probe.finish()
+        let (left, right) = (recording.recorded[0].map(Double.init), recording.recorded[1].map(Double.init))
+        let amplitude = 0.1
+        // The tone: where it sounds (above half its amplitude), and its middle.
+        let loudSamples = left.indices.filter { abs(left[$0]) > amplitude / 2 }
+        let (first, last) = (try #require(loudSamples.first), try #require(loudSamples.last))
+        #expect(first > Int(0.3 * rate), "the tone sounded before it was asked for")
+        let sounding = Double(last - first) / rate
+        #expect(abs(sounding - 2) < 0.05, "the tone sounded \(sounding) s of 2 s")
+        let middle = Array(left[(first + 4800)..<(last - 4800)])
+        let rms = (middle.map { $0 * $0 }.reduce(0, +) / Double(middle.count)).squareRoot()
+        let levelDBFS = 20 * log10(rms * 2.0.squareRoot())
+        #expect(abs(levelDBFS - -20) < 0.05, "tone level \(levelDBFS) dBFS")
+        let crossings = zip(middle, middle.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
+        let measuredHz = Double(crossings) / (Double(middle.count) / rate)
+        #expect(abs(measuredHz - hz) < 2, "tone at \(measuredHz) Hz")
+        // Never above the tone's clamp (nor the ceiling); no click anywhere (a step larger than
+        // the sine's steepest is one); the right ear silent while the tone plays.
+        let peak = left.map(abs).max() ?? 0
+        #expect(peak <= amplitude * 1.0001, "peak \(peak)")
+        let steps = zip(left, left.dropFirst()).map { abs($1 - $0) }
+        let steepest = steps.max() ?? 0
+        let at = steps.firstIndex(of: steepest) ?? 0
+        #expect(
+            steepest <= Self.sineSlope(amplitude: amplitude, hz: hz, rate: rate) * 1.02,
+            "a step of \(steepest) at \(at) (tone \(first)...\(last)), xruns \(recording.xruns): \(left[max(0, at - 3)...min(left.count - 1, at + 3)])")
+        let rightDuringTone = right[first...last].map(abs).max() ?? 1
+        #expect(rightDuringTone < 1e-6, "the right ear got \(rightDuringTone)")
+        // It stopped by itself after 2 s, and the hearing aid plays again afterwards.
+        let after = Array(left[min(left.count, last + Int(0.3 * rate))...])
+        #expect(after.count > Int(0.3 * rate), "the recording ended too soon after the tone")
+        #expect((after.map(abs).max() ?? 0) > 0.015, "no sound after the tone: the hearing aid did not come back")
+        #expect((right[(last + Int(0.3 * rate))...].map(abs).max() ?? 0) > 0.015)
+        let status = try daemon.status()
+        #expect(status.tone == nil)
+        #expect(status.calibration?.profile == nil && status.calibration?.uncertaintyDB == CalibrationProfile.uncalibratedUncertaintyDB)
+
+        #expect(try daemon.stop() == 0)
+        let counts = try daemon.auditCounts()
+        #expect(counts["callbacks", default: 0] >= 3 * 48000 / 256)
+        for name in ["malloc", "calloc", "realloc", "free", "memalign", "pthread_mutex_lock", "syscall"] {
+            #expect(counts[name] == 0, "\(name) was called \(counts[name] ?? -1) times on the RT thread")
+        }
+    }
+
+    /// The microphone: a "calibrator" (the probe's 1 kHz sine at -30 dBFS peak) read as 94 dB SPL
+    /// gives 124 dB SPL at 0 dBFS; a meter reading of 83 dB SPL for a -20 dBFS tone gives 103 dB
+    /// SPL at the left ear, and 80.5 at 4 kHz a response of -2.5 dB re 1 kHz. Both land in calibration.toml and the next daemon reports the profile.
+    @Test func calibrateStoresWhatItMeasured() throws {
+        let server = try JackTestServer(period: 256)
+        let directory = try TestPaths.temporaryDirectory()
+        let daemon = try DaemonUnderTest(server: server, directory: directory)
+        try daemon.waitUntilProcessing()
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -30 - 10 * log10(2.0), seconds: 4)
+        usleep(300_000)
+        let mic = try daemon.ribbitd(["calibrate", "--microphone", "--calibrator", "94", "--profile", "test-set"])
+        _ = try probe.finish()
+        #expect(mic.status == 0, "\(mic.stderr)")
+        #expect(
+            try daemon.ribbitd(["calibrate", "--reading", "83", "--ear", "left", "--level", "-20", "--profile", "test-set"]).status == 0)
+        #expect(
+            try daemon.ribbitd([
+                "calibrate", "--reading", "80.5", "--ear", "left", "--level", "-20", "--frequency", "4000", "--profile", "test-set",
+            ])
+            .status == 0)
+        let paths = RibbitPaths(environment: daemon.environment)
+        let config = try DaemonConfig.load(paths: paths)
+        let profile = try #require(config.calibrationProfile)
+        #expect(profile.name == "test-set")
+        #expect(abs(profile.inputDBSPL - 124) <= 0.1, "input \(profile.inputDBSPL)")
+        #expect(profile.outputLeftDBSPL == 103)
+        #expect(profile.outputRightDBSPL == CalibrationProfile.uncalibratedDBSPL)
+        #expect(profile.responseLeft == [4000: -2.5])
+        #expect(try daemon.stop() == 0)
+
+        let next = try DaemonUnderTest(server: server, directory: directory)
+        try next.waitUntilProcessing()
+        let calibration = try #require(try next.status().calibration)
+        #expect(calibration.profile == "test-set" && calibration.outputLeftDBSPL == 103 && calibration.uncertaintyDB == nil)
+        #expect(
+            try next.ribbitd(["status"]).stdout.contains("calibration   test-set (input 124 dB SPL, output 103 / 100 dB SPL at 0 dBFS)"))
+        #expect(try next.stop() == 0)
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Glibc
+import RibbitControl
+import Testing
+
+@testable import RibbitJack
+
+/// The calibration tone on its own, period by period, against closed forms.
+@Suite struct ToneRendererTests {
+    /// Renders `frames` in periods of `period`; inputs carry a sine of peak `inputPeak`. Returns (left, right).
+    static func render(_ tone: ToneRenderer, frames: Int, period: Int = 256, inputPeak: Float = 0) -> ([Float], [Float]) {
+        let input = UnsafeMutablePointer<Float>.allocate(capacity: period)
+        let out = (0..<2).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: period) }
+        let ins = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 2)
+        let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)
+        defer {
+            input.deallocate()
+            out.forEach { $0.deallocate() }
+            ins.deallocate()
+            outs.deallocate()
+        }
+        (ins[0], ins[1], outs[0], outs[1]) = (UnsafePointer(input), UnsafePointer(input), out[0], out[1])
+        var left: [Float] = []
+        var right: [Float] = []
+        var n = 0
+        while left.count < frames {
+            for i in 0..<period { input[i] = inputPeak * sinf(2 * .pi * 1000 * Float(n + i) / 48000) }
+            n += period
+            tone.render(UnsafePointer(ins), UnsafePointer(outs), period, mix: false)
+            left += UnsafeBufferPointer(start: out[0], count: period)
+            right += UnsafeBufferPointer(start: out[1], count: period)
+        }
+        return (left, right)
+    }
+
+    @Test func theLimitsAgreeWithTheProtocol() {
+        #expect(ToneRenderer.maxLevelDBFS == ControlProtocol.toneMaxLevelDBFS)
+        #expect(ToneRenderer.maxSeconds == ControlProtocol.toneMaxSeconds)
+    }
+
+    /// Asked for 0 dBFS under a -1 dBFS ceiling it plays -20 (peak 0.1); under a -30 ceiling, -30.
+    @Test func theLevelIsClampedToTheToneLimitAndTheCeiling() {
+        #expect(ToneRenderer.amplitude(levelDBFS: 0, ceilingDBFS: -1) == pow(10, -20.0 / 20))
+        #expect(abs(ToneRenderer.amplitude(levelDBFS: -10, ceilingDBFS: -30) - pow(10, -30.0 / 20)) < 1e-12)
+        #expect(abs(ToneRenderer.amplitude(levelDBFS: -40, ceilingDBFS: -1) - 0.01) < 1e-12)
+        #expect(ToneRenderer.amplitude(levelDBFS: .nan, ceilingDBFS: -1) == 0)
+        #expect(ToneRenderer.amplitude(levelDBFS: -200, ceilingDBFS: -1) == 0)
+        let tone = ToneRenderer(sampleRate: 48000)
+        tone.play(frequencyHz: 1000, levelDBFS: 6, ceilingDBFS: 0, left: true, right: true, seconds: 5)
+        let (left, right) = Self.render(tone, frames: 9600)
+        #expect(abs((left.map(abs).max() ?? 0) - 0.1) < 1e-4)
+        #expect(left == right)
+    }
+
+    /// The fade-in follows 0.5 - 0.5 cos(pi n / N) exactly, then the sine at full level.
+    @Test func itFadesInWithARaisedCosine() {
+        let tone = ToneRenderer(sampleRate: 48000)
+        tone.play(frequencyHz: 1000, levelDBFS: -20, ceilingDBFS: 0, left: true, right: false, seconds: 5)
+        let (left, right) = Self.render(tone, frames: 4800)
+        let ramp = Int(ToneRenderer.rampSeconds * 48000)
+        var worst = 0.0
+        for n in 0..<left.count {
+            let fade = n + 1 >= ramp ? 1 : 0.5 - 0.5 * cos(Double.pi * Double(n + 1) / Double(ramp))
+            let expected = 0.1 * fade * sin(2 * Double.pi * 1000 * Double(n) / 48000)
+            worst = max(worst, abs(Double(left[n]) - expected))
+        }
+        #expect(worst < 1e-5, "off by \(worst)")
+        #expect(right.allSatisfy { $0 == 0 })
+    }
+
+    /// It stops by itself at the deadline, fading out; `stop` fades out at once; a new tone
+    /// waits for the old one's fade-out and starts from phase 0.
+    @Test func itStopsByItselfAndChangesWithoutAClick() {
+        let tone = ToneRenderer(sampleRate: 48000)
+        tone.play(frequencyHz: 1000, levelDBFS: -20, ceilingDBFS: 0, left: true, right: true, seconds: 0.05)
+        var (left, _) = Self.render(tone, frames: 2560)
+        let sounding = tone.sounding.load(ordering: .relaxed)
+        #expect(sounding)
+        #expect((left.suffix(256).map(abs).max() ?? 0) > 0.09)
+        usleep(80_000)
+        (left, _) = Self.render(tone, frames: 2560)  // fades out over the first 960 frames
+        #expect(left.suffix(1024).allSatisfy { $0 == 0 })
+        let silent = !tone.sounding.load(ordering: .relaxed)
+        #expect(silent)
+        let slope = 0.1 * 2 * Double.pi * 1000 / 48000
+        #expect(zip(left, left.dropFirst()).allSatisfy { Double(abs($1 - $0)) <= slope * 1.02 })
+
+        tone.play(frequencyHz: 1000, levelDBFS: -20, ceilingDBFS: 0, left: true, right: true, seconds: 5)
+        var all = Self.render(tone, frames: 4096).0
+        tone.collectRetired()
+        tone.play(frequencyHz: 4000, levelDBFS: -20, ceilingDBFS: 0, left: true, right: true, seconds: 5)
+        all += Self.render(tone, frames: 4096).0
+        let steepest = zip(all, all.dropFirst()).map { Double(abs($1 - $0)) }.max() ?? 0
+        #expect(steepest <= 0.1 * 2 * Double.pi * 4000 / 48000 * 1.02, "a step of \(steepest)")
+        #expect((all.suffix(512).map(abs).max() ?? 0) > 0.09)
+        tone.stop()
+        let after = Self.render(tone, frames: 2048).0
+        #expect(after.suffix(1024).allSatisfy { $0 == 0 })
+    }
+
+    /// The meter reads a sine of peak A as 20 log10 A dBFS, once per quarter second.
+    @Test func theMeterReadsASinesLevel() {
+        let tone = ToneRenderer(sampleRate: 48000)
+        #expect(tone.inputLevelDBFS.0 == -200)
+        _ = Self.render(tone, frames: 24000, inputPeak: 0.05)
+        let (left, right) = tone.inputLevelDBFS
+        #expect(abs(left - 20 * log10(0.05)) < 0.01, "\(left)")
+        #expect(abs(right - left) < 1e-9)
+        // NaN or infinity at the input: +200, never a number JSON cannot carry.
+        _ = Self.render(tone, frames: 24000, inputPeak: .infinity)
+        #expect(tone.inputLevelDBFS.0 == 200)
+        _ = Self.render(tone, frames: 24000, inputPeak: .nan)
+        #expect(tone.inputLevelDBFS.1 == 200)
+    }
+}
