@@ -48,7 +48,7 @@ let package = Package(
         // web pages): ear order, colours and symbols, the square audiogram form, round ticks. No Foundation.
         .target(name: "RibbitPlot", dependencies: ["RibbitPrescription"]),
         // Prescription -> per-ear combination curves -> filters for the engine.
-        .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription"]),
+        .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription", "RibbitSettings"]),
         // WAV/FLAC through libsndfile.
         .target(name: "RibbitAudioFile", dependencies: ["CSndfile"]),
         // PNG/JPEG in (size-capped) and PNG out, as 8-bit grey images.
@@ -77,7 +77,7 @@ let package = Package(
             dependencies: ["RibbitSettings", "RibbitPrescription", "RibbitSignature", "RibbitStore", "RibbitImage", "RibbitQR"]
         ),
         // The daemon <-> audio process link: binary messages on a socket pair. No Foundation.
-        .target(name: "RibbitAudioLink"),
+        .target(name: "RibbitAudioLink", dependencies: ["RibbitDSP"]),
         // `ribbitd run`: the services (history, control socket, audio process, dump, systemd) on one poll loop.
         .target(
             name: "RibbitDaemon",

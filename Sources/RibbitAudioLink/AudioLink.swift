@@ -1,3 +1,5 @@
+import RibbitDSP
+
 /// The link between the daemon and its audio process (`ribbit-audio`): length-prefixed
 /// binary messages on a Unix socket pair. The audio process holds the JACK client and the
 /// engine and nothing else, so it stays small; the daemon decides what plays. No Foundation
@@ -7,6 +9,9 @@ public enum AudioMessage: Equatable, Sendable {
     /// What to play from now on (crossfaded): a symmetric FIR per channel, its FFT length
     /// and the output ceiling in dBFS (never above 0).
     case filters(ceilingDBFS: Double, fftLength: Int, taps: [[Double]])
+    /// The compressor that replaces the filters (crossfaded), or nil for the filters alone.
+    /// Sent just before `filters`, so the audio process publishes both in one go.
+    case compressor(CompressorPlan?)
     case paused(Bool)
     /// Whether to copy each period's input and output for the dump.
     case dump(Bool)
@@ -70,6 +75,9 @@ extension AudioMessage {
                 out.int(channel.count)
                 for tap in channel { out.double(tap) }
             }
+        case .compressor(let plan):
+            out.byte(5)
+            out.compressorPlan(plan)
         case .paused(let on): out.byte(2); out.byte(on ? 1 : 0)
         case .dump(let on): out.byte(3); out.byte(on ? 1 : 0)
         case .stop: out.byte(4)
@@ -184,6 +192,9 @@ private struct Decoder {
                 taps.append(channel)
             }
             return .filters(ceilingDBFS: ceiling, fftLength: fftLength, taps: taps)
+        case 5:
+            guard let plan = compressorPlan() else { return nil }
+            return .compressor(plan)
         case 2: return byte().map { .paused($0 != 0) }
         case 3: return byte().map { .dump($0 != 0) }
         case 4: return .stop
@@ -222,5 +233,89 @@ private struct Decoder {
             return .gone(reason: reason, sampleRateChanged: changed != 0)
         default: return nil
         }
+    }
+}
+
+// The compressor plan: a presence byte, the calibration, the transition, then per channel the
+// times, the bands (seven numbers each) and the band filters.
+extension Encoder {
+    fileprivate mutating func compressorPlan(_ plan: CompressorPlan?) {
+        guard let plan else {
+            byte(0)
+            return
+        }
+        byte(1)
+        double(plan.calibration.inputDBSPLAtFullScale)
+        int(plan.calibration.outputDBSPLAtFullScale.count)
+        for level in plan.calibration.outputDBSPLAtFullScale { double(level) }
+        double(plan.transitionHz)
+        int(plan.settings.count)
+        for (channel, ear) in plan.settings.enumerated() {
+            double(ear.attackMs)
+            double(ear.releaseMs)
+            int(ear.bands.count)
+            for band in ear.bands {
+                for value in [
+                    band.centreHz, band.gainDB, band.kneeDBSPL, band.ratio, band.expansionKneeDBSPL, band.expansionRatio, band.limitDBSPL,
+                ] {
+                    double(value)
+                }
+            }
+            let filters = channel < plan.bandTaps.count ? plan.bandTaps[channel] : []
+            int(filters.count)
+            for taps in filters {
+                int(taps.count)
+                for tap in taps { double(tap) }
+            }
+        }
+    }
+}
+
+extension Decoder {
+    /// nil: malformed; .some(nil): no compressor.
+    fileprivate mutating func compressorPlan() -> CompressorPlan?? {
+        guard let present = byte() else { return nil }
+        if present == 0 { return .some(nil) }
+        guard present == 1, let input = double(), let outputs = doubles() else { return nil }
+        guard let transition = double(), let channels = count(8) else { return nil }
+        var settings: [CompressorSettings] = []
+        var bandTaps: [[[Double]]] = []
+        for _ in 0..<channels {
+            guard let attack = double(), let release = double(), let bandCount = count(56) else { return nil }
+            var bands: [CompressorBand] = []
+            for _ in 0..<bandCount {
+                guard let v = doubles(exactly: 7) else { return nil }
+                bands.append(
+                    CompressorBand(
+                        centreHz: v[0], gainDB: v[1], kneeDBSPL: v[2], ratio: v[3], expansionKneeDBSPL: v[4], expansionRatio: v[5],
+                        limitDBSPL: v[6]))
+            }
+            guard let filterCount = count(8) else { return nil }
+            var filters: [[Double]] = []
+            for _ in 0..<filterCount {
+                guard let taps = doubles() else { return nil }
+                filters.append(taps)
+            }
+            settings.append(CompressorSettings(bands: bands, attackMs: attack, releaseMs: release))
+            bandTaps.append(filters)
+        }
+        let calibration = Calibration(inputDBSPLAtFullScale: input, outputDBSPLAtFullScale: outputs)
+        return .some(CompressorPlan(settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transition))
+    }
+
+    /// A count, then that many doubles.
+    fileprivate mutating func doubles() -> [Double]? {
+        guard let n = count(8) else { return nil }
+        return doubles(exactly: n)
+    }
+
+    fileprivate mutating func doubles(exactly n: Int) -> [Double]? {
+        var values: [Double] = []
+        values.reserveCapacity(n)
+        for _ in 0..<n {
+            guard let value = double() else { return nil }
+            values.append(value)
+        }
+        return values
     }
 }

@@ -12,6 +12,8 @@ import RibbitSettings
 final class AudioService: DaemonService {
     let name = "JACK session"
     private let config: DaemonConfig
+    /// The calibration profile in use (the uncalibrated default without one); fixed until restart.
+    let calibration: Calibration
     private let log: Logger
     private let executable: String?
     private var process: AudioProcess?
@@ -48,6 +50,7 @@ final class AudioService: DaemonService {
 
     init(config: DaemonConfig, log: Logger, environment: [String: String]) {
         self.config = config
+        calibration = config.calibrationProfile?.calibration ?? .uncalibrated
         self.log = log
         executable = AudioProcess.executablePath(environment: environment)
     }
@@ -139,7 +142,7 @@ final class AudioService: DaemonService {
             }
             process?.kill()
             ended(problem: "\(reason); retrying", now: now, at: rateChanged ? now : now + retryDelay)
-        case .filters, .paused, .dump, .tone, .stop:
+        case .filters, .compressor, .paused, .dump, .tone, .stop:
             break  // the daemon's own messages; the audio process does not send them
         }
     }
@@ -172,7 +175,7 @@ final class AudioService: DaemonService {
 
     /// Fits and designs the filters for `choice` at the session's rate (48 kHz without one).
     func prepare(_ choice: FilterChoice) throws(EngineError) -> RunningFilters {
-        try choice.prepare(sampleRate: session?.sampleRate ?? 48000)
+        try choice.prepare(sampleRate: session?.sampleRate ?? 48000, calibration: calibration)
     }
 
     /// Sends `choice`'s filters to the audio process (crossfaded there); `prepared` when the
@@ -180,8 +183,13 @@ final class AudioService: DaemonService {
     func play(_ choice: FilterChoice, reusing prepared: RunningFilters? = nil) throws(EngineError) {
         guard let session else { return }
         let filters: RunningFilters
-        if let prepared { filters = prepared } else { filters = try choice.prepare(sampleRate: session.sampleRate) }
-        process?.link.send(.filters(ceilingDBFS: choice.ceilingDBFS, fftLength: filters.filters.fftLength, taps: filters.filters.taps))
+        if let prepared {
+            filters = prepared
+        } else {
+            filters = try choice.prepare(sampleRate: session.sampleRate, calibration: calibration)
+        }
+        process?.link.send(.compressor(filters.compressor))
+        process?.link.send(.filters(ceilingDBFS: filters.ceilingDBFS, fftLength: filters.filters.fftLength, taps: filters.filters.taps))
         running = filters
     }
 

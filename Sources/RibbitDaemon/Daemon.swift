@@ -151,7 +151,7 @@ public final class Daemon {
             throw RequestFailure("\(error.description); the active prescription is unchanged")
         }
         let prepared: RunningFilters
-        do { prepared = try audio.prepare(.prescription(accepted.prescription)) } catch {
+        do { prepared = try audio.prepare(.prescription(accepted.prescription, trusted: accepted.isTrusted)) } catch {
             throw RequestFailure("\(source): \(error); the active prescription is unchanged")
         }
         _ = try fitting.load(accepted, source: source, trialSeconds: request.trialSeconds)
@@ -170,7 +170,7 @@ public final class Daemon {
         let prepared: RunningFilters
         do {
             entry = try fitting.history().find(selector: request.selector, environment: request.environment)
-            prepared = try audio.prepare(.prescription(entry.accepted.prescription))
+            prepared = try audio.prepare(.prescription(entry.accepted.prescription, trusted: entry.accepted.isTrusted))
         } catch {
             throw RequestFailure("\(error); the active prescription is unchanged")
         }
@@ -202,7 +202,7 @@ public final class Daemon {
         var level = request.levelDBFS
         if let asked = level {
             guard asked.isFinite else { throw RequestFailure("tone's levelDBFS is a number (dBFS of the sine)") }
-            level = min(asked, ControlProtocol.toneMaxLevelDBFS, fitting.state.filterChoice.ceilingDBFS)
+            level = min(asked, ControlProtocol.toneMaxLevelDBFS, fitting.state.filterChoice.ceilingDBFS(calibration: audio.calibration))
         }
         let length = min(seconds, ControlProtocol.toneMaxSeconds)
         audio.playTone(frequencyHz: hz, levelDBFS: level, ear: ear, seconds: length, now: now)
@@ -253,7 +253,8 @@ public final class Daemon {
             prescription: state.description, output: state.output, jack: jack, jackProblem: audio.problem(now: now),
             totalXruns: audio.totalXruns,
             trial: state.trial.map { .init(secondsLeft: max(0, $0.deadline - Date().timeIntervalSince1970), revertsTo: $0.revertsTo) },
-            dumpListeners: dump.listeners, ceilingDBFS: state.filterChoice.ceilingDBFS, historyProblem: fitting.historyProblem,
+            dumpListeners: dump.listeners, ceilingDBFS: state.filterChoice.ceilingDBFS(calibration: audio.calibration),
+            historyProblem: fitting.historyProblem,
             calibration: calibrationStatus, tone: audio.toneStatus(now: now, inputDBSPLAtFullScale: calibrationStatus.inputDBSPL))
     }
 

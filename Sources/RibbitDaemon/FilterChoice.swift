@@ -3,38 +3,48 @@ import RibbitFitting
 import RibbitPrescription
 import RibbitSettings
 
-/// What the engine plays: a prescription's filters, or a pure delay under a ceiling (bypass,
-/// and pass-through with no prescription). Every choice has a ceiling of at most 0 dBFS.
+/// What the engine plays: a prescription through the compressor, or a pure delay under a
+/// ceiling (bypass, and pass-through with no prescription). Every choice has a ceiling of at
+/// most 0 dBFS, and through the calibration no sample plays above the output limit in dB SPL.
 enum FilterChoice: Sendable, Equatable {
     case delay(ceilingDBFS: Double)
-    case prescription(Prescription)
+    /// `trusted`: signed by a trusted audiologist, so its `limit:` may exceed the OTC caps.
+    case prescription(Prescription, trusted: Bool)
 
-    /// The output ceiling this choice plays under, in dBFS (the engine never exceeds 0).
-    var ceilingDBFS: Double {
+    /// The output ceiling this choice plays under, in dBFS: the prescription's max-output, and
+    /// the loudest band output limit through the calibration (a sine peaking at the ceiling
+    /// plays at that limit); a delay under the OTC limit. Never above 0.
+    func ceilingDBFS(calibration: Calibration) -> Double {
         switch self {
-        case .delay(let dBFS): min(dBFS, 0)
-        case .prescription(let prescription): min(prescription.maxOutputDBFS, 0)
+        case .delay(let dBFS): CompressorFitting.unfittedCeilingDBFS(dBFS, calibration: calibration)
+        case .prescription(let rx, let trusted):
+            CompressorFitting.ceilingDBFS(rx, ears: [.left, .right], trusted: trusted, calibration: calibration)
         }
     }
 
-    /// Fits and designs the filters for a sample rate (off the RT thread; milliseconds).
-    func prepare(sampleRate: Double) throws(EngineError) -> RunningFilters {
+    /// Fits and designs the filters and the compressor for a sample rate (off the RT thread;
+    /// tens of milliseconds).
+    func prepare(sampleRate: Double, calibration: Calibration) throws(EngineError) -> RunningFilters {
         let geometry = EngineGeometry.standard(sampleRate: sampleRate)
+        let ceiling = ceilingDBFS(calibration: calibration)
         switch self {
-        case .delay(let ceilingDBFS):
-            let delay = FilterSet.delay(
-                geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: ceilingDBFS)
-            return RunningFilters(filters: delay, fitting: nil)
-        case .prescription(let prescription):
+        case .delay:
+            let delay = FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: ceiling)
+            return RunningFilters(filters: delay, ceilingDBFS: ceiling, fitting: nil, compressor: nil)
+        case .prescription(let prescription, let trusted):
             let fitting = try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
-            return RunningFilters(filters: fitting.filterSet(ears: [.left, .right]), fitting: fitting)
+            let (filters, compressor) = fitting.processing(ears: [.left, .right], trusted: trusted, calibration: calibration)
+            return RunningFilters(filters: filters, ceilingDBFS: ceiling, fitting: fitting, compressor: compressor)
         }
     }
 }
 
-/// What the engine runs: the filters and the fitting they were designed from (nil: a pure
-/// delay, in bypass or without a prescription). The dump reads the gains from it.
+/// What the engine runs: the filters (the ceiling always, the sound when there is no
+/// compressor), the fitting they were designed from (nil: a pure delay, in bypass or without a
+/// prescription; the dump reads the gains from it) and the compressor that replaces them.
 struct RunningFilters {
     let filters: FilterSet
+    let ceilingDBFS: Double
     let fitting: Fitting?
+    let compressor: CompressorPlan?
 }

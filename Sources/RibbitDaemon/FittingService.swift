@@ -92,7 +92,9 @@ final class FittingService: DaemonService {
 
     /// The new active entry, already checked: no second parse.
     private func adopt(_ entry: PrescriptionHistory.Entry) {
-        state.active = .init(prescription: entry.accepted.prescription, id: entry.record.id, signature: entry.record.signatureText)
+        state.active = .init(
+            prescription: entry.accepted.prescription, id: entry.record.id, signature: entry.record.signatureText,
+            trusted: entry.accepted.isTrusted)
         state.strictestCeilingDBFS = min(state.strictestCeilingDBFS, entry.accepted.prescription.maxOutputDBFS)
         readTrial()
     }
@@ -169,9 +171,8 @@ final class FittingService: DaemonService {
         let copy = PrescriptionStore.activeCopy(databasePath: paths.storePath)
         guard let store else {
             state.active = try copy.map {
-                .init(
-                    prescription: try intake.check($0.payload, source: "the copy of the last active prescription").prescription,
-                    id: $0.id, signature: $0.signatureText)
+                let accepted = try intake.check($0.payload, source: "the copy of the last active prescription")
+                return .init(prescription: accepted.prescription, id: $0.id, signature: $0.signatureText, trusted: accepted.isTrusted)
             }
             return
         }
@@ -191,7 +192,8 @@ final class FittingService: DaemonService {
         }
         do {
             let accepted = try intake.check(payload, source: "history entry \(record.id ?? 0)")
-            state.active = .init(prescription: accepted.prescription, id: record.id, signature: record.signatureText)
+            state.active = .init(
+                prescription: accepted.prescription, id: record.id, signature: record.signatureText, trusted: accepted.isTrusted)
         } catch {
             throw DaemonError("\(error.description) (stored in \(store.path))")
         }

@@ -12,6 +12,8 @@ struct FittingState: Equatable {
         let id: Int64?
         /// "signed by ... (trusted)", "unsigned" ... as the history records it.
         let signature: String
+        /// Signed by a key trusted now: its output limit may exceed the OTC caps.
+        var trusted = false
     }
 
     /// A trial: when it ends (monotonic-free wall clock, seconds since 1970) and what it goes back to.
@@ -31,7 +33,8 @@ struct FittingState: Equatable {
     /// delay under the strictest ceiling the history knows. No mode is without a ceiling.
     var filterChoice: FilterChoice {
         guard let active else { return .delay(ceilingDBFS: strictestCeilingDBFS) }
-        return bypassed ? .delay(ceilingDBFS: active.prescription.maxOutputDBFS) : .prescription(active.prescription)
+        return bypassed
+            ? .delay(ceilingDBFS: active.prescription.maxOutputDBFS) : .prescription(active.prescription, trusted: active.trusted)
     }
 
     var output: DaemonStatus.Output { paused ? .paused : bypassed ? .bypassed : .processing }

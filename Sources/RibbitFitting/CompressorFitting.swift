@@ -76,3 +76,40 @@ public enum CompressorFitting {
         return CompressorSettings(bands: bands, attackMs: rx.attackMs ?? defaults.attackMs, releaseMs: rx.releaseMs ?? defaults.releaseMs)
     }
 }
+
+extension CompressorFitting {
+    /// An ear the prescription leaves out: no gain at any level, under the same output limit an
+    /// unfitted ear of this prescription would get (the prescription's `limit:`, else OTC or
+    /// the trusted maximum), so nothing in any channel plays louder than the rules allow.
+    public static func passThrough(_ rx: Prescription, trusted: Bool, centresHz: [Double] = Camfit.defaultCentresHz) -> CompressorSettings {
+        let cap = trusted ? trustedMaximumDBSPL : otcLimitDBSPL
+        let limit = min(cap, rx.limitDBSPL ?? cap)
+        let bands = centresHz.map { centre in
+            var band = CompressorBand.linear(centreHz: centre, gainDB: 0)
+            band.limitDBSPL = limit
+            return band
+        }
+        let times = CompressorSettings.speechTimes
+        return CompressorSettings(bands: bands, attackMs: rx.attackMs ?? times.attackMs, releaseMs: rx.releaseMs ?? times.releaseMs)
+    }
+}
+
+extension CompressorFitting {
+    /// The sample ceiling (dBFS) for a prescription played to `ears` (channel order) through
+    /// `calibration`: its max-output, and per channel the loudest band output limit less what
+    /// 0 dBFS plays at (a sine peaking at the ceiling plays at that limit). Never above 0.
+    public static func ceilingDBFS(_ rx: Prescription, ears: [Ear], trusted: Bool, calibration: Calibration) -> Double {
+        let perChannel = ears.enumerated().map { channel, ear in
+            let settings = settings(rx, ear: ear, trusted: trusted) ?? passThrough(rx, trusted: trusted)
+            let limit = settings.bands.map(\.limitDBSPL).max() ?? otcLimitDBSPL
+            return limit - calibration.outputDBSPLAtFullScale[channel]
+        }
+        return min(rx.maxOutputDBFS, 0, perChannel.min() ?? 0)
+    }
+
+    /// The ceiling for sound that is not fitted (bypass, no prescription): the OTC limit
+    /// through the louder channel's calibration, and `dBFS`. Never above 0.
+    public static func unfittedCeilingDBFS(_ dBFS: Double, calibration: Calibration) -> Double {
+        min(dBFS, 0, otcLimitDBSPL - (calibration.outputDBSPLAtFullScale.max() ?? 100))
+    }
+}

@@ -40,3 +40,48 @@ public struct Fitting: Sendable {
         return FilterSet(taps: taps, fftLength: geometry.fftLength, ceilingDBFS: prescription.maxOutputDBFS)
     }
 }
+
+extension Fitting {
+    /// What the engine runs for `ears` (channel order): the linear filters under the ceiling
+    /// `CompressorFitting.ceilingDBFS` (they play while the compressor's tables are built, and
+    /// the ceiling holds whatever plays) and the compressor that replaces them. The daemon and
+    /// `ribbitd process` both come here, so a file sounds as the hearing aid does.
+    public func processing(ears: [Ear], trusted: Bool, calibration: Calibration) -> (filters: FilterSet, compressor: CompressorPlan) {
+        let linear = filterSet(ears: ears)
+        let ceiling = CompressorFitting.ceilingDBFS(prescription, ears: ears, trusted: trusted, calibration: calibration)
+        return (
+            FilterSet(taps: linear.taps, fftLength: linear.fftLength, ceilingDBFS: ceiling),
+            compressorPlan(ears: ears, trusted: trusted, calibration: calibration)
+        )
+    }
+
+    /// The compressor for the given ears (channel order), which replaces the filter set in the
+    /// engine: band filters that split each ear's combination curve (so with every band at
+    /// 0 dB they sum to `filterSet`'s filter) and band settings made relative to that curve.
+    /// The curve already gives the 65 dB SPL gain at each centre, so a band's gain and output
+    /// limit are lowered by it: the insertion gain at the centre is then the static curve's
+    /// (`CompressorFitting`), and the ear's FIR between centres keeps the prescription's shape.
+    /// An ear the prescription leaves out passes through under the output limit.
+    public func compressorPlan(ears: [Ear], trusted: Bool, calibration: Calibration) -> CompressorPlan {
+        let centres = Camfit.defaultCentresHz
+        let settings = ears.map { ear in
+            var relative =
+                CompressorFitting.settings(prescription, ear: ear, trusted: trusted, centresHz: centres)
+                ?? CompressorFitting.passThrough(prescription, trusted: trusted, centresHz: centres)
+            let gain = curve(for: ear).gain
+            for b in relative.bands.indices {
+                let shape = gain.gainDB(atHz: relative.bands[b].centreHz)
+                relative.bands[b].gainDB -= shape
+                relative.bands[b].limitDBSPL -= shape
+            }
+            return relative
+        }
+        let transition = BandSplit.minimumTransitionHz(taps: geometry.filterLength, sampleRate: sampleRate)
+        let bandTaps = ears.map { ear in
+            BandSplit.bandFilters(
+                taps: geometry.filterLength, sampleRate: sampleRate, centres: centres, transitionHz: transition,
+                amplitude: curve(for: ear).amplitude)
+        }
+        return CompressorPlan(settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transition)
+    }
+}

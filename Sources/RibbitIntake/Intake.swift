@@ -35,6 +35,12 @@ public struct Intake: Sendable {
         /// The exact text, as it is stored.
         public let payload: String
 
+        /// Signed by a key trusted now: its output limit may go above the OTC caps.
+        public var isTrusted: Bool {
+            if case .trusted = verdict { return true }
+            return false
+        }
+
         /// A history record for it.
         public func record(source: String) -> PrescriptionStore.Record {
             let signer: String? = if case .trusted(let name) = verdict { name } else { nil }

@@ -25,6 +25,7 @@ struct AudioHost {
         // Nothing plays until the daemon says what: it designs the filters for this rate.
         var paused = false
         var first: FilterSet?
+        var firstCompressor: CompressorPlan?
         var ceiling = 0.0
         while first == nil {
             link.wait(milliseconds: 100)
@@ -33,6 +34,7 @@ struct AudioHost {
                 case .filters(let dBFS, let fftLength, let taps):
                     first = FilterSet(taps: taps, fftLength: fftLength, ceilingDBFS: dBFS)
                     ceiling = dBFS
+                case .compressor(let plan): firstCompressor = plan
                 case .paused(let on): paused = on
                 case .stop: return close(client, status: 0)
                 default: break
@@ -46,6 +48,7 @@ struct AudioHost {
         do {
             let engine = try OverlapSaveEngine(
                 geometry: .standard(sampleRate: rate), sampleRate: rate, filters: first!, blockSize: client.bufferSize)
+            if let plan = firstCompressor { try engine.publish(compressor(plan, for: engine)) }
             processor = RealtimeProcessor(engine: engine, period: client.bufferSize)
             processor.setOutputCeiling(dBFS: ceiling)
             processor.paused.store(paused, ordering: .relaxed)
@@ -82,6 +85,16 @@ struct AudioHost {
                         processor.setOutputCeiling(dBFS: ceiling)
                     } catch {
                         log(.error, "internal error: the new filters do not fit the engine (\(error))")
+                    }
+                case .compressor(let plan):
+                    // Built here, off the audio thread (tables of a few hundred kB), published
+                    // before the filters that follow it.
+                    do {
+                        try processor.engine.publish(
+                            plan.map { compressor($0, for: processor.engine) }
+                                ?? .off(channelCount: processor.engine.channelCount, fftLength: processor.engine.geometry.fftLength))
+                    } catch {
+                        log(.error, "internal error: the new compressor does not fit the engine (\(error))")
                     }
                 case .paused(let on): processor.paused.store(on, ordering: .relaxed)
                 case .dump(let on):
@@ -190,6 +203,10 @@ struct AudioHost {
                 log(.error, error.description)
             }
         }
+    }
+
+    private func compressor(_ plan: CompressorPlan, for engine: OverlapSaveEngine) -> CompressorConfig {
+        CompressorConfig(plan: plan, fftLength: engine.geometry.fftLength, hopSize: engine.geometry.hopSize, sampleRate: engine.sampleRate)
     }
 
     private func log(_ level: AudioMessage.LogLevel, _ text: String) { link.send(.log(level: level, text: text)) }

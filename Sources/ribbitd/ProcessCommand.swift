@@ -3,7 +3,9 @@ import Foundation
 import RibbitAudioFile
 import RibbitDSP
 import RibbitFitting
+import RibbitIntake
 import RibbitPrescription
+import RibbitSettings
 
 struct ProcessCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,7 +37,14 @@ struct ProcessCommand: ParsableCommand {
     func run() throws {
         // Before any work: OUT's name says its format (an .mp3 once got WAV data).
         do { _ = try AudioFormat.majorFormat(forOutput: output) } catch { throw RibbitError.usage(error.description) }
-        let rx = try loadPrescription(prescriptionPath)
+        // Judged against the trusted keys (a trusted signature may allow a higher output limit)
+        // and played through the calibration in use, as the daemon would.
+        let paths = RibbitPaths()
+        let config = try loadConfig(paths)
+        let accepted = try readPrescription(
+            prescriptionPath, intake: Intake(trusted: Intake.load(paths: paths, config: config).trusted, requireSigned: false)
+        ).accepted
+        let rx = accepted.prescription
         let reader = try openAudio(input)
         let format = reader.format
         let outputFormat: AudioFormat
@@ -54,10 +63,17 @@ struct ProcessCommand: ParsableCommand {
         let fitting: Fitting
         let filters: FilterSet
         let engine: OverlapSaveEngine
+        let ceilingDBFS: Double
         do {
             fitting = try Fitting(prescription: rx, sampleRate: sampleRate, geometry: geometry)
-            filters = fitting.filterSet(ears: ears)
+            let calibration = config.calibrationProfile?.calibration(ears: ears) ?? .uncalibrated
+            let processing = fitting.processing(ears: ears, trusted: accepted.isTrusted, calibration: calibration)
+            filters = processing.filters
             engine = try OverlapSaveEngine(geometry: geometry, sampleRate: sampleRate, filters: filters, blockSize: Self.blockFrames)
+            try engine.publish(
+                CompressorConfig(
+                    plan: processing.compressor, fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: sampleRate))
+            ceilingDBFS = CompressorFitting.ceilingDBFS(rx, ears: ears, trusted: accepted.isTrusted, calibration: calibration)
         } catch {
             throw RibbitError.data(error.description)
         }
@@ -101,7 +117,7 @@ struct ProcessCommand: ParsableCommand {
             wrote \(output): \(String(format: "%.2f", Double(written) / sampleRate)) s, \(channelWord), \(format.sampleRate) Hz, \(outputFormat.name)
               prescription  \(rx.name) (\(rx.environment), \(rx.rule.rawValue))
               engine        \(geometry): latency \(engine.latencyFrames) samples (\(String(format: "%.2f", latencyMS)) ms), \(keepLatency ? "kept in the file" : "removed from the file")
-              ceiling       \(Prescription.number(rx.maxOutputDBFS)) dBFS; the limiter acted on \(String(format: "%.2f", limitedPercent)) % of samples
+              ceiling       \(Prescription.number(ceilingDBFS)) dBFS; the limiter acted on \(String(format: "%.2f", limitedPercent)) % of samples
             """)
         if limitedPercent >= 1 {
             print(

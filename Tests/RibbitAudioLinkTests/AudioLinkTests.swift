@@ -1,5 +1,6 @@
 import Glibc
 import RibbitAudioLink
+import RibbitDSP
 import Testing
 
 @Suite struct AudioLinkTests {
@@ -12,9 +13,25 @@ import Testing
         return s
     }
 
+    var plan: CompressorPlan {
+        let bands = [
+            CompressorBand(
+                centreHz: 500, gainDB: 12.5, kneeDBSPL: 45, ratio: 2.5, expansionKneeDBSPL: 38, expansionRatio: 2, limitDBSPL: 111),
+            .linear(centreHz: 2000, gainDB: -3),
+        ]
+        return CompressorPlan(
+            settings: [
+                CompressorSettings(bands: bands, attackMs: 5, releaseMs: 70),
+                CompressorSettings(bands: bands, attackMs: 50, releaseMs: 1000),
+            ],
+            bandTaps: [[[0.25, 0.5, 0.25], [0, 1, 0]], [[1e-9, -2, 1e-9], [0, 0, 0]]],
+            calibration: Calibration(inputDBSPLAtFullScale: 104.5, outputDBSPLAtFullScale: [98, 101.25]), transitionHz: 746)
+    }
+
     var everyMessage: [AudioMessage] {
         [
             .filters(ceilingDBFS: -3, fftLength: 256, taps: [[0.5, -0.25, 1e-9], [1, 0, 0]]), .paused(true), .dump(false), .stop,
+            .compressor(nil), .compressor(plan),
             .tone(frequencyHz: 1000, levelDBFS: -30, left: false, right: true, seconds: 12.5),
             .connected(client: "ribbit-ü", sampleRate: 48000, period: 64), .running(latencyFrames: 96), .stats(stats),
             .samples(frameCount: 2, channels: [1, 2, 3, 4, 5, 6, 7, -.infinity]), .log(level: .warning, text: "3 xruns"),

@@ -56,7 +56,8 @@ extension DaemonTests {
         let at = steps.firstIndex(of: steepest) ?? 0
         #expect(
             steepest <= Self.sineSlope(amplitude: amplitude, hz: hz, rate: rate) * 1.02,
-            "a step of \(steepest) at \(at) (tone \(first)...\(last)), xruns \(recording.xruns): \(left[max(0, at - 3)...min(left.count - 1, at + 3)])")
+            "a step of \(steepest) at \(at) (tone \(first)...\(last)), xruns \(recording.xruns): \(left[max(0, at - 3)...min(left.count - 1, at + 3)])"
+        )
         let rightDuringTone = right[first...last].map(abs).max() ?? 1
         #expect(rightDuringTone < 1e-6, "the right ear got \(rightDuringTone)")
         // It stopped by itself after 2 s, and the hearing aid plays again afterwards.

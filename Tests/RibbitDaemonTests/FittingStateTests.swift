@@ -1,3 +1,5 @@
+import RibbitDSP
+import RibbitFitting
 import RibbitPrescription
 import Testing
 
@@ -13,8 +15,8 @@ import Testing
         state.strictestCeilingDBFS = -12
         #expect(state.filterChoice == .delay(ceilingDBFS: -12), "no prescription: the strictest ceiling in the history")
         state.active = .init(prescription: loud, id: 3, signature: "unsigned")
-        #expect(state.filterChoice == .prescription(loud))
-        #expect(state.filterChoice.ceilingDBFS == -6)
+        #expect(state.filterChoice == .prescription(loud, trusted: false))
+        #expect(state.filterChoice.ceilingDBFS(calibration: .uncalibrated) == -6)
         state.bypassed = true
         #expect(state.filterChoice == .delay(ceilingDBFS: -6), "bypass: unprocessed, under the prescription's ceiling")
         state.paused = true
@@ -25,9 +27,29 @@ import Testing
     @Test func noChoiceIsAboveFullScale() {
         var state = FittingState()
         state.strictestCeilingDBFS = 6
-        #expect(state.filterChoice.ceilingDBFS == 0)
+        #expect(state.filterChoice.ceilingDBFS(calibration: .uncalibrated) == 0)
         state.active = .init(prescription: Prescription(name: "Bad", environment: "x", maxOutputDBFS: 3), id: nil, signature: "unsigned")
-        #expect(state.filterChoice.ceilingDBFS == 0)
+        #expect(state.filterChoice.ceilingDBFS(calibration: .uncalibrated) == 0)
+    }
+
+    /// The output limit in dB SPL is a sample ceiling through the calibration: a sine peaking
+    /// at the ceiling plays exactly at the limit. Loud headphones (0 dBFS = 125 dB SPL) bring
+    /// the ceiling down in every mode; a trusted audiologist's higher `limit:` lifts it, an
+    /// unsigned one cannot.
+    @Test func theOutputLimitInDBSPLBecomesTheCeilingThroughTheCalibration() throws {
+        let loudPhones = Calibration(inputDBSPLAtFullScale: 100, outputDBSPLAtFullScale: [125, 119])
+        var state = FittingState()
+        #expect(state.filterChoice.ceilingDBFS(calibration: loudPhones) == CompressorFitting.otcLimitDBSPL - 125, "no prescription: OTC")
+        var rx = Prescription(name: "Strong", environment: "quiet", thresholds: [.left: [1000: 70], .right: [1000: 70]], maxOutputDBFS: -1)
+        rx.version = 2
+        rx.limitDBSPL = 121
+        state.active = .init(prescription: rx, id: 1, signature: "unsigned")
+        #expect(state.filterChoice.ceilingDBFS(calibration: loudPhones) == 111 - 125, "unsigned: OTC caps its limit")
+        state.active = .init(prescription: rx, id: 1, signature: "signed by Dr. A (trusted)", trusted: true)
+        #expect(state.filterChoice.ceilingDBFS(calibration: loudPhones) == 121 - 125, "trusted: its own limit")
+        #expect(state.filterChoice.ceilingDBFS(calibration: .uncalibrated) == -1, "quiet phones: the max-output holds")
+        state.bypassed = true
+        #expect(state.filterChoice.ceilingDBFS(calibration: loudPhones) == 111 - 125, "bypass: under the OTC limit too")
     }
 
     @Test func aTrialIsOverAtItsDeadline() {
