@@ -46,12 +46,14 @@ extension Fitting {
     /// `CompressorFitting.ceilingDBFS` (they play while the compressor's tables are built, and
     /// the ceiling holds whatever plays) and the compressor that replaces them. The daemon and
     /// `ribbitd process` both come here, so a file sounds as the hearing aid does.
-    public func processing(ears: [Ear], trusted: Bool, calibration: Calibration) -> (filters: FilterSet, compressor: CompressorPlan) {
+    public func processing(
+        ears: [Ear], trusted: Bool, calibration: Calibration, program: Program? = nil, volumeDB: Double = 0
+    ) -> (filters: FilterSet, compressor: CompressorPlan) {
         let linear = filterSet(ears: ears)
         let ceiling = CompressorFitting.ceilingDBFS(prescription, ears: ears, trusted: trusted, calibration: calibration)
         return (
             FilterSet(taps: linear.taps, fftLength: linear.fftLength, ceilingDBFS: ceiling),
-            compressorPlan(ears: ears, trusted: trusted, calibration: calibration)
+            compressorPlan(ears: ears, trusted: trusted, calibration: calibration, program: program, volumeDB: volumeDB)
         )
     }
 
@@ -61,17 +63,26 @@ extension Fitting {
     /// The curve already gives the 65 dB SPL gain at each centre, so a band's gain and output
     /// limit are lowered by it: the insertion gain at the centre is then the static curve's
     /// (`CompressorFitting`), and the ear's FIR between centres keeps the prescription's shape.
-    /// An ear the prescription leaves out passes through under the output limit.
-    public func compressorPlan(ears: [Ear], trusted: Bool, calibration: Calibration) -> CompressorPlan {
+    /// An ear the prescription leaves out passes through under the output limit. The program
+    /// (default: the one the prescription's `env` selects) adjusts speed and expansion; it and
+    /// the wearer's volume (clamped to `Listening.volumeRangeDB`) move every band's gain, never
+    /// its output limit.
+    public func compressorPlan(
+        ears: [Ear], trusted: Bool, calibration: Calibration, program: Program? = nil, volumeDB: Double = 0
+    ) -> CompressorPlan {
         let centres = Camfit.defaultCentresHz
+        let program = program ?? .default(forEnvironment: prescription.environment)
+        let rx = program.adjust(prescription)
+        let range = Listening.volumeRangeDB
+        let volume = min(max(volumeDB, range.lowerBound), range.upperBound) + program.volumeOffsetDB
         let settings = ears.map { ear in
             var relative =
-                CompressorFitting.settings(prescription, ear: ear, trusted: trusted, centresHz: centres)
-                ?? CompressorFitting.passThrough(prescription, trusted: trusted, centresHz: centres)
+                CompressorFitting.settings(rx, ear: ear, trusted: trusted, centresHz: centres)
+                ?? CompressorFitting.passThrough(rx, trusted: trusted, centresHz: centres)
             let gain = curve(for: ear).gain
             for b in relative.bands.indices {
                 let shape = gain.gainDB(atHz: relative.bands[b].centreHz)
-                relative.bands[b].gainDB -= shape
+                relative.bands[b].gainDB += volume - shape
                 relative.bands[b].limitDBSPL -= shape
             }
             return relative

@@ -29,13 +29,17 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
 
     /// What to play: immutable, published through `settings`.
     final class Settings: Sendable {
-        let phaseStep: Double
+        /// The oscillator's rotation per frame (cos and sin of 2 pi f / fs), computed here: no
+        /// libm on the audio thread.
+        let stepCos: Double
+        let stepSin: Double
         let amplitude: Double
         let left: Bool
         let right: Bool
         let deadlineNanoseconds: Int
         init(phaseStep: Double, amplitude: Double, left: Bool, right: Bool, deadlineNanoseconds: Int) {
-            self.phaseStep = phaseStep
+            stepCos = cos(phaseStep)
+            stepSin = sin(phaseStep)
             self.amplitude = amplitude
             self.left = left
             self.right = right
@@ -54,8 +58,11 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     private let settings: ConfigSlot<Settings>
     private let rampFrames: Int
     private let meterFrames: Int
-    /// Audio-thread state: [phase, ramp position (frames, 0...rampFrames), meter sums L, R, meter frames].
+    /// Audio-thread state: [oscillator cos, sin, ramp position (frames, 0...rampFrames), meter
+    /// sums L, R, meter frames].
     private let state: UnsafeMutablePointer<Double>
+    /// The raised-cosine fade at each ramp position 0...rampFrames (computed in init).
+    private let fade: UnsafeMutablePointer<Double>
 
     public static let renderEntry: RenderEntry = { context, inputs, outputs, frames, mix in
         Unmanaged<ToneRenderer>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.render(inputs, outputs, frames, mix: mix) }
@@ -66,12 +73,16 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
         settings = ConfigSlot(Settings(phaseStep: 0, amplitude: 0, left: false, right: false, deadlineNanoseconds: 0))
         rampFrames = max(1, Int((Self.rampSeconds * sampleRate).rounded()))
         meterFrames = max(1, Int((Self.meterSeconds * sampleRate).rounded()))
-        state = .allocate(capacity: 5)
-        state.initialize(repeating: 0, count: 5)
+        state = .allocate(capacity: 6)
+        state.initialize(repeating: 0, count: 6)
+        state[0] = 1
+        fade = .allocate(capacity: rampFrames + 1)
+        for i in 0...rampFrames { fade[i] = 0.5 - 0.5 * cos(Double.pi * Double(i) / Double(rampFrames)) }
     }
 
     deinit {
         state.deallocate()
+        fade.deallocate()
     }
 
     public func latencyFrames(period: Int) -> Int { 0 }
@@ -149,32 +160,35 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
         meter(inputs[0], inputs[1], frameCount)
         // A new tone waits until the old one has faded out; then it starts at phase 0.
         let waiting = settings.canTake()
-        if waiting, state[1] == 0, let old = settings.take() {
+        if waiting, state[2] == 0, let old = settings.take() {
             settings.retire(old)
-            state[0] = 0
+            (state[0], state[1]) = (1, 0)  // phase 0
         }
-        let fadingOut = waiting && state[1] > 0
+        // Not `&&`: its autoclosure would retain self on the audio thread.
+        let fadingOut = waiting ? state[2] > 0 : false
         let now = Realtime.monotonicNanoseconds()
         let state = state
-        let rampFrames = rampFrames
+        let (rampFrames, fade) = (rampFrames, fade)
         let (left, right) = (outputs[0], outputs[1])
         let playing = settings.current()._withUnsafeGuaranteedRef { tone in
-            var phase = state[0]
-            var ramp = Int(state[1])
-            let on = !fadingOut && tone.amplitude > 0 && now < tone.deadlineNanoseconds
-            let (step, amplitude) = (tone.phaseStep, Float(tone.amplitude))
+            var (c, s) = (state[0], state[1])
+            var ramp = Int(state[2])
+            let (amplitudeOn, inTime) = (tone.amplitude > 0, now < tone.deadlineNanoseconds)
+            let on = fadingOut ? false : amplitudeOn ? inTime : false  // no `&&`: its autoclosure retains
+            let (stepCos, stepSin, amplitude) = (tone.stepCos, tone.stepSin, Float(tone.amplitude))
             let (toLeft, toRight) = (tone.left, tone.right)
             for i in 0..<frameCount {
                 ramp = on ? min(ramp + 1, rampFrames) : max(ramp - 1, 0)
-                let fade = 0.5 - 0.5 * cos(Double.pi * Double(ramp) / Double(rampFrames))
-                let sample = ramp == 0 ? 0 : amplitude * Float(fade * sin(phase))
-                phase += step
-                if phase >= 2 * Double.pi { phase -= 2 * Double.pi }
+                let sample = ramp == 0 ? 0 : amplitude * Float(fade[ramp] * s)
+                (c, s) = (c * stepCos - s * stepSin, s * stepCos + c * stepSin)
                 left[i] = toLeft ? sample : 0
                 right[i] = toRight ? sample : 0
             }
-            state[0] = phase
-            state[1] = Double(ramp)
+            // Back onto the unit circle once a period (rounding would drift it over minutes):
+            // one Newton step of 1 / sqrt(r^2) from r = 1, no libm.
+            let k = (3 - (c * c + s * s)) / 2
+            (state[0], state[1]) = (c * k, s * k)
+            state[2] = Double(ramp)
             return ramp > 0 || on
         }
         sounding.store(playing, ordering: .relaxed)
@@ -185,7 +199,7 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     #endif
     @inline(__always)
     private func meter(_ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>, _ frameCount: Int) {
-        var (sumLeft, sumRight, frames) = (state[2], state[3], Int(state[4]))
+        var (sumLeft, sumRight, frames) = (state[3], state[4], Int(state[5]))
         for i in 0..<frameCount {
             sumLeft += Double(left[i] * left[i])
             sumRight += Double(right[i] * right[i])
@@ -196,6 +210,6 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
                 (sumLeft, sumRight, frames) = (0, 0, 0)
             }
         }
-        (state[2], state[3], state[4]) = (sumLeft, sumRight, Double(frames))
+        (state[3], state[4], state[5]) = (sumLeft, sumRight, Double(frames))
     }
 }
