@@ -76,7 +76,7 @@ extension AudioMessage {
                 for tap in channel { out.double(tap) }
             }
         case .compressor(let plan):
-            out.byte(5)
+            out.byte(6)
             out.compressorPlan(plan)
         case .paused(let on): out.byte(2); out.byte(on ? 1 : 0)
         case .dump(let on): out.byte(3); out.byte(on ? 1 : 0)
@@ -192,7 +192,7 @@ private struct Decoder {
                 taps.append(channel)
             }
             return .filters(ceilingDBFS: ceiling, fftLength: fftLength, taps: taps)
-        case 5:
+        case 6:
             guard let plan = compressorPlan() else { return nil }
             return .compressor(plan)
         case 2: return byte().map { .paused($0 != 0) }
