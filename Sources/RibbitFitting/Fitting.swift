@@ -64,9 +64,9 @@ extension Fitting {
     /// limit are lowered by it: the insertion gain at the centre is then the static curve's
     /// (`CompressorFitting`), and the ear's FIR between centres keeps the prescription's shape.
     /// An ear the prescription leaves out passes through under the output limit. The program
-    /// (default: the one the prescription's `env` selects) adjusts speed and expansion; it and
-    /// the wearer's volume (clamped to `Listening.volumeRangeDB`) move every band's gain, never
-    /// its output limit.
+    /// (default: the one the prescription's `env` selects) adjusts speed and expansion; the
+    /// wearer's volume (clamped to `Listening.volumeRangeDB`) moves every band's gain, never its
+    /// output limit.
     public func compressorPlan(
         ears: [Ear], trusted: Bool, calibration: Calibration, program: Program? = nil, volumeDB: Double = 0
     ) -> CompressorPlan {
@@ -74,11 +74,11 @@ extension Fitting {
         let program = program ?? .default(forEnvironment: prescription.environment)
         let rx = program.adjust(prescription)
         let range = Listening.volumeRangeDB
-        let volume = min(max(volumeDB, range.lowerBound), range.upperBound) + program.volumeOffsetDB
+        let volume = min(max(volumeDB, range.lowerBound), range.upperBound)
         let settings = ears.map { ear in
-            var relative =
+            var relative = program.expand(
                 CompressorFitting.settings(rx, ear: ear, trusted: trusted, centresHz: centres)
-                ?? CompressorFitting.passThrough(rx, trusted: trusted, centresHz: centres)
+                    ?? CompressorFitting.passThrough(rx, trusted: trusted, centresHz: centres), prescription: rx)
             let gain = curve(for: ear).gain
             for b in relative.bands.indices {
                 let shape = gain.gainDB(atHz: relative.bands[b].centreHz)

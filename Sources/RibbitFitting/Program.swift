@@ -3,20 +3,22 @@ import RibbitPrescription
 
 /// A listening program: a named preset over the prescription for a kind of surroundings, as
 /// commercial hearing aids offer (and the seed design's "pick where you are"). It changes how the
-/// prescription is played, never what it prescribes: the gains for speech and the output
-/// limits stay the audiologist's.
+/// prescription is played, never what it prescribes: the gains for speech at 50-80 dB SPL and
+/// the output limits stay the audiologist's, so target matching holds in every program.
 ///
-/// | program | noise reduction | compression speed    | expansion          | volume |
-/// |---------|-----------------|----------------------|--------------------|--------|
-/// | quiet   | off             | as prescribed        | as prescribed      | 0 dB   |
-/// | noisy   | full            | as prescribed        | on (or prescribed) | -2 dB  |
-/// | outdoor | half            | as prescribed        | on (or prescribed) | 0 dB   |
-/// | music   | off             | slow (50 / 1000 ms)  | off                | 0 dB   |
+/// | program | noise reduction | compression speed    | expansion                      |
+/// |---------|-----------------|----------------------|--------------------------------|
+/// | quiet   | off             | as prescribed        | as prescribed                  |
+/// | noisy   | full            | as prescribed        | below soft speech (or as prescribed) |
+/// | outdoor | half            | as prescribed        | below soft speech (or as prescribed) |
+/// | music   | off             | slow (50 / 1000 ms)  | off                            |
 ///
 /// Why: in quiet there is nothing to remove and noise reduction could only cost speech; in noise
-/// the expander keeps the floor down between words and 2 dB less gain is welcome where sound is
-/// already loud; music needs slow detectors so its dynamics survive, and no expansion, so
-/// quiet passages are not cut.
+/// the expander keeps the floor down between words, with its knee at each band's level of
+/// 40 dB SPL speech (`softSpeechDBSPL - 10`), so soft speech itself is not touched; music needs
+/// slow detectors so its dynamics survive, and no expansion, so quiet passages are not cut.
+/// No program offsets the volume: an env label must not move the prescribed gains (the wearer's
+/// volume does that, `Listening`).
 public enum Program: String, CaseIterable, Sendable, Codable {
     case quiet, noisy, outdoor, music
 
@@ -29,27 +31,41 @@ public enum Program: String, CaseIterable, Sendable, Codable {
         }
     }
 
-    /// Added to every band's gain, on top of the wearer's volume (output limits still hold).
-    public var volumeOffsetDB: Double { self == .noisy ? -2 : 0 }
+    /// Whether it expands below soft speech where the prescription does not say otherwise.
+    public var expandsBelowSoftSpeech: Bool { self == .noisy || self == .outdoor }
+
+    /// Overall speech level (dB SPL) called soft; the program expander's knees sit 10 dB below
+    /// its band levels.
+    public static let softSpeechDBSPL = 50.0
 
     /// The program a prescription's `env` selects: its name when it is one, else quiet.
     public static func `default`(forEnvironment environment: String) -> Program {
-        Program(rawValue: environment.lowercased()) ?? (environment.lowercased() == "outdoors" ? .outdoor : .quiet)
+        let name = environment.lowercased()
+        return Program(rawValue: name) ?? (name == "outdoors" ? .outdoor : .quiet)
     }
 
     /// The prescription as this program plays it (what `CompressorFitting` then fits).
     public func adjust(_ rx: Prescription) -> Prescription {
+        guard self == .music else { return rx }
         var adjusted = rx
-        switch self {
-        case .quiet: break
-        case .noisy, .outdoor:
-            if rx.expansion == .off { adjusted.expansion = .on }
-        case .music:
-            adjusted.attackMs = CompressorSettings.musicTimes.attackMs
-            adjusted.releaseMs = CompressorSettings.musicTimes.releaseMs
-            adjusted.expansion = .off
-        }
+        adjusted.attackMs = CompressorSettings.musicTimes.attackMs
+        adjusted.releaseMs = CompressorSettings.musicTimes.releaseMs
+        adjusted.expansion = .off
         return adjusted
+    }
+
+    /// The expander this program adds to fitted settings (`adjust` first): knees at the band
+    /// levels of speech 10 dB below soft, never above the compression knee, ratio
+    /// `CompressorFitting.expansionRatio`. Unchanged when the prescription sets its own.
+    public func expand(_ settings: CompressorSettings, prescription rx: Prescription) -> CompressorSettings {
+        guard expandsBelowSoftSpeech, rx.expansion == .off else { return settings }
+        var expanded = settings
+        let levels = Camfit.speechBandLevelsDBSPL(centresHz: settings.bands.map(\.centreHz), overallDBSPL: Self.softSpeechDBSPL - 10)
+        for b in expanded.bands.indices {
+            expanded.bands[b].expansionKneeDBSPL = min(levels[b], expanded.bands[b].kneeDBSPL)
+            expanded.bands[b].expansionRatio = CompressorFitting.expansionRatio
+        }
+        return expanded
     }
 }
 

@@ -32,11 +32,18 @@ struct ProcessCommand: ParsableCommand {
         help: ArgumentHelp("Also write the debug dump (spectra, levels, gains) for the file into this directory.", valueName: "DIR"),
         completion: .directory)
     var dump: String?
+    @Option(help: "The listening program (quiet, noisy, outdoor, music; default: the one the prescription's env selects).")
+    var program: Program?
+    @Option(help: ArgumentHelp("The wearer's volume trim in dB (-10 to +10), as `ribbitd volume` sets it.", valueName: "DB"))
+    var volume: Double = 0
     @OptionGroup var engineOptions: EngineOptions
 
     func run() throws {
         // Before any work: OUT's name says its format (an .mp3 once got WAV data).
         do { _ = try AudioFormat.majorFormat(forOutput: output) } catch { throw RibbitError.usage(error.description) }
+        guard Listening.volumeRangeDB.contains(volume) else {
+            throw RibbitError.usage("--volume is from -10 to +10 dB, not \(volume)")
+        }
         // Judged against the trusted keys (a trusted signature may allow a higher output limit)
         // and played through the calibration in use, as the daemon would.
         let paths = RibbitPaths()
@@ -67,7 +74,8 @@ struct ProcessCommand: ParsableCommand {
         do {
             fitting = try Fitting(prescription: rx, sampleRate: sampleRate, geometry: geometry)
             let calibration = config.calibrationProfile?.calibration(ears: ears) ?? .uncalibrated
-            let processing = fitting.processing(ears: ears, trusted: accepted.isTrusted, calibration: calibration)
+            let processing = fitting.processing(
+                ears: ears, trusted: accepted.isTrusted, calibration: calibration, program: program, volumeDB: volume)
             filters = processing.filters
             engine = try OverlapSaveEngine(geometry: geometry, sampleRate: sampleRate, filters: filters, blockSize: Self.blockFrames)
             try engine.publish(
@@ -115,7 +123,7 @@ struct ProcessCommand: ParsableCommand {
         print(
             """
             wrote \(output): \(String(format: "%.2f", Double(written) / sampleRate)) s, \(channelWord), \(format.sampleRate) Hz, \(outputFormat.name)
-              prescription  \(rx.name) (\(rx.environment), \(rx.rule.rawValue))
+              prescription  \(rx.name) (\(rx.environment), \(rx.rule.rawValue)), program \((program ?? .default(forEnvironment: rx.environment)).rawValue)\(volume == 0 ? "" : ", volume \(Prescription.number(volume)) dB")
               engine        \(geometry): latency \(engine.latencyFrames) samples (\(String(format: "%.2f", latencyMS)) ms), \(keepLatency ? "kept in the file" : "removed from the file")
               ceiling       \(Prescription.number(ceilingDBFS)) dBFS; the limiter acted on \(String(format: "%.2f", limitedPercent)) % of samples
             """)
@@ -189,3 +197,5 @@ struct ProcessCommand: ParsableCommand {
         return written
     }
 }
+
+extension Program: ExpressibleByArgument {}
