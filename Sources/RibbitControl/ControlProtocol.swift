@@ -24,6 +24,10 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         /// Calibration: play a sine (`frequencyHz`, `levelDBFS`, `ear`, `seconds`) instead of the
         /// hearing aid, or, at `levelDBFS` null, only meter the input; `seconds` 0 stops.
         case tone
+        /// The wearer's volume: `volumeDB` sets it, `volumeStepDB` moves it (within the range).
+        case volume
+        /// The listening program: `program` is a program's name, "auto" or "default".
+        case program
     }
     public var command: Command
     /// bypass: on (true) or off (false).
@@ -43,6 +47,11 @@ public struct ControlRequest: Codable, Sendable, Equatable {
     public var levelDBFS: Double?
     public var ear: String?
     public var seconds: Double?
+    /// volume: an absolute level, or a step from the current one (dB).
+    public var volumeDB: Double?
+    public var volumeStepDB: Double?
+    /// program: quiet, noisy, outdoor, music, auto (ribbit picks) or default (the prescription's env).
+    public var program: String?
 
     public init(
         command: Command, on: Bool? = nil, prescription: String? = nil, source: String? = nil, trialSeconds: Int? = nil,
@@ -178,6 +187,43 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         }
     }
 
+    /// How the prescription is played: the program, the wearer's volume, what the compressor
+    /// and noise reduction do with it.
+    public struct Listening: Codable, Sendable, Equatable {
+        /// The program playing (quiet, noisy, outdoor, music).
+        public var program: String
+        /// Chosen how: "auto" (ribbit picks), "wearer" (`ribbitd program NAME`) or "prescription"
+        /// (its env selects it).
+        public var chosenBy: String
+        /// With auto: why it picked this program (nil until it has listened for a few seconds).
+        public var reason: String?
+        public var volumeDB: Double
+        public var volumeMinDB: Double
+        public var volumeMaxDB: Double
+        /// Noise reduction strength, 0 (off) to 1.
+        public var noiseReduction: Double
+        /// Bands, whether any band compresses (ratio above 1), and per ear the highest band
+        /// output limit in dB SPL (through the calibration).
+        public var bands: Int
+        public var compressing: Bool
+        public var outputLimitDBSPL: [Double]
+        public init(
+            program: String, chosenBy: String, reason: String?, volumeDB: Double, volumeMinDB: Double, volumeMaxDB: Double,
+            noiseReduction: Double, bands: Int, compressing: Bool, outputLimitDBSPL: [Double]
+        ) {
+            self.program = program
+            self.chosenBy = chosenBy
+            self.reason = reason
+            self.volumeDB = volumeDB
+            self.volumeMinDB = volumeMinDB
+            self.volumeMaxDB = volumeMaxDB
+            self.noiseReduction = noiseReduction
+            self.bands = bands
+            self.compressing = compressing
+            self.outputLimitDBSPL = outputLimitDBSPL
+        }
+    }
+
     /// The calibration tone mode (`tone`): the hearing aid is off while it runs.
     public struct Tone: Codable, Sendable, Equatable {
         /// What was asked last, after clamping (levelDBFS nil: silence, metering only).
@@ -237,12 +283,16 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var calibration: Calibration?
     /// While the calibration tone mode runs.
     public var tone: Tone?
+    /// With a prescription: the program, volume, compression and noise reduction.
+    public var listening: Listening?
 
     public init(
         pid: Int32, version: String, uptimeSeconds: Double, prescription: ActivePrescription?, output: Output,
         jack: Jack?, jackProblem: String?, totalXruns: Int, trial: Trial? = nil, dumpListeners: Int? = nil,
-        ceilingDBFS: Double? = nil, historyProblem: String? = nil, calibration: Calibration? = nil, tone: Tone? = nil
+        ceilingDBFS: Double? = nil, historyProblem: String? = nil, calibration: Calibration? = nil, tone: Tone? = nil,
+        listening: Listening? = nil
     ) {
+        self.listening = listening
         self.calibration = calibration
         self.tone = tone
         self.trial = trial

@@ -2,7 +2,9 @@ import Foundation
 import Glibc
 import Logging
 import RibbitControl
+import RibbitFitting
 import RibbitIntake
+import RibbitPrescription
 import RibbitSettings
 
 /// `ribbitd run`: one control thread that owns all daemon state and runs the services' poll
@@ -114,6 +116,8 @@ public final class Daemon {
             },
             .dump: { [unowned self] _ in reply() },  // the server turned the connection into a stream
             .tone: { [unowned self] request throws(RequestFailure) in try tone(request) },
+            .volume: { [unowned self] request throws(RequestFailure) in try volume(request) },
+            .program: { [unowned self] request throws(RequestFailure) in try program(request) },
         ]
     }
 
@@ -151,7 +155,7 @@ public final class Daemon {
             throw RequestFailure("\(error.description); the active prescription is unchanged")
         }
         let prepared: RunningFilters
-        do { prepared = try audio.prepare(.prescription(accepted.prescription, trusted: accepted.isTrusted)) } catch {
+        do { prepared = try audio.prepare(fitting.state.choice(adopting: accepted.prescription, trusted: accepted.isTrusted)) } catch {
             throw RequestFailure("\(source): \(error); the active prescription is unchanged")
         }
         _ = try fitting.load(accepted, source: source, trialSeconds: request.trialSeconds)
@@ -170,13 +174,58 @@ public final class Daemon {
         let prepared: RunningFilters
         do {
             entry = try fitting.history().find(selector: request.selector, environment: request.environment)
-            prepared = try audio.prepare(.prescription(entry.accepted.prescription, trusted: entry.accepted.isTrusted))
+            prepared = try audio.prepare(fitting.state.choice(adopting: entry.accepted.prescription, trusted: entry.accepted.isTrusted))
         } catch {
             throw RequestFailure("\(error); the active prescription is unchanged")
         }
         try fitting.use(entry)
         play(reusing: prepared)
         log.info("using \(entry.title), history entry \(entry.id)")
+        return reply()
+    }
+
+    /// The wearer's volume: set or stepped, clamped to the range, crossfaded (a new compressor
+    /// plan), remembered. The output limits do not move with it.
+    private func volume(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
+        guard fitting.state.active != nil else {
+            throw RequestFailure("no prescription is loaded, and the volume trims a prescription's gain; `ribbitd load RX` first")
+        }
+        let asked: Double
+        if let db = request.volumeDB {
+            asked = db
+        } else if let step = request.volumeStepDB {
+            asked = fitting.listening.volumeDB + step
+        } else {
+            throw RequestFailure("volume needs \"volumeDB\" (a level) or \"volumeStepDB\" (a step), in dB")
+        }
+        guard asked.isFinite else { throw RequestFailure("the volume must be a number of dB") }
+        let range = Listening.volumeRangeDB
+        fitting.listening.volumeDB = min(max(asked, range.lowerBound), range.upperBound)
+        play()
+        log.info("volume \(Prescription.number(fitting.listening.volumeDB)) dB")
+        return reply()
+    }
+
+    /// The listening program: a name, auto (ribbit picks) or default (the prescription's env).
+    private func program(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
+        let names = Program.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let name = request.program?.lowercased() else {
+            throw RequestFailure("program needs \"program\": \(names), auto or default")
+        }
+        switch name {
+        case "auto": fitting.listening.automatic = true
+        case "default":
+            fitting.listening.automatic = false
+            fitting.listening.program = nil
+        default:
+            guard let chosen = Program(rawValue: name) else {
+                throw RequestFailure("no program \"\(name)\"; the programs are \(names), auto and default")
+            }
+            fitting.listening.automatic = false
+            fitting.listening.program = chosen
+        }
+        play()
+        log.info("program \(fitting.state.program.rawValue) (\(fitting.state.programChosenBy))")
         return reply()
     }
 
@@ -238,8 +287,7 @@ public final class Daemon {
     /// After the active prescription or the mode changed: what plays now goes to the engine.
     private func play(reusing prepared: RunningFilters? = nil) {
         let choice = fitting.state.filterChoice
-        let reuse: RunningFilters? = if case .prescription = choice { prepared } else { nil }
-        do { try audio.play(choice, reusing: reuse) } catch {
+        do { try audio.play(choice, reusing: prepared?.choice == choice ? prepared : nil) } catch {
             log.error("internal error: the new filters do not fit the engine (\(error))")
         }
     }
@@ -255,7 +303,26 @@ public final class Daemon {
             trial: state.trial.map { .init(secondsLeft: max(0, $0.deadline - Date().timeIntervalSince1970), revertsTo: $0.revertsTo) },
             dumpListeners: dump.listeners, ceilingDBFS: state.filterChoice.ceilingDBFS(calibration: audio.calibration),
             historyProblem: fitting.historyProblem,
-            calibration: calibrationStatus, tone: audio.toneStatus(now: now, inputDBSPLAtFullScale: calibrationStatus.inputDBSPL))
+            calibration: calibrationStatus, tone: audio.toneStatus(now: now, inputDBSPLAtFullScale: calibrationStatus.inputDBSPL),
+            listening: listeningStatus)
+    }
+
+    /// The program, volume and what the compressor does with the active prescription (nil without one).
+    private var listeningStatus: DaemonStatus.Listening? {
+        let state = fitting.state
+        guard let active = state.active else { return nil }
+        let program = state.program
+        let rx = program.adjust(active.prescription)
+        let ears = [Ear.left, .right].map {
+            CompressorFitting.settings(rx, ear: $0, trusted: active.trusted) ?? CompressorFitting.passThrough(rx, trusted: active.trusted)
+        }
+        let range = Listening.volumeRangeDB
+        return DaemonStatus.Listening(
+            program: program.rawValue, chosenBy: state.programChosenBy, reason: state.listening.automatic ? state.automaticPick?.reason : nil,
+            volumeDB: state.listening.volumeDB, volumeMinDB: range.lowerBound, volumeMaxDB: range.upperBound,
+            noiseReduction: program.noiseReductionStrength, bands: ears[0].bands.count,
+            compressing: ears.contains { $0.bands.contains { $0.ratio > 1 } },
+            outputLimitDBSPL: ears.map { $0.bands.map(\.limitDBSPL).max() ?? CompressorFitting.otcLimitDBSPL })
     }
 
     private var calibrationStatus: DaemonStatus.Calibration {

@@ -8,8 +8,9 @@ import RibbitSettings
 /// most 0 dBFS, and through the calibration no sample plays above the output limit in dB SPL.
 enum FilterChoice: Sendable, Equatable {
     case delay(ceilingDBFS: Double)
-    /// `trusted`: signed by a trusted audiologist, so its `limit:` may exceed the OTC caps.
-    case prescription(Prescription, trusted: Bool)
+    /// `trusted`: signed by a trusted audiologist, so its `limit:` may exceed the OTC caps;
+    /// played in `program` at the wearer's `volumeDB`.
+    case prescription(Prescription, trusted: Bool, program: Program, volumeDB: Double)
 
     /// The output ceiling this choice plays under, in dBFS: the prescription's max-output, and
     /// the loudest band output limit through the calibration (a sine peaking at the ceiling
@@ -30,11 +31,12 @@ enum FilterChoice: Sendable, Equatable {
         switch self {
         case .delay:
             let delay = FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: ceiling)
-            return RunningFilters(filters: delay, ceilingDBFS: ceiling, fitting: nil, compressor: nil)
-        case .prescription(let prescription, let trusted):
+            return RunningFilters(choice: self, filters: delay, ceilingDBFS: ceiling, fitting: nil, compressor: nil)
+        case .prescription(let prescription, let trusted, let program, let volumeDB):
             let fitting = try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
-            let (filters, compressor) = fitting.processing(ears: [.left, .right], trusted: trusted, calibration: calibration)
-            return RunningFilters(filters: filters, ceilingDBFS: ceiling, fitting: fitting, compressor: compressor)
+            let (filters, compressor) = fitting.processing(
+                ears: [.left, .right], trusted: trusted, calibration: calibration, program: program, volumeDB: volumeDB)
+            return RunningFilters(choice: self, filters: filters, ceilingDBFS: ceiling, fitting: fitting, compressor: compressor)
         }
     }
 }
@@ -43,6 +45,8 @@ enum FilterChoice: Sendable, Equatable {
 /// compressor), the fitting they were designed from (nil: a pure delay, in bypass or without a
 /// prescription; the dump reads the gains from it) and the compressor that replaces them.
 struct RunningFilters {
+    /// What they were designed for (a prepared design is reused only for the same choice).
+    let choice: FilterChoice
     let filters: FilterSet
     let ceilingDBFS: Double
     let fitting: Fitting?

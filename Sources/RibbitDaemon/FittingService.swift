@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RibbitControl
+import RibbitFitting
 import RibbitIntake
 import RibbitPrescription
 import RibbitSettings
@@ -18,11 +19,29 @@ final class FittingService: DaemonService {
     /// What is wrong with the history, for `status` and the log (nil: nothing).
     private(set) var historyProblem: String?
     private(set) var state = FittingState()
+    private let listeningFile: ListeningFile
 
     init(paths: RibbitPaths, config: DaemonConfig, log: Logger) {
         self.paths = paths
         self.config = config
         self.log = log
+        listeningFile = ListeningFile(stateDirectory: paths.stateDirectory)
+        state.listening = listeningFile.load()
+    }
+
+    /// The wearer's program choice and volume; every change is remembered.
+    var listening: Listening {
+        get { state.listening }
+        set {
+            guard newValue != state.listening else { return }
+            state.listening = newValue
+            if let problem = listeningFile.save(newValue) { log.warning("\(problem)") }
+        }
+    }
+
+    var automaticPick: (program: Program, reason: String)? {
+        get { state.automaticPick }
+        set { state.automaticPick = newValue }
     }
 
     /// Takes the history's lock (another daemon holding it is fatal), then opens the history
@@ -95,6 +114,9 @@ final class FittingService: DaemonService {
         state.active = .init(
             prescription: entry.accepted.prescription, id: entry.record.id, signature: entry.record.signatureText,
             trusted: entry.accepted.isTrusted)
+        // A new prescription starts from its own program at 0 dB (as `FittingState.choice(adopting:)`).
+        listening.program = nil
+        listening.volumeDB = 0
         state.strictestCeilingDBFS = min(state.strictestCeilingDBFS, entry.accepted.prescription.maxOutputDBFS)
         readTrial()
     }

@@ -1,10 +1,17 @@
 import RibbitControl
+import RibbitFitting
 import RibbitPrescription
 
 /// What the wearer should hear: the active prescription, a trial, pause and bypass. A pure
 /// value (no JACK, no socket, no store): the services change it, and whatever plays is derived
 /// from it (`filterChoice`, `output`), so the rules are in one place and tested on their own.
 struct FittingState: Equatable {
+    static func == (a: FittingState, b: FittingState) -> Bool {
+        a.active == b.active && a.trial == b.trial && a.paused == b.paused && a.bypassed == b.bypassed && a.listening == b.listening
+            && a.automaticPick?.program == b.automaticPick?.program && a.automaticPick?.reason == b.automaticPick?.reason
+            && a.strictestCeilingDBFS == b.strictestCeilingDBFS
+    }
+
     /// The prescription that plays, as the history holds it.
     struct Active: Equatable {
         let prescription: Prescription
@@ -26,6 +33,11 @@ struct FittingState: Equatable {
     var trial: Trial?
     var paused = false
     var bypassed = false
+    /// The wearer's program choice and volume (remembered across restarts; a new prescription
+    /// starts again from its own default program at 0 dB).
+    var listening = Listening()
+    /// With `listening.automatic`: what the scene classifier picked, and why.
+    var automaticPick: (program: Program, reason: String)?
     /// The lowest max-output in the history and the default: the ceiling with no prescription.
     var strictestCeilingDBFS = Prescription.defaultMaxOutputDBFS
 
@@ -33,9 +45,30 @@ struct FittingState: Equatable {
     /// delay under the strictest ceiling the history knows. No mode is without a ceiling.
     var filterChoice: FilterChoice {
         guard let active else { return .delay(ceilingDBFS: strictestCeilingDBFS) }
-        return bypassed
-            ? .delay(ceilingDBFS: active.prescription.maxOutputDBFS) : .prescription(active.prescription, trusted: active.trusted)
+        guard !bypassed else { return .delay(ceilingDBFS: active.prescription.maxOutputDBFS) }
+        return .prescription(active.prescription, trusted: active.trusted, program: program, volumeDB: listening.volumeDB)
     }
+
+    /// The program that plays: the automatic pick (the prescription's default until there is
+    /// one), the wearer's choice, or the one the prescription's env selects.
+    var program: Program {
+        let standard = active.map { Program.default(forEnvironment: $0.prescription.environment) } ?? .quiet
+        if listening.automatic { return automaticPick?.program ?? standard }
+        return listening.program ?? standard
+    }
+
+    /// What would play once `rx` is the active prescription: it starts from its own default
+    /// program (or the automatic pick) at 0 dB, as `FittingService.adopt` sets the state.
+    func choice(adopting rx: Prescription, trusted: Bool) -> FilterChoice {
+        var next = self
+        next.active = .init(prescription: rx, id: nil, signature: "", trusted: trusted)
+        next.listening.program = nil
+        next.listening.volumeDB = 0
+        return next.filterChoice
+    }
+
+    /// Who chose `program`, as `status` says it.
+    var programChosenBy: String { listening.automatic ? "auto" : listening.program == nil ? "prescription" : "wearer" }
 
     var output: DaemonStatus.Output { paused ? .paused : bypassed ? .bypassed : .processing }
 

@@ -45,6 +45,14 @@ struct StatusCommand: ParsableCommand {
             case .bypassed: "bypassed (unprocessed sound); `ribbitd bypass off`"
             }
         lines.append("output        \(output)" + (status.ceilingDBFS.map { ", ceiling \(Prescription.number($0)) dBFS" } ?? ""))
+        if let listening = status.listening {
+            lines.append("program       \(ProgramCommand.describe(listening))")
+            lines.append("volume        \(VolumeCommand.describe(listening))")
+            let limits = listening.outputLimitDBSPL.map { Prescription.number($0) }.joined(separator: " / ")
+            let compression = listening.compressing ? "compressing" : "linear (no compression)"
+            let noise = listening.noiseReduction > 0 ? "noise reduction \(Int(listening.noiseReduction * 100)) %" : "no noise reduction"
+            lines.append("processing    \(listening.bands) bands, \(compression), \(noise), output limit \(limits) dB SPL (left / right)")
+        }
         if let problem = status.historyProblem { lines.append("history       \(problem)") }
         if let calibration = status.calibration { lines.append("calibration   \(describe(calibration))") }
         if let tone = status.tone {

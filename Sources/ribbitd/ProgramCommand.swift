@@ -1,0 +1,48 @@
+import ArgumentParser
+import RibbitControl
+import RibbitFitting
+
+struct ProgramCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "program",
+        abstract: "Choose the listening program: quiet, noisy, outdoor, music, auto or default; or show it.",
+        discussion: """
+            A program plays the prescription for a kind of surroundings: quiet (as prescribed), \
+            noisy (noise reduction, expansion, 2 dB less gain), outdoor (half the noise reduction), \
+            music (slow compression, no expansion, no noise reduction). auto lets ribbit pick quiet, \
+            noisy or music from what the microphone hears, and status says why; default goes back \
+            to the program the prescription's environment selects. The switch is a crossfade and is \
+            remembered across restarts.
+            """)
+
+    enum Choice: String, ExpressibleByArgument, CaseIterable {
+        case quiet, noisy, outdoor, music, auto, `default`
+    }
+
+    @Argument(help: "The program; none shows the one playing.") var choice: Choice?
+
+    func run() throws {
+        var request = ControlRequest(command: .status)
+        if let choice {
+            request = ControlRequest(command: .program)
+            request.program = choice.rawValue
+        }
+        guard let status = try sendToDaemon(request) else { throw RibbitError(message: "the daemon sent no status", exitCode: ExitCode(70)) }
+        guard let listening = status.listening else {
+            print("no prescription loaded: programs play a prescription (`ribbitd load RX`)")
+            return
+        }
+        print("program \(Self.describe(listening))")
+    }
+
+    /// "noisy (picked automatically: ...)", "music (your choice)", "quiet (the prescription's)".
+    static func describe(_ listening: DaemonStatus.Listening) -> String {
+        let how =
+            switch listening.chosenBy {
+            case "auto": "picked automatically" + (listening.reason.map { ": \($0)" } ?? ", listening")
+            case "wearer": "your choice"
+            default: "the prescription's environment"
+            }
+        return "\(listening.program) (\(how))"
+    }
+}
