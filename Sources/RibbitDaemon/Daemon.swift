@@ -318,7 +318,8 @@ public final class Daemon {
         }
         let range = Listening.volumeRangeDB
         return DaemonStatus.Listening(
-            program: program.rawValue, chosenBy: state.programChosenBy, reason: state.listening.automatic ? state.automaticPick?.reason : nil,
+            program: program.rawValue, chosenBy: state.programChosenBy,
+            reason: state.listening.automatic ? state.automaticPick?.reason : nil,
             volumeDB: state.listening.volumeDB, volumeMinDB: range.lowerBound, volumeMaxDB: range.upperBound,
             noiseReduction: program.noiseReductionStrength, bands: ears[0].bands.count,
             compressing: ears.contains { $0.bands.contains { $0.ratio > 1 } },

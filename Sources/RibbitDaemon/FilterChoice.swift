@@ -18,7 +18,7 @@ enum FilterChoice: Sendable, Equatable {
     func ceilingDBFS(calibration: Calibration) -> Double {
         switch self {
         case .delay(let dBFS): CompressorFitting.unfittedCeilingDBFS(dBFS, calibration: calibration)
-        case .prescription(let rx, let trusted):
+        case .prescription(let rx, let trusted, _, _):
             CompressorFitting.ceilingDBFS(rx, ears: [.left, .right], trusted: trusted, calibration: calibration)
         }
     }

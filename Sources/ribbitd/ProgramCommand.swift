@@ -27,7 +27,9 @@ struct ProgramCommand: ParsableCommand {
             request = ControlRequest(command: .program)
             request.program = choice.rawValue
         }
-        guard let status = try sendToDaemon(request) else { throw RibbitError(message: "the daemon sent no status", exitCode: ExitCode(70)) }
+        guard let status = try sendToDaemon(request) else {
+            throw RibbitError(message: "the daemon sent no status", exitCode: ExitCode(70))
+        }
         guard let listening = status.listening else {
             print("no prescription loaded: programs play a prescription (`ribbitd load RX`)")
             return

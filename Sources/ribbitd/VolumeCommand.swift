@@ -26,7 +26,9 @@ struct VolumeCommand: ParsableCommand {
             request = ControlRequest(command: .volume)
             if change.hasPrefix("+") || change.hasPrefix("-") { request.volumeStepDB = value } else { request.volumeDB = value }
         }
-        guard let status = try sendToDaemon(request) else { throw RibbitError(message: "the daemon sent no status", exitCode: ExitCode(70)) }
+        guard let status = try sendToDaemon(request) else {
+            throw RibbitError(message: "the daemon sent no status", exitCode: ExitCode(70))
+        }
         guard let listening = status.listening else {
             print("no prescription loaded: there is no volume to turn (`ribbitd load RX`)")
             return

@@ -1,0 +1,84 @@
+import Foundation
+import Glibc
+import RibbitControl
+import RibbitTestSupport
+import Testing
+
+/// The wearer's volume and programs on the real daemon and a dummy JACK server: each change is a
+/// crossfade (no click), the volume moves the level by what it says and stays in its range,
+/// bad requests change nothing, both survive a restart, and the RT thread stays clean.
+extension DaemonTests {
+    /// The RMS of `samples[range]` in dB.
+    static func rmsDB(_ samples: [Float], _ range: Range<Int>) -> Double {
+        let slice = samples[range].map { Double($0) * Double($0) }
+        return 10 * log10(slice.reduce(0, +) / Double(slice.count))
+    }
+
+    @Test func volumeAndProgramCrossfadeStayInRangeAndAreRemembered() throws {
+        let server = try JackTestServer(period: 256)
+        let directory = try TestPaths.temporaryDirectory()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("camfit-sloping.rx").path], audit: true,
+            directory: directory)
+        try daemon.waitUntilProcessing()
+        let status = try daemon.status()
+        let listening = try #require(status.listening)
+        #expect(listening.program == "quiet" && listening.chosenBy == "prescription" && listening.volumeDB == 0)
+        #expect(listening.compressing && listening.bands == 10, "camfit compresses in 10 bands: \(listening)")
+
+        // A steady 1 kHz tone at 60 dB SPL (uncalibrated: -40 dBFS); 1.5 s in, the volume goes up
+        // by 6 dB; 3 s in, the music program (slow detectors, no expansion) takes over.
+        let rate = 48000
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40 - 10 * log10(2.0), seconds: 4.5)
+        usleep(1_500_000)
+        let up = try daemon.ribbitd(["volume", "+6"])
+        #expect(up.status == 0 && up.stdout.contains("volume +6 dB (-10 to +10)"), "\(up.stdout)\(up.stderr)")
+        usleep(1_500_000)
+        let music = try daemon.ribbitd(["program", "music"])
+        #expect(music.status == 0 && music.stdout.contains("program music (your choice)"), "\(music.stdout)\(music.stderr)")
+        let recording = try probe.finish()
+        let left = recording.recorded[0]
+        // Find the change: the level 0.4-1.1 s into the recording against 2.1-2.8 s.
+        let before = Self.rmsDB(left, Int(0.4 * Double(rate))..<Int(1.1 * Double(rate)))
+        let after = Self.rmsDB(left, Int(2.1 * Double(rate))..<Int(2.8 * Double(rate)))
+        #expect(abs(after - before - 6) < 1, "the volume moved the level by \(after - before) dB, not 6")
+        // No click: no step between neighbouring samples beyond the loudest sine's steepest,
+        // from 0.5 s on (the tone's own onset overshoots while the detectors attack).
+        let settled = Array(left[(rate / 2)...])
+        let peak = Double(settled.map(abs).max() ?? 0)
+        let steps = zip(settled, settled.dropFirst()).map { Double(abs($1 - $0)) }
+        let steepest = steps.max() ?? 0
+        let at = steps.firstIndex(of: steepest) ?? 0
+        #expect(
+            steepest <= Self.sineSlope(amplitude: peak, hz: 1000, rate: Double(rate)) * 1.05,
+            "a step of \(steepest) at \(0.5 + Double(at) / Double(rate)) s (peak \(peak)): \(settled[max(0, at - 4)...min(settled.count - 1, at + 4)])"
+        )
+
+        // The range holds; nonsense changes nothing.
+        #expect(try daemon.ribbitd(["volume", "+20"]).stdout.contains("volume +10 dB (-10 to +10); at the top"))
+        let nonsense = try daemon.ribbitd(["volume", "loud"])
+        #expect(nonsense.status == 64 && nonsense.stderr.contains("not a volume"), "\(nonsense.stderr)")
+        let noProgram = try daemon.ribbitd(["program", "party"])
+        #expect(noProgram.status == 64, "\(noProgram.stderr)")
+        let kept = try #require(try daemon.status().listening)
+        #expect(kept.volumeDB == 10 && kept.program == "music")
+        #expect(try daemon.ribbitd(["status"]).stdout.contains("volume        +10 dB (-10 to +10)"))
+
+        #expect(try daemon.stop() == 0)
+        let counts = try daemon.auditCounts()
+        #expect(counts["callbacks", default: 0] >= 4 * rate / 256)
+        for name in ["malloc", "calloc", "realloc", "free", "memalign", "pthread_mutex_lock", "syscall"] {
+            #expect(counts[name] == 0, "\(name) was called \(counts[name] ?? -1) times on the RT thread")
+        }
+
+        // Remembered across a restart; a new prescription starts again from its own program at 0 dB.
+        let next = try DaemonUnderTest(server: server, directory: directory)
+        try next.waitUntilProcessing()
+        let again = try #require(try next.status().listening)
+        #expect(again.volumeDB == 10 && again.program == "music" && again.chosenBy == "wearer", "\(again)")
+        #expect(try next.ribbitd(["load", TestPaths.prescription("camfit-ucl.rx").path]).status == 0)
+        let fresh = try #require(try next.status().listening)
+        #expect(fresh.volumeDB == 0 && fresh.chosenBy == "prescription", "\(fresh)")
+        #expect(try next.stop() == 0)
+    }
+}
