@@ -16,6 +16,7 @@ RUN_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpn
 DEV_PACKAGES := espeak-ng sox bc imagemagick tmux debhelper lintian mandoc zsh fish librsvg2-bin
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
+DEMO_CAMFIT := Prescriptions/camfit-sloping.rx
 
 .PHONY: run test deps dev-deps install-packages build check-static completions bench demo man deb deb-package install install-files uninstall clean fuzz \
 	codes rt-check format lint
@@ -78,7 +79,17 @@ demo: dev-deps build
 	@echo
 	.build/release/ribbitd measure $(DEMO)/speech.wav $(DEMO)/speech-processed.wav --rx $(DEMO_RX) --tolerance 2
 	@echo
-	@echo "Listen: $(DEMO)/speech.wav (as spoken) and $(DEMO)/speech-processed.wav (as the hearing aid plays it)."
+	@echo "Compression: soft, normal and loud speech (about 50, 65 and 80 dB SPL) through $(DEMO_CAMFIT)."
+	.build/release/ribbitd rx show $(DEMO_CAMFIT)
+	@for level in soft:-36 normal:-21 loud:-6; do \
+		name=$${level%%:*}; \
+		sox -q $(DEMO)/raw.wav -r 48000 -c 2 -b 16 $(DEMO)/$$name.wav gain -n $${level##*:}; \
+		echo; echo "$$name speech:"; \
+		.build/release/ribbitd process $(DEMO)/$$name.wav $(DEMO)/$$name-processed.wav --rx $(DEMO_CAMFIT) --dump $(DEMO)/$$name-dump || exit 1; \
+	done
+	@echo
+	@echo "Listen: $(DEMO)/speech.wav (as spoken) and $(DEMO)/speech-processed.wav (as the hearing aid plays it);"
+	@echo "        $(DEMO)/{soft,normal,loud}-processed.wav (the camfit fitting at three levels)."
 	@echo "Look: $(DEMO)/dump/dump.svg (spectra, gains, audiogram; docs/dump-format.md)."
 
 # The compiler's real-time check: every function marked `@_noLocks` under RIBBIT_RT_AUDIT (the

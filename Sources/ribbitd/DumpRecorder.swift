@@ -64,6 +64,9 @@ struct DumpRecorder {
         }
     }
 
+    /// The average of every frame so far (nil: none).
+    var averageFrame: DumpFrame? { average.frame }
+
     /// What was written, a line per file, for the user: "wrote f.csv: 200 rows (100 frames, 5.0 s, 2 ears)".
     var summary: [String] {
         let span = "\(frameCount) frames, \(String(format: "%.1f", seconds)) s"

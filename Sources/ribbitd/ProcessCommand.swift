@@ -71,9 +71,10 @@ struct ProcessCommand: ParsableCommand {
         let filters: FilterSet
         let engine: OverlapSaveEngine
         let ceilingDBFS: Double
+        let calibration: Calibration
         do {
             fitting = try Fitting(prescription: rx, sampleRate: sampleRate, geometry: geometry)
-            let calibration = config.calibrationProfile?.calibration(ears: ears) ?? .uncalibrated
+            calibration = config.calibrationProfile?.calibration(ears: ears) ?? .uncalibrated
             let processing = fitting.processing(
                 ears: ears, trusted: accepted.isTrusted, calibration: calibration, program: program, volumeDB: volume)
             filters = processing.filters
@@ -134,6 +135,7 @@ struct ProcessCommand: ParsableCommand {
         }
         if let recorder {
             print("  dump          \(recorder.directory)/dump.jsonl (\(recorder.frameCount) frames), dump.csv, dump.svg")
+            for line in recorder.bandLevels(calibration: calibration) { print("  " + line) }
         }
         if counters.sanitizedInputs > 0 {
             print("  input         \(counters.sanitizedInputs) samples were NaN, infinite or beyond +-1e6 and were replaced")

@@ -85,6 +85,37 @@ final class ProcessDump {
         try recorder.add(frame)
     }
 
+    /// Per ear and dump band, the file's long-term level in and out in dB SPL through
+    /// `calibration` (the dump's dBFS RMS reads a full-scale sine as -3.01 dB; the calibration
+    /// counts it as 0 dBFS), and the gain between them: what the compressor did at this level.
+    func bandLevels(calibration: Calibration) -> [String] {
+        guard let frame = recorder.averageFrame else { return [] }
+        let centres = DumpAnalyzer.bandCentersHz
+        var lines = [
+            "band levels   dB SPL in -> out (\(calibration == .uncalibrated ? "uncalibrated: 100 dB SPL at 0 dBFS" : "calibrated"))"
+        ]
+        lines.append(
+            "  Hz        "
+                + centres.map { hz in
+                    let text = Prescription.number(hz)
+                    return String(repeating: " ", count: max(1, 7 - text.count)) + text
+                }.joined())
+        for (channel, ear) in ears.enumerated() {
+            guard let e = frame.ears[ear.rawValue] else { continue }
+            let sine = 10 * log10(2.0)
+            let input = e.inputBandsDB.map { $0 + sine + calibration.inputDBSPLAtFullScale }
+            let output = e.outputBandsDB.map { $0 + sine + calibration.outputDBSPLAtFullScale[channel] }
+            func row(_ name: String, _ values: [Double]) -> String {
+                "  " + name.padding(toLength: 10, withPad: " ", startingAt: 0)
+                    + values.map { String(format: "%7.1f", max($0, -99)) }.joined()
+            }
+            lines.append(row("\(ear) in", input))
+            lines.append(row("\(ear) out", output))
+            lines.append(row("\(ear) gain", zip(output, input).map { $0 - $1 }))
+        }
+        return lines
+    }
+
     func finish() throws(RibbitError) {
         try recorder.finish(noFrames: .data("the sound file has no samples, so \(directory)/dump.svg was not written"))
     }
