@@ -46,6 +46,7 @@ public final class Daemon {
         audio.onChange = { [unowned self] in systemd.jackAnswered(connected: audio.isConnected) }
         audio.wanted = { [unowned self] in (fitting.state.filterChoice, fitting.state.paused) }
         control.handlers = handlers
+        dump.calibration = calibrationStatus
     }
 
     private var services: [DaemonService] { [systemd, fitting, control, audio, dump] }

@@ -15,6 +15,8 @@ final class DumpService: DaemonService {
     private var droppedBefore = 0
     private var nextFrame = -Double.infinity
     private(set) var listeners = 0
+    /// The calibration the frames carry (levels in dB SPL); fixed for the daemon's life.
+    var calibration: DaemonStatus.Calibration?
 
     init(
         audio: AudioService, control: ControlService, started: Double,
@@ -48,7 +50,7 @@ final class DumpService: DaemonService {
             time: now - started, latencyFrames: session.latencyFrames, xruns: session.stats.xruns, output: output,
             prescription: prescription,
             filters: running.filters, fitting: running.fitting, limitedSamples: audio.limitedSamples,
-            droppedFrames: audio.dumpFramesDropped - droppedBefore)
+            droppedFrames: audio.dumpFramesDropped - droppedBefore, calibration: calibration)
         server.broadcast(frame.jsonLine(), now: now)
     }
 

@@ -1,3 +1,4 @@
+import Glibc
 import RibbitControl
 
 /// One line of the dump stream (docs/dump-format.md): per ear what came in, what went out, the
@@ -107,11 +108,25 @@ public struct DumpFrame: Codable, Sendable, Equatable {
     public var droppedFrames: Int
     /// "left" and/or "right".
     public var ears: [String: Ear]
+    /// The calibration the levels convert through (nil in frames from before it existed).
+    public var calibration: DaemonStatus.Calibration?
+
+    /// What to add to an ear's dBFS RMS levels (`inputRMSDB`, the bands) for dB SPL, input and
+    /// output: the dump reads a full-scale sine as -3.01 dB RMS, the calibration gives the
+    /// SPL of that sine. nil without a calibration.
+    public func dBSPLOffsets(ear: String) -> (input: Double, output: Double)? {
+        guard let calibration else { return nil }
+        let sine = 10 * log10(2.0)
+        let output = ear == "right" ? calibration.outputRightDBSPL : calibration.outputLeftDBSPL
+        return (sine + calibration.inputDBSPL, sine + output)
+    }
 
     public init(
         time: Double, sampleRate: Int, latencyFrames: Int, xruns: Int, output: DaemonStatus.Output,
-        prescription: DaemonStatus.ActivePrescription?, limitedSamples: Int, droppedFrames: Int, ears: [String: Ear]
+        prescription: DaemonStatus.ActivePrescription?, limitedSamples: Int, droppedFrames: Int, ears: [String: Ear],
+        calibration: DaemonStatus.Calibration? = nil
     ) {
+        self.calibration = calibration
         self.time = time
         self.sampleRate = sampleRate
         self.latencyFrames = latencyFrames

@@ -44,7 +44,7 @@ public final class DumpFrameBuilder {
     ///   - droppedFrames: frames the RT thread could not hand over since the listener joined.
     public func frame(
         time: Double, latencyFrames: Int, xruns: Int, output: DaemonStatus.Output, prescription: DaemonStatus.ActivePrescription?,
-        filters: FilterSet, fitting: Fitting?, limitedSamples: Int, droppedFrames: Int
+        filters: FilterSet, fitting: Fitting?, limitedSamples: Int, droppedFrames: Int, calibration: DaemonStatus.Calibration? = nil
     ) -> DumpFrame {
         let dumps = accumulator.analyze(sampleRate: sampleRate)
         let fittings = fittings(for: filters, fitting: fitting)
@@ -57,7 +57,7 @@ public final class DumpFrameBuilder {
         defer { limitedBefore = limitedSamples }
         return DumpFrame(
             time: time, sampleRate: Int(sampleRate), latencyFrames: latencyFrames, xruns: xruns, output: output, prescription: prescription,
-            limitedSamples: limitedSamples - limitedBefore, droppedFrames: droppedFrames, ears: earFrames)
+            limitedSamples: limitedSamples - limitedBefore, droppedFrames: droppedFrames, ears: earFrames, calibration: calibration)
     }
 
     private func fittings(for filters: FilterSet, fitting: Fitting?) -> [DumpFitting] {

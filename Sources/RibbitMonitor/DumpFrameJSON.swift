@@ -10,6 +10,17 @@ extension DumpFrame {
         var out = JSONWriter()
         out.object { o in
             o.key("bandsHz") { $0.numbers(bandsHz) }
+            if let calibration {
+                o.key("calibration") { w in
+                    w.object { c in
+                        c.key("inputDBSPL") { $0.number(calibration.inputDBSPL) }
+                        c.key("outputLeftDBSPL") { $0.number(calibration.outputLeftDBSPL) }
+                        c.key("outputRightDBSPL") { $0.number(calibration.outputRightDBSPL) }
+                        if let profile = calibration.profile { c.key("profile") { $0.string(profile) } }
+                        if let uncertainty = calibration.uncertaintyDB { c.key("uncertaintyDB") { $0.number(uncertainty) } }
+                    }
+                }
+            }
             o.key("droppedFrames") { $0.number(droppedFrames) }
             o.key("ears") { w in
                 w.object { e in

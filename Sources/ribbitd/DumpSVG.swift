@@ -51,7 +51,7 @@ enum DumpSVG {
                 left + plotLeft, earTitleY, ear.plotTitle, size: 16, color: ear.plotColor, weight: "bold", className: "ear-title")
             svg += panels(ear, values, left: left, binHz: frame.spectrumBinHz, bandsHz: frame.bandsHz)
             svg += audiogram(ear, values.audiogram, left: left)
-            svg += levels(values, left: left, top: levelsTop)
+            svg += levels(values, offsets: frame.dBSPLOffsets(ear: ear.rawValue), left: left, top: levelsTop)
             svg += "</g>\n"
         }
         return svg + "</svg>\n"
@@ -153,10 +153,14 @@ enum DumpSVG {
         return out + "</g>\n"
     }
 
-    private static func levels(_ values: DumpFrame.Ear, left: Double, top: Double) -> String {
+    /// The ear's levels, and in dB SPL through the calibration when the frame has one.
+    private static func levels(_ values: DumpFrame.Ear, offsets: (input: Double, output: Double)?, left: Double, top: Double) -> String {
+        func spl(_ db: Double, _ offset: Double?) -> String { offset.map { String(format: " = %.1f dB SPL", db + $0) } ?? "" }
         let rows = [
-            String(format: "Input: %.1f dBFS RMS, peak %.1f dBFS", values.inputRMSDB, values.inputPeakDB),
-            String(format: "Output: %.1f dBFS RMS, peak %.1f dBFS", values.outputRMSDB, values.outputPeakDB),
+            String(format: "Input: %.1f dBFS RMS", values.inputRMSDB) + spl(values.inputRMSDB, offsets?.input)
+                + String(format: ", peak %.1f dBFS", values.inputPeakDB),
+            String(format: "Output: %.1f dBFS RMS", values.outputRMSDB) + spl(values.outputRMSDB, offsets?.output)
+                + String(format: ", peak %.1f dBFS", values.outputPeakDB),
         ]
         return rows.enumerated().map { i, row in svgText(left + plotLeft, top + 17 * Double(i), row, size: 12, color: colors.text) }
             .joined()

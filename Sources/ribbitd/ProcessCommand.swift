@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RibbitAudioFile
+import RibbitControl
 import RibbitDSP
 import RibbitFitting
 import RibbitIntake
@@ -72,6 +73,7 @@ struct ProcessCommand: ParsableCommand {
         let engine: OverlapSaveEngine
         let ceilingDBFS: Double
         let calibration: Calibration
+        let calibrationStatus: DaemonStatus.Calibration
         do {
             fitting = try Fitting(prescription: rx, sampleRate: sampleRate, geometry: geometry)
             calibration = config.calibrationProfile?.calibration(ears: ears) ?? .uncalibrated
@@ -82,6 +84,12 @@ struct ProcessCommand: ParsableCommand {
             try engine.publish(
                 CompressorConfig(
                     plan: processing.compressor, fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: sampleRate))
+            let profile = config.calibrationProfile
+            calibrationStatus = DaemonStatus.Calibration(
+                profile: profile?.name, inputDBSPL: calibration.inputDBSPLAtFullScale,
+                outputLeftDBSPL: profile?.outputLeftDBSPL ?? CalibrationProfile.uncalibratedDBSPL,
+                outputRightDBSPL: profile?.outputRightDBSPL ?? CalibrationProfile.uncalibratedDBSPL,
+                uncertaintyDB: profile == nil ? CalibrationProfile.uncalibratedUncertaintyDB : nil)
             ceilingDBFS = CompressorFitting.ceilingDBFS(rx, ears: ears, trusted: accepted.isTrusted, calibration: calibration)
         } catch {
             throw RibbitError.data(error.description)
@@ -90,7 +98,7 @@ struct ProcessCommand: ParsableCommand {
         let recorder = try dump.map { directory throws(RibbitError) in
             try ProcessDump(
                 directory: directory, ears: ears, fitting: fitting, filters: filters, latencyFrames: engine.latencyFrames,
-                fileFrames: reader.frameCount)
+                fileFrames: reader.frameCount, calibration: calibrationStatus)
         }
 
         // Write next to OUT and rename at the end: a failed run leaves no half-written OUT.

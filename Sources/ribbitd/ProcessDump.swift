@@ -17,6 +17,7 @@ final class ProcessDump {
     private let sampleRate: Double
     private let latencyFrames: Int
     private let fileFrames: Int
+    private let calibration: DaemonStatus.Calibration
     private let hopFrames: Int
     private let builder: DumpFrameBuilder
     private var recorder: DumpRecorder
@@ -25,7 +26,11 @@ final class ProcessDump {
     private var outputToSkip: Int
     private var paired = 0
 
-    init(directory: String, ears: [Ear], fitting: Fitting, filters: FilterSet, latencyFrames: Int, fileFrames: Int) throws(RibbitError) {
+    init(
+        directory: String, ears: [Ear], fitting: Fitting, filters: FilterSet, latencyFrames: Int, fileFrames: Int,
+        calibration: DaemonStatus.Calibration
+    ) throws(RibbitError) {
+        self.calibration = calibration
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
             throw .cannotCreate(
@@ -81,7 +86,7 @@ final class ProcessDump {
     private func emit(limitedSamples: Int) throws(RibbitError) {
         let frame = builder.frame(
             time: Double(paired) / sampleRate, latencyFrames: latencyFrames, xruns: 0, output: .processing, prescription: prescription,
-            filters: filters, fitting: fitting, limitedSamples: limitedSamples, droppedFrames: 0)
+            filters: filters, fitting: fitting, limitedSamples: limitedSamples, droppedFrames: 0, calibration: calibration)
         try recorder.add(frame)
     }
 
