@@ -38,7 +38,7 @@ public struct NoiseReductionSettings: Sendable, Equatable {
     public static let priorWeight = 0.98
     /// Gain smoothing: rising (speech onsets pass) and falling (attenuation sets in slowly, so
     /// steady noise does not pump).
-    public static let gainRiseSeconds = 0.005
+    public static let gainRiseSeconds = 0.01
     public static let gainFallSeconds = 0.04
 }
 
@@ -85,7 +85,7 @@ struct NoiseReductionParameters: BitwiseCopyable {
 ///    xi = alpha A2 / N + (1 - alpha) max(P / N - 1, 0), A2 = g^2 P of the previous hop (the
 ///    clean power the previous gain let through), alpha = 0.98.
 /// 4. Wiener gain xi / (1 + xi), floored at 10^(-maxAttenuationDB / 20).
-/// 5. The applied gain follows it with a one-pole smoother: 5 ms rising, 40 ms falling.
+/// 5. The applied gain follows it with a one-pole smoother: 10 ms rising, 40 ms falling.
 enum NoiseReduction {
     /// Sub-windows of the minimum search (Martin's U).
     static let subwindows = 8
