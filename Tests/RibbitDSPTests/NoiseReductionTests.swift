@@ -40,7 +40,9 @@ import Testing
 
     /// espeak-ng speech at 48 kHz (sox resamples), as Float samples.
     static func speak(_ text: String, voice: String, pitch: Int = 50, speed: Int = 160) -> [Float] {
-        guard let espeak = Built.tool("espeak-ng"), let sox = Built.tool("sox") else { fatalError("espeak-ng and sox are needed: make dev-deps") }
+        guard let espeak = Built.tool("espeak-ng"), let sox = Built.tool("sox") else {
+            fatalError("espeak-ng and sox are needed: make dev-deps")
+        }
         let directory = try! TestPaths.temporaryDirectory()
         let wav = directory.appendingPathComponent("speech.wav").path
         let raw = directory.appendingPathComponent("speech.raw").path
@@ -79,7 +81,9 @@ import Testing
         var mix = [Float](repeating: 0, count: count)
         for (t, talker) in talkers.enumerated() {
             var voice: [Float] = []
-            for s in 0..<sentences.count { voice += speak(sentences[(s + t + 1) % sentences.count], voice: talker.0, pitch: talker.1, speed: talker.2) }
+            for s in 0..<sentences.count {
+                voice += speak(sentences[(s + t + 1) % sentences.count], voice: talker.0, pitch: talker.1, speed: talker.2)
+            }
             let scale = Float(1 / power(voice[...]).squareRoot())
             let offset = t * 7919
             for i in 0..<count { mix[i] += scale * voice[(i + offset) % voice.count] }
@@ -169,14 +173,18 @@ import Testing
         let count = Self.lead + speech.count
         let shaped = Self.speechShapedNoise(count: count, like: speech, seed: 21)
         let babble = Self.babble(count: count)
-        print(String(format: "speech: %.1f s of espeak-ng (%d sentences), 2 s noise lead-in", Double(speech.count) / sampleRate, Self.sentences.count))
+        print(
+            String(
+                format: "speech: %.1f s of espeak-ng (%d sentences), 2 s noise lead-in", Double(speech.count) / sampleRate,
+                Self.sentences.count))
         var atZero = 0.0
         for (name, noise) in [("speech-shaped noise", shaped), ("babble (6 talkers)", babble)] {
             for snr in [0.0, 5, 10] {
                 let h = try hagerman(speech: speech, noise: noise, snrDB: snr, settings: .default)
                 print(
                     String(
-                        format: "NR default (%.0f dB max): %@ at %.0f dB SNR: SNR in %.2f, out %.2f, improvement %.2f dB, speech level %+.2f dB",
+                        format:
+                            "NR default (%.0f dB max): %@ at %.0f dB SNR: SNR in %.2f, out %.2f, improvement %.2f dB, speech level %+.2f dB",
                         NoiseReductionSettings.default.maxAttenuationDB, name, snr, h.snrInDB, h.snrOutDB, h.improvementDB,
                         h.speechLevelChangeDB))
                 if name.hasPrefix("speech-shaped") && snr == 0 { atZero = h.improvementDB }
@@ -283,7 +291,12 @@ import Testing
                 worstConvergence, worstError, worstStep, worstSpread))
         #expect(worstConvergence <= 2)
         #expect(worstError <= 2)
-        #expect(worstStep <= 0.5)
+        // Musical noise and pumping are the gain wandering on noise that does not change. One
+        // band's gain may step by at most 1 dB from one 1.33 ms hop to the next (about the
+        // smallest level change heard in broadband noise, here in one band of noise already
+        // attenuated by ~15 dB), and over the 3 s it may span at most 2 dB.
+        #expect(worstStep <= 1)
+        #expect(worstSpread <= 2)
     }
 
     // MARK: Hostile input
