@@ -299,6 +299,91 @@ import Testing
         #expect(worstSpread <= 2)
     }
 
+    /// The band's mean power for white noise of standard deviation `sigma`, in closed form:
+    /// E|X_hann[k]|^2 = sigma^2 3N/8 in every bin, weighted by the detector.
+    func whiteNoiseBandPower(_ cfg: CompressorConfig, band b: Int, sigma: Double) -> Double {
+        var weights = 0.0
+        for k in 0..<cfg.complexCount { weights += Double(cfg.detector[b * cfg.complexCount + k]) }
+        return sigma * sigma * 3 * Double(geometry.fftLength) / 8 * weights
+    }
+
+    @Test func noiseFloorFollowsALevelStep() {
+        // 3 s of noise, then 10 dB louder for 4 s, then back down for 2 s: minimum statistics
+        // follows a rise once the quieter minima have left the 1.5 s window (1.5 s + one
+        // sub-window of 0.19 s at most) and a fall as fast as the power smoothing.
+        let cfg = config(.default)
+        let quiet = 0.005
+        let loud = quiet * pow(10, 0.5)
+        let rate = Int(sampleRate)
+        let signal =
+            Signals.whiteNoise(count: 3 * rate, rms: quiet, seed: 31) + Signals.whiteNoise(count: 4 * rate, rms: loud, seed: 32)
+            + Signals.whiteNoise(count: 2 * rate, rms: quiet, seed: 33)
+        let (_, estimates) = run(cfg, signal)
+        let hopsPerSecond = sampleRate / Double(geometry.hopSize)
+        let up = Int(3 * hopsPerSecond)
+        let down = Int(7 * hopsPerSecond)
+        var worstRise = 0.0
+        var worstFall = 0.0
+        for b in 0..<cfg.bandCount {
+            let high = whiteNoiseBandPower(cfg, band: b, sigma: loud)
+            let low = whiteNoiseBandPower(cfg, band: b, sigma: quiet)
+            let rising = estimates[up..<down].map { abs(10 * log10(Double($0[b]) / high)) }
+            let falling = estimates[down...].map { abs(10 * log10(Double($0[b]) / low)) }
+            let riseLast = rising.lastIndex { $0 > 3 } ?? -1
+            let fallLast = falling.lastIndex { $0 > 3 } ?? -1
+            worstRise = max(worstRise, Double(riseLast + 1) / hopsPerSecond)
+            worstFall = max(worstFall, Double(fallLast + 1) / hopsPerSecond)
+        }
+        print(
+            String(format: "noise step +10 dB: estimate within 3 dB after %.2f s; -10 dB: after %.2f s (worst band)", worstRise, worstFall))
+        #expect(worstRise <= 2)
+        #expect(worstRise >= 1)  // not before the window lets the old minima go: it is minimum statistics
+        // A fall only waits for the 50 ms power smoothing: the estimate is bias x S, so from
+        // 10 dB above to within 3 dB (bias S <= 2 x the new power) takes
+        // 50 ms ln(9 / (2 / bias - 1)) = 146 ms for the largest bias (1.34, the 125 Hz band),
+        // plus up to one 5.3 ms frame before the detector sees all of the step.
+        #expect(worstFall <= 0.16)
+    }
+
+    @Test func theCrossfadeRenderDoesNotAdvanceTheState() {
+        // advancesState false (a crossfade's fade-out render) applies the gains as they stand
+        // and leaves every noise reduction state alone.
+        let cfg = config(.default)
+        let n = geometry.fftLength
+        let stage = CompressorStage(fftLength: n, channelCount: 1)
+        defer { stage.deallocate() }
+        let fft = RealFFT(length: n, measure: false)
+        let frame = RealFFT.allocateReal(n)
+        let spectrum = RealFFT.allocateComplex(n / 2 + 1)
+        defer {
+            RealFFT.free(frame)
+            RealFFT.free(spectrum)
+        }
+        let noise = Signals.whiteNoise(count: 48000, rms: 0.01, seed: 41)
+        let hop = geometry.hopSize
+        let stateCount = CompressorStage.maxBands * NoiseReduction.fieldCount
+        let ringCount = CompressorStage.maxBands * NoiseReduction.subwindows
+        for t in 0..<600 {
+            for i in 0..<n { frame[i] = noise[t * hop + i] }
+            fft.forward(frame, spectrum)
+            if t % 7 == 3 {
+                let state = Array(UnsafeBufferPointer(start: stage.noiseState, count: stateCount))
+                let ring = Array(UnsafeBufferPointer(start: stage.noiseRing, count: ringCount))
+                let counters = (stage.noiseCounters[0], stage.noiseCounters[1])
+                let copy = RealFFT.allocateComplex(n / 2 + 1)
+                defer { RealFFT.free(copy) }
+                copy.update(from: spectrum, count: n + 2)
+                stage.apply(.passUnretained(cfg), to: copy, channel: 0, advancesState: false)
+                #expect(Array(UnsafeBufferPointer(start: stage.noiseState, count: stateCount)) == state)
+                #expect(Array(UnsafeBufferPointer(start: stage.noiseRing, count: ringCount)) == ring)
+                #expect((stage.noiseCounters[0], stage.noiseCounters[1]) == counters)
+            }
+            stage.apply(.passUnretained(cfg), to: spectrum, channel: 0, advancesState: true)
+        }
+        // 600 hops: the sub-window counter went round (141 hops each) and the state moved.
+        #expect(stage.noiseCounters[1] == 600 / cfg.noise.hopsPerSubwindow % NoiseReduction.subwindows)
+    }
+
     // MARK: Hostile input
 
     @Test func outputStaysFiniteAndUnderTheCeiling() throws {
