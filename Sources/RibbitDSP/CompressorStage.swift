@@ -12,7 +12,9 @@ import Glibc
 /// either keeps its insertion gains in `amplitude` and sets gainDB 0 (then all ratios 1 is
 /// exactly the linear filter), or passes amplitude 1 and puts the gains in the bands (then
 /// all ratios 1 is exactly the FIR LinearPhaseFIR designs from the crossover-interpolated
-/// band gains: the design is linear in its target).
+/// band gains: the design is linear in its target). With `noiseReduction` on, each g_b is
+/// multiplied by the band's noise reduction gain (`NoiseReduction`), read from the same
+/// detector band power: still one symmetric FIR of the same length.
 ///
 /// The level detector reads the input spectrum (before any filtering) through a Hann window
 /// (applied in the frequency domain: 0.5 X[k] - 0.25 (X[k-1] + X[k+1])), so leakage stays out

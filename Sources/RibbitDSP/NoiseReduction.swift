@@ -7,16 +7,18 @@ import Glibc
 /// band per hop.
 ///
 /// `strength` 0...1 scales the most the reduction may attenuate a band (the Wiener gain's
-/// floor): maxAttenuationDB = 15 dB x strength. Speech enhancement floors Wiener and MMSE gains
-/// at about -15 to -25 dB (Cappe 1994: a floor keeps the residual noise natural instead of
-/// musical); hearing-aid products hold theirs to about 10-12 dB (Bentler & Chiou 2006 measured
-/// 4-12 dB on steady noise) because a band that carries speech and noise at once cannot be
-/// cleaned by a band gain. 15 dB is the deepest of the products' range plus the speech
-/// enhancement's lightest floor. Measured here with the default time constants (espeak-ng
-/// speech, stationary speech-shaped noise at 0 dB SNR, Hagerman; NoiseReductionTests): a 12 dB
-/// floor improved the SNR by 4.4 dB (speech component -5.5 dB), 15 dB by 5.4 dB (-6.5 dB),
-/// 18 dB by 6.3 dB (-7.2 dB). Strength 0.8 is the products' 12 dB. The default is strength 1;
-/// 0 is off and leaves the compressor's output bit for bit as without noise reduction.
+/// floor): maxAttenuationDB = 15 dB x strength. Ephraim-Malah type speech enhancement usually
+/// floors its gains (or its a-priori SNR) somewhere around -15 to -25 dB, the floor keeping the
+/// residual noise from turning musical (Cappe 1994 discusses it); hearing-aid noise reduction
+/// is usually described as taking steady noise down by up to about 10-12 dB (e.g. the review
+/// by Bentler & Chiou 2006), because a band that carries speech and noise at once cannot be
+/// cleaned by a band gain. (Both from memory, not re-checked.) 15 dB sits between the two: 3 dB
+/// past the products' top, at the shallow end of the enhancement floors. Measured with the
+/// default time constants (espeak-ng speech, stationary speech-shaped noise at 0 dB SNR,
+/// Hagerman; NoiseReductionTests): a 12 dB floor improved the SNR by 4.4 dB (speech component
+/// -5.5 dB), 15 dB by 5.4 dB (-6.5 dB), 18 dB by 6.3 dB (-7.2 dB). Strength 0.8 is the
+/// products' 12 dB. The default is strength 1; 0 is off and leaves the compressor's output bit
+/// for bit as without noise reduction.
 public struct NoiseReductionSettings: Sendable, Equatable {
     /// 0 (off) ... 1 (the most: 15 dB attenuation of a band of noise alone).
     public var strength: Double
