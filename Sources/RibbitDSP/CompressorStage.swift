@@ -12,7 +12,9 @@ import Glibc
 /// either keeps its insertion gains in `amplitude` and sets gainDB 0 (then all ratios 1 is
 /// exactly the linear filter), or passes amplitude 1 and puts the gains in the bands (then
 /// all ratios 1 is exactly the FIR LinearPhaseFIR designs from the crossover-interpolated
-/// band gains: the design is linear in its target).
+/// band gains: the design is linear in its target). With `noiseReduction` on, each g_b is
+/// multiplied by the band's noise reduction gain (`NoiseReduction`), read from the same
+/// detector band power: still one symmetric FIR of the same length.
 ///
 /// The level detector reads the input spectrum (before any filtering) through a Hann window
 /// (applied in the frequency domain: 0.5 X[k] - 0.25 (X[k-1] + X[k+1])), so leakage stays out
@@ -56,6 +58,11 @@ public final class CompressorConfig: @unchecked Sendable {
     let curves: UnsafeMutablePointer<Float>
     static let parameterCount = 9
     let inputDBSPLAtFullScale: Float
+    /// Noise reduction (`NoiseReduction`): off unless set; its per-hop constants and, per band,
+    /// the minimum statistics' bias compensation.
+    public let noiseReduction: NoiseReductionSettings
+    let noise: NoiseReductionParameters
+    let noiseBias: UnsafeMutablePointer<Float>
 
     /// Compression off: the engine's FilterStage runs alone.
     public static func off(channelCount: Int, fftLength: Int) -> CompressorConfig {
@@ -77,6 +84,9 @@ public final class CompressorConfig: @unchecked Sendable {
         detectorRange = .allocate(capacity: 1)
         curves = .allocate(capacity: 1)
         inputDBSPLAtFullScale = 100
+        noiseReduction = .off
+        noise = NoiseReductionParameters()
+        noiseBias = .allocate(capacity: 1)
     }
 
     /// - Parameters:
@@ -84,9 +94,10 @@ public final class CompressorConfig: @unchecked Sendable {
     ///   - amplitude: per channel, the linear amplitude the band filters split (see above).
     ///   - taps: the band filters' length (the engine's filter length, odd).
     ///   - transitionHz: the narrowest crossover; default `BandSplit.minimumTransitionHz`.
+    ///   - noiseReduction: per-band noise reduction on top of the bands' gains (default off).
     public convenience init(
         settings: [CompressorSettings], amplitude: [(Double) -> Double], calibration: Calibration, taps: Int, fftLength: Int,
-        hopSize: Int, sampleRate: Double, transitionHz: Double? = nil
+        hopSize: Int, sampleRate: Double, transitionHz: Double? = nil, noiseReduction: NoiseReductionSettings = .off
     ) {
         precondition(!settings.isEmpty && settings.count == amplitude.count)
         let centres = settings[0].bands.map(\.centreHz)
@@ -95,14 +106,15 @@ public final class CompressorConfig: @unchecked Sendable {
             settings: settings,
             bandTaps: amplitude.map {
                 BandSplit.bandFilters(taps: taps, sampleRate: sampleRate, centres: centres, transitionHz: transition, amplitude: $0)
-            }, calibration: calibration, fftLength: fftLength, hopSize: hopSize, sampleRate: sampleRate, transitionHz: transition)
+            }, calibration: calibration, fftLength: fftLength, hopSize: hopSize, sampleRate: sampleRate, transitionHz: transition,
+            noiseReduction: noiseReduction)
     }
 
     /// From band filters designed elsewhere (the daemon designs them, the audio process only
     /// builds the tables): `bandTaps[channel][band]`, each symmetric, odd and of one length.
     public init(
         settings: [CompressorSettings], bandTaps: [[[Double]]], calibration: Calibration, fftLength: Int, hopSize: Int,
-        sampleRate: Double, transitionHz transition: Double
+        sampleRate: Double, transitionHz transition: Double, noiseReduction: NoiseReductionSettings = .off
     ) {
         precondition(!settings.isEmpty && settings.count == bandTaps.count && calibration.outputDBSPLAtFullScale.count >= settings.count)
         let centres = settings[0].bands.map(\.centreHz)
@@ -173,6 +185,15 @@ public final class CompressorConfig: @unchecked Sendable {
             detectorRange[2 * b + 1] = max(hi, lo)
         }
 
+        self.noiseReduction = noiseReduction
+        noise = NoiseReductionParameters(noiseReduction, hopSize: hopSize, sampleRate: sampleRate)
+        let bias = UnsafeMutablePointer<Float>.allocate(capacity: bandCount)
+        for b in 0..<bandCount {
+            let weights = raw[b]
+            bias[b] = Float(NoiseReduction.biasCompensation(weights: weights, hopSize: hopSize, sampleRate: sampleRate))
+        }
+        noiseBias = bias
+
         let p = Self.parameterCount
         curves = .allocate(capacity: channelCount * bandCount * p)
         let hopSeconds = Double(hopSize) / sampleRate
@@ -198,6 +219,7 @@ public final class CompressorConfig: @unchecked Sendable {
             curves.deallocate()
         }
         detectorRange.deallocate()
+        noiseBias.deallocate()
     }
 
     /// The one-pole time constant (seconds) that makes a step of the band level `from` ->
@@ -260,6 +282,13 @@ public struct CompressorStage: SpectralGainStage {
     let power: UnsafeMutablePointer<Float>
     let combined: UnsafeMutablePointer<Float>
     let gains: UnsafeMutablePointer<Float>
+    /// Noise reduction state: [channel][band][NoiseReduction.fieldCount], the minimum search's
+    /// ring [channel][band][NoiseReduction.subwindows], [channel] hops into the current
+    /// sub-window and the ring slot it closes into, [channel] primed flag.
+    let noiseState: UnsafeMutablePointer<Float>
+    let noiseRing: UnsafeMutablePointer<Float>
+    let noiseCounters: UnsafeMutablePointer<Int>
+    let noisePrimed: UnsafeMutablePointer<Bool>
 
     public init(fftLength: Int, channelCount: Int) {
         self.channelCount = channelCount
@@ -270,16 +299,35 @@ public struct CompressorStage: SpectralGainStage {
         power = RealFFT.allocateReal(fftLength / 2 + 1)
         combined = RealFFT.allocateReal(fftLength / 2 + 1)
         gains = RealFFT.allocateReal(Self.maxBands)
+        noiseState = .allocate(capacity: channelCount * Self.maxBands * NoiseReduction.fieldCount)
+        noiseState.initialize(repeating: 0, count: channelCount * Self.maxBands * NoiseReduction.fieldCount)
+        noiseRing = .allocate(capacity: channelCount * Self.maxBands * NoiseReduction.subwindows)
+        noiseRing.initialize(repeating: NoiseReduction.unset, count: channelCount * Self.maxBands * NoiseReduction.subwindows)
+        noiseCounters = .allocate(capacity: 2 * channelCount)
+        noiseCounters.initialize(repeating: 0, count: 2 * channelCount)
+        noisePrimed = .allocate(capacity: channelCount)
+        noisePrimed.initialize(repeating: false, count: channelCount)
     }
 
     func deallocate() {
         levels.deallocate()
         primed.deallocate()
         for p in [power, combined, gains] { RealFFT.free(p) }
+        noiseState.deallocate()
+        noiseRing.deallocate()
+        noiseCounters.deallocate()
+        noisePrimed.deallocate()
     }
 
     /// The smoothed level of a band (for tests; not while the audio thread runs).
     func level(channel: Int, band: Int) -> Float { levels[channel * Self.maxBands + band] }
+
+    /// The noise reduction's gain (linear) and noise power estimate (the detector's band power
+    /// units) of a band as of the last hop (for tests; not while the audio thread runs).
+    func noiseGain(channel: Int, band: Int) -> Float { noiseState[(channel * Self.maxBands + band) * NoiseReduction.fieldCount + 4] }
+    func noiseEstimate(channel: Int, band: Int) -> Float {
+        noiseState[(channel * Self.maxBands + band) * NoiseReduction.fieldCount + 5]
+    }
 
     /// The band's digital gain in dB at a band level: the static curve (insertion gain, output
     /// limit included) plus the calibration offset, from the parameters in `CompressorConfig.curves`.
@@ -316,6 +364,16 @@ public struct CompressorStage: SpectralGainStage {
             let p = CompressorConfig.parameterCount
             let scaleDB: Float = 3.01029996  // 10 log10(2): dB per octave of power
             let dbToLog2: Float = 0.166096405  // log2(10) / 20
+            // Noise reduction: the state moves only on the advancing render; the fade-out
+            // render of a crossfade hop applies the gains as they stand.
+            let nr = cfg.noise
+            let denoising = nr.enabled
+            let noiseStart = noisePrimed[channel]
+            let nrState = noiseState + channel * Self.maxBands * NoiseReduction.fieldCount
+            let nrRing = noiseRing + channel * Self.maxBands * NoiseReduction.subwindows
+            let hopInWindow = noiseCounters[2 * channel]
+            let slot = noiseCounters[2 * channel + 1]
+            let closing = hopInWindow + 1 >= nr.hopsPerSubwindow
             for b in 0..<bands {
                 let weights = cfg.detector + b * bins
                 var sum: Float = 1e-30
@@ -329,8 +387,34 @@ public struct CompressorStage: SpectralGainStage {
                     state[b] = level
                 }
                 gains[b] = FastMath.exp2(dbToLog2 * Self.curve(q, level: level))
+                if denoising {
+                    let s = nrState + b * NoiseReduction.fieldCount
+                    if !advancesState {
+                        if noiseStart { gains[b] *= s[4] }
+                    } else if noiseStart {
+                        gains[b] *=
+                            NoiseReduction.advance(
+                                s, ring: nrRing + b * NoiseReduction.subwindows, power: sum, bias: cfg.noiseBias[b], nr,
+                                closing: closing, slot: slot)
+                    } else {
+                        NoiseReduction.prime(s, ring: nrRing + b * NoiseReduction.subwindows, power: sum)
+                    }
+                }
             }
-            if advancesState { primed[channel] = true }
+            if advancesState {
+                primed[channel] = true
+                if denoising {
+                    if noiseStart {
+                        noiseCounters[2 * channel] = closing ? 0 : hopInWindow + 1
+                        if closing { noiseCounters[2 * channel + 1] = (slot + 1) % NoiseReduction.subwindows }
+                    } else {
+                        noiseCounters[2 * channel] = 0
+                        noiseCounters[2 * channel + 1] = 0
+                    }
+                }
+                // Off (or a config without it): start afresh when it comes back on.
+                noisePrimed[channel] = denoising
+            }
             // Combined real amplitude sum_b g_b A_b, then the common linear phase.
             let amplitudes = cfg.amplitudes + channel * cfg.bandCount * bins
             let g0 = gains[0]

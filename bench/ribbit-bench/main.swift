@@ -170,9 +170,18 @@ do {
             settings: [ear, ear], amplitude: [.left, .right].map { fitting.curve(for: $0).amplitude }, calibration: .uncalibrated,
             taps: g.filterLength, fftLength: g.fftLength, hopSize: g.hopSize, sampleRate: rate)
     }
+    // The same compressor with noise reduction at its default strength.
+    var denoising: CompressorConfig?
+    let prepareDenoising = bestOf(repeats) {
+        denoising = CompressorConfig(
+            settings: [ear, ear], amplitude: [.left, .right].map { fitting.curve(for: $0).amplitude }, calibration: .uncalibrated,
+            taps: g.filterLength, fftLength: g.fftLength, hopSize: g.hopSize, sampleRate: rate, noiseReduction: .default)
+    }
     let linear = try! OverlapSaveEngine(geometry: g, sampleRate: rate, filters: filters, blockSize: g.hopSize)
     let compressing = try! OverlapSaveEngine(geometry: g, sampleRate: rate, filters: filters, blockSize: g.hopSize)
     try! compressing.publish(compressor!)
+    let reducing = try! OverlapSaveEngine(geometry: g, sampleRate: rate, filters: filters, blockSize: g.hopSize)
+    try! reducing.publish(denoising!)
     let input = [Signals.whiteNoise(count: frames, rms: 0.03, seed: 1), Signals.whiteNoise(count: frames, rms: 0.03, seed: 2)]
     let inBuffers = input.map { channel -> UnsafeMutablePointer<Float> in
         let p = UnsafeMutablePointer<Float>.allocate(capacity: frames)
@@ -197,6 +206,7 @@ do {
     }
     let linearSeconds = run(linear)
     let compressorSeconds = run(compressing)
+    let reducingSeconds = run(reducing)
     let fft = RealFFT(length: g.fftLength)
     let real = RealFFT.allocateReal(g.fftLength)
     let complex = RealFFT.allocateComplex(fft.complexCount)
@@ -217,6 +227,13 @@ do {
                 "compressor (%d bands, %@, stereo): %.2f us per stereo hop; linear engine %.2f us; bare FFTW %.2f us; compressor - linear %.2f us; prepare %.1f ms CPU",
             BandSplit.audiometricCentresHz.count, g.description, compressorSeconds / Double(hops) * 1e6, linearSeconds / Double(hops) * 1e6,
             fftwSeconds / Double(hops) * 1e6, (compressorSeconds - linearSeconds) / Double(hops) * 1e6, prepare * 1000))
+    print(
+        String(
+            format:
+                "compressor + noise reduction (%d bands, %@, stereo, strength %.0f): %.2f us per stereo hop; linear engine %.2f us; bare FFTW %.2f us; + noise reduction - compressor %.2f us; prepare %.1f ms CPU",
+            BandSplit.audiometricCentresHz.count, g.description, NoiseReductionSettings.default.strength,
+            reducingSeconds / Double(hops) * 1e6, linearSeconds / Double(hops) * 1e6, fftwSeconds / Double(hops) * 1e6,
+            (reducingSeconds - compressorSeconds) / Double(hops) * 1e6, prepareDenoising * 1000))
     for p in inBuffers + outBuffers { p.deallocate() }
     inputs.deallocate()
     outputs.deallocate()

@@ -1,0 +1,170 @@
+import Glibc
+
+/// Noise reduction as a per-band gain on top of the compressor's band gains: per hop and band,
+/// a noise floor estimate, an a-priori SNR and a Wiener gain, multiplied into g_b before the
+/// bands are combined. So the engine still applies one symmetric FIR sum_b g_b H_b of the same
+/// length: no added latency, no time aliasing, no per-bin (musical) noise; a few operations per
+/// band per hop.
+///
+/// `strength` 0...1 scales the most the reduction may attenuate a band (the Wiener gain's
+/// floor): maxAttenuationDB = 15 dB x strength. Ephraim-Malah type speech enhancement usually
+/// floors its gains (or its a-priori SNR) somewhere around -15 to -25 dB, the floor keeping the
+/// residual noise from turning musical (Cappe 1994 discusses it); hearing-aid noise reduction
+/// is usually described as taking steady noise down by up to about 10-12 dB (e.g. the review
+/// by Bentler & Chiou 2006), because a band that carries speech and noise at once cannot be
+/// cleaned by a band gain. (Both from memory, not re-checked.) 15 dB sits between the two: 3 dB
+/// past the products' top, at the shallow end of the enhancement floors. Measured with the
+/// default time constants (espeak-ng speech, stationary speech-shaped noise at 0 dB SNR,
+/// Hagerman; NoiseReductionTests): a 12 dB floor improved the SNR by 4.4 dB (speech component
+/// -5.5 dB), 15 dB by 5.4 dB (-6.5 dB), 18 dB by 6.3 dB (-7.2 dB). Strength 0.8 is the
+/// products' 12 dB. The default is strength 1; 0 is off and leaves the compressor's output bit
+/// for bit as without noise reduction.
+public struct NoiseReductionSettings: Sendable, Equatable {
+    /// 0 (off) ... 1 (the most: 15 dB attenuation of a band of noise alone).
+    public var strength: Double
+
+    public init(strength: Double) {
+        self.strength = min(max(strength.isFinite ? strength : 0, 0), 1)
+    }
+
+    /// The deepest a band is attenuated (the Wiener gain's floor), in dB.
+    public var maxAttenuationDB: Double { strength * Self.attenuationAtFullStrengthDB }
+    public var isOn: Bool { strength > 0 }
+
+    public static let attenuationAtFullStrengthDB = 15.0
+    public static let off = NoiseReductionSettings(strength: 0)
+    public static let `default` = NoiseReductionSettings(strength: 1)
+
+    // The algorithm's constants (documented in `NoiseReduction`).
+    /// Band power smoothing before the minimum search (seconds).
+    public static let powerSmoothingSeconds = 0.05
+    /// The minimum search window (seconds) and the number of sub-windows it is tracked in.
+    public static let minimumWindowSeconds = 1.5
+    /// Decision-directed a-priori SNR weight (Ephraim & Malah 1984), per hop.
+    public static let priorWeight = 0.98
+    /// Gain smoothing: rising (10 ms, so onsets pass; 5 ms let steady noise move a band's gain
+    /// by 1.2 dB in one hop) and falling (20 ms; 40 ms cost 0.3 dB of SNR improvement).
+    public static let gainRiseSeconds = 0.01
+    public static let gainFallSeconds = 0.02
+}
+
+/// What the audio thread needs, prepared with the compressor's config (plain values).
+struct NoiseReductionParameters: BitwiseCopyable {
+    var enabled = false
+    /// One-pole coefficient of the band power smoothing, per hop.
+    var powerSmoothing: Float = 0
+    /// Hops per sub-window of the minimum search.
+    var hopsPerSubwindow = 1
+    var priorWeight: Float = 0
+    /// 10^(-maxAttenuationDB / 20).
+    var floorGain: Float = 1
+    var rise: Float = 0
+    var fall: Float = 0
+
+    init() {}
+
+    init(_ settings: NoiseReductionSettings, hopSize: Int, sampleRate: Double) {
+        let hop = Double(hopSize) / sampleRate
+        enabled = settings.isOn
+        powerSmoothing = Float(exp(-hop / NoiseReductionSettings.powerSmoothingSeconds))
+        hopsPerSubwindow = max(1, Int((NoiseReductionSettings.minimumWindowSeconds / hop / Double(NoiseReduction.subwindows)).rounded()))
+        priorWeight = Float(NoiseReductionSettings.priorWeight)
+        floorGain = Float(pow(10, -settings.maxAttenuationDB / 20))
+        rise = Float(exp(-hop / NoiseReductionSettings.gainRiseSeconds))
+        fall = Float(exp(-hop / NoiseReductionSettings.gainFallSeconds))
+    }
+}
+
+/// The per-band algorithm, on raw state (no allocation; called from `CompressorStage.apply`).
+///
+/// Input: the compressor detector's band power P (calibrated sum of Hann-windowed bin powers)
+/// of the current hop. Per band:
+/// 1. Smoothed power S = P + a (S - P), a = exp(-hop / 50 ms).
+/// 2. Noise floor by minimum statistics (the idea of Martin 2001, "Noise power spectral density
+///    estimation based on optimal smoothing and minimum statistics", simplified: fixed
+///    smoothing, no optimal alpha): the minimum of S over the last ~1.5 s, tracked as the
+///    minima of U = 8 sub-windows of V hops (V = 141 at 48 kHz, hop 64) plus the running
+///    minimum of the current sub-window, so the search window slides in steps of V hops and a
+///    falling noise floor is followed at once. The minimum of a fluctuating power lies below
+///    its mean; `bias` (per band, from `biasCompensation`) scales it back up: N = bias min S.
+/// 3. A-priori SNR by the decision-directed rule (Ephraim & Malah 1984):
+///    xi = alpha A2 / N + (1 - alpha) max(P / N - 1, 0), A2 = g^2 P of the previous hop (the
+///    clean power the previous gain let through), alpha = 0.98.
+/// 4. Wiener gain xi / (1 + xi), floored at 10^(-maxAttenuationDB / 20).
+/// 5. The applied gain follows it with a one-pole smoother: 10 ms rising, 20 ms falling.
+enum NoiseReduction {
+    /// Sub-windows of the minimum search (Martin's U).
+    static let subwindows = 8
+    /// Floats of state per channel and band: S, running sub-window minimum, minimum of the
+    /// finished sub-windows, A2, applied gain, noise estimate (kept for tests and reports).
+    static let fieldCount = 6
+    static let unset = Float.greatestFiniteMagnitude
+
+    /// Starts a band from its first power: no noise known yet beyond "at most this", gain 1.
+    @inline(__always)
+    static func prime(_ state: UnsafeMutablePointer<Float>, ring: UnsafeMutablePointer<Float>, power: Float) {
+        state[0] = power
+        state[1] = power
+        state[2] = unset
+        state[3] = power
+        state[4] = 1
+        state[5] = power
+        for u in 0..<subwindows { ring[u] = unset }
+    }
+
+    /// One hop of one band: advances the state and returns the gain to apply.
+    /// `closing`: this hop ends a sub-window; `slot`: the ring entry it goes to.
+    @inline(__always)
+    static func advance(
+        _ state: UnsafeMutablePointer<Float>, ring: UnsafeMutablePointer<Float>, power: Float, bias: Float,
+        _ p: NoiseReductionParameters, closing: Bool, slot: Int
+    ) -> Float {
+        let smoothed = power + p.powerSmoothing * (state[0] - power)
+        state[0] = smoothed
+        var running = min(state[1], smoothed)
+        if closing {
+            ring[slot] = running
+            var past = ring[0]
+            for u in 1..<subwindows { past = min(past, ring[u]) }
+            state[2] = past
+            running = smoothed
+        }
+        state[1] = running
+        let noise = max(bias * min(running, state[2]), 1e-30)
+        state[5] = noise
+        let posterior = min(power / noise, 1e6)
+        let prior = p.priorWeight * min(state[3] / noise, 1e6) + (1 - p.priorWeight) * max(posterior - 1, 0)
+        let wiener = max(prior / (1 + prior), p.floorGain)
+        let previous = state[4]
+        let c = wiener > previous ? p.rise : p.fall
+        let gain = wiener + c * (previous - wiener)
+        state[4] = gain
+        state[3] = gain * gain * power
+        return gain
+    }
+
+    /// The factor that turns the expected minimum of a band's smoothed power into its mean.
+    ///
+    /// The band power is sum_k w_k |X_k|^2 over Hann-windowed bins; on noise each |X_k|^2 is
+    /// exponential (relative variance 1), so the sum's relative variance is
+    /// c_f sum w^2 / (sum w)^2, c_f = 1 + 2 (4/9) + 2 (1/36) = 1.94 for the correlation of
+    /// neighbouring Hann bins (|rho| = 2/3 and 1/6, squared). Frames overlap by 75 %
+    /// (correlation of their powers 0.43 at one hop, 0.03 at two: c_t = 1.92), and the one-pole
+    /// smoother keeps (1 - a) / (1 + a) of that variance. The minimum over the window of M
+    /// roughly independent looks (one per 2 tau of the smoother, so M = 15 for 1.5 s and 50 ms)
+    /// lies about z = 1.8 standard deviations below the mean (expected minimum of 15 normal
+    /// values, by the Gumbel approximation). So bias = 1 / (1 - z sigma), sigma the relative
+    /// standard deviation of S; held to at most 2 (3 dB) where the normal picture fails.
+    static func biasCompensation(weights: [Double], hopSize: Int, sampleRate: Double) -> Double {
+        let sum = weights.reduce(0, +)
+        let squares = weights.reduce(0) { $0 + $1 * $1 }
+        guard sum > 0 else { return 1 }
+        let hop = Double(hopSize) / sampleRate
+        let a = exp(-hop / NoiseReductionSettings.powerSmoothingSeconds)
+        let variance = 1.94 * squares / (sum * sum) * 1.92 * (1 - a) / (1 + a)
+        let looks = NoiseReductionSettings.minimumWindowSeconds / (2 * NoiseReductionSettings.powerSmoothingSeconds)
+        let l = 2 * log(looks)
+        let z = l.squareRoot() - (log(log(looks)) + log(4 * Double.pi)) / (2 * l.squareRoot()) + 0.5772 / l.squareRoot()
+        return min(1 / max(1 - z * variance.squareRoot(), 0.5), 2)
+    }
+}
