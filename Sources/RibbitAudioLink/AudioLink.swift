@@ -236,7 +236,8 @@ private struct Decoder {
     }
 }
 
-// The compressor plan: a presence byte, the calibration, the transition, then per channel the
+// The compressor plan: a presence byte, the calibration, the transition, the noise reduction's
+// strength, then per channel the
 // times, the bands (seven numbers each) and the band filters.
 extension Encoder {
     fileprivate mutating func compressorPlan(_ plan: CompressorPlan?) {
@@ -249,6 +250,7 @@ extension Encoder {
         int(plan.calibration.outputDBSPLAtFullScale.count)
         for level in plan.calibration.outputDBSPLAtFullScale { double(level) }
         double(plan.transitionHz)
+        double(plan.noiseReduction.strength)
         int(plan.settings.count)
         for (channel, ear) in plan.settings.enumerated() {
             double(ear.attackMs)
@@ -277,7 +279,7 @@ extension Decoder {
         guard let present = byte() else { return nil }
         if present == 0 { return .some(nil) }
         guard present == 1, let input = double(), let outputs = doubles() else { return nil }
-        guard let transition = double(), let channels = count(8) else { return nil }
+        guard let transition = double(), let strength = double(), let channels = count(8) else { return nil }
         var settings: [CompressorSettings] = []
         var bandTaps: [[[Double]]] = []
         for _ in 0..<channels {
@@ -300,7 +302,10 @@ extension Decoder {
             bandTaps.append(filters)
         }
         let calibration = Calibration(inputDBSPLAtFullScale: input, outputDBSPLAtFullScale: outputs)
-        return .some(CompressorPlan(settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transition))
+        return .some(
+            CompressorPlan(
+                settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transition,
+                noiseReduction: NoiseReductionSettings(strength: strength)))
     }
 
     /// A count, then that many doubles.

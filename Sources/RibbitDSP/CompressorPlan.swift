@@ -10,12 +10,18 @@ public struct CompressorPlan: Sendable, Equatable {
     public var calibration: Calibration
     /// The narrowest crossover the band filters were designed with (the detector uses it too).
     public var transitionHz: Double
+    /// Per-band noise reduction on top of the bands' gains (the program's strength).
+    public var noiseReduction: NoiseReductionSettings
 
-    public init(settings: [CompressorSettings], bandTaps: [[[Double]]], calibration: Calibration, transitionHz: Double) {
+    public init(
+        settings: [CompressorSettings], bandTaps: [[[Double]]], calibration: Calibration, transitionHz: Double,
+        noiseReduction: NoiseReductionSettings = .off
+    ) {
         self.settings = settings
         self.bandTaps = bandTaps
         self.calibration = calibration
         self.transitionHz = transitionHz
+        self.noiseReduction = noiseReduction
     }
 
     /// The highest output limit (dB SPL) of any band of `channel`: no steady output of that ear
@@ -34,11 +40,12 @@ extension CompressorConfig {
     public convenience init(plan: CompressorPlan, fftLength: Int, hopSize: Int, sampleRate: Double) {
         self.init(
             settings: plan.settings, bandTaps: plan.bandTaps, calibration: plan.calibration, fftLength: fftLength, hopSize: hopSize,
-            sampleRate: sampleRate, transitionHz: plan.transitionHz)
+            sampleRate: sampleRate, transitionHz: plan.transitionHz, noiseReduction: plan.noiseReduction)
     }
 
     /// What this config runs, as a plan (for the link and for tests).
     public var plan: CompressorPlan {
-        CompressorPlan(settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transitionHz)
+        CompressorPlan(
+            settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transitionHz, noiseReduction: noiseReduction)
     }
 }

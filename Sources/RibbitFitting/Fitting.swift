@@ -93,6 +93,8 @@ extension Fitting {
                 taps: geometry.filterLength, sampleRate: sampleRate, centres: centres, transitionHz: transition,
                 amplitude: curve(for: ear).amplitude)
         }
-        return CompressorPlan(settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transition)
+        return CompressorPlan(
+            settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transition,
+            noiseReduction: NoiseReductionSettings(strength: program.noiseReductionStrength))
     }
 }
