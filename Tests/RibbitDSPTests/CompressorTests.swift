@@ -228,12 +228,11 @@ import Testing
             String(
                 format: "ANSI times configured %.0f / %.0f ms, measured attack %.1f ms, release %.1f ms", times.0, times.1, attack, release)
         )
-        // The gain changes only at hop boundaries (1.33 ms) and the envelope has 0.5 ms steps:
-        // below about 9 ms, 20 % is finer than that grid, so the tolerance is one hop plus one
-        // envelope window there.
-        let grid = Double(geometry.hopSize) / sampleRate * 1000 + 0.5
-        #expect(abs(attack - times.0) <= max(0.2 * times.0, grid))
-        #expect(abs(release - times.1) <= max(0.2 * times.1, grid))
+        // The bar: within 20 % of the configured times (the envelope's 0.5 ms grid is
+        // finer than 20 % of the fastest, 5 ms). Without the attack's lookahead compensation in
+        // `CompressorConfig` the fast attack measured 3.5 ms, and this failed.
+        #expect(abs(attack - times.0) <= 0.2 * times.0)
+        #expect(abs(release - times.1) <= 0.2 * times.1)
     }
 
     // MARK: Distortion and the ceiling
