@@ -1,0 +1,93 @@
+import Foundation
+import RibbitDSP
+import RibbitFitting
+import RibbitPrescription
+import RibbitSignals
+import Testing
+
+/// The output limits in dB SPL as the daemon and `process` play them (`Fitting.processing`:
+/// the filters' ceiling and the compressor), through a calibration, on the real engine.
+@Suite struct OutputLimitTests {
+    let rx: Prescription
+
+    init() throws {
+        rx = try Prescription.parse(
+            Array(
+                """
+                RIBBIT-RX 2
+                name: Strong sloping
+                env: quiet
+                rule: camfit
+                left: 250=20 500=30 1000=40 2000=50 3000=55 4000=55 6000=50 8000=45
+                right: 250=20 500=30 1000=40 2000=50 3000=55 4000=55 6000=50 8000=45
+                ucl-right: 500=95 1000=95 2000=90 4000=90
+
+                """.utf8))
+    }
+
+    /// Loud headphones: 0 dBFS plays at 125 dB SPL; the microphone reads 0 dBFS at 100.
+    let loud = Calibration(inputDBSPLAtFullScale: 100, outputDBSPLAtFullScale: [125, 125])
+
+    func engine(_ calibration: Calibration) throws -> (OverlapSaveEngine, FilterSet, CompressorPlan) {
+        let fitting = try Fitting(prescription: rx, sampleRate: 48000)
+        let (filters, plan) = fitting.processing(ears: [.left, .right], trusted: false, calibration: calibration)
+        let geometry = fitting.geometry
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
+        try engine.publish(CompressorConfig(plan: plan, fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: 48000))
+        return (engine, filters, plan)
+    }
+
+    /// Unsigned and compressing: the OTC cap of 117 dB SPL is the sample ceiling through the
+    /// calibration (117 - 125 = -8 dBFS), and no sample of full-scale noise, a square wave,
+    /// impulses, DC or NaN/Inf gets above it in either ear.
+    @Test func noSampleIsAboveTheOutputLimitThroughTheCalibration() throws {
+        let ceiling = CompressorFitting.ceilingDBFS(rx, ears: [.left, .right], trusted: false, calibration: loud)
+        // The right ear's loudest band limit (from its UCLs) is below the OTC cap, and the one
+        // ceiling holds both ears: it is the lower.
+        let loudest = [Ear.left, .right].map { CompressorFitting.settings(rx, ear: $0, trusted: false)!.bands.map(\.limitDBSPL).max()! }
+        #expect(loudest[0] == CompressorFitting.otcCompressionLimitDBSPL && loudest[1] < loudest[0])
+        #expect(ceiling == loudest[1] - 125)
+        let limit = Float(pow(10, ceiling / 20))
+        let n = 24000
+        var square = [Float](repeating: 0, count: n)
+        for i in square.indices { square[i] = (i / 60) % 2 == 0 ? 1 : -1 }
+        var impulses = [Float](repeating: 0, count: n)
+        for i in stride(from: 100, to: n, by: 997) { impulses[i] = 1 }
+        var hostile = Signals.whiteNoise(count: n, rms: 0.5, seed: 3)
+        for i in stride(from: 50, to: n, by: 301) { hostile[i] = i % 2 == 0 ? .nan : .infinity }
+        let signals: [(String, [Float])] = [
+            ("full-scale noise", Signals.uniformNoise(count: n, peak: 1, seed: 2)), ("square", square), ("impulses", impulses),
+            ("DC", [Float](repeating: 1, count: n)), ("NaN and Inf", hostile),
+        ]
+        for (name, signal) in signals {
+            let (engine, _, _) = try engine(loud)
+            let out = engine.process([signal, signal])
+            for ear in out {
+                let peak = ear.map { abs($0) }.max()!
+                #expect(ear.allSatisfy { $0.isFinite }, "\(name)")
+                #expect(peak <= limit, "\(name): peak \(20 * log10(peak)) dBFS = \(125 + 20 * log10(Double(peak))) dB SPL over 117")
+            }
+        }
+    }
+
+    /// The UCL's band limit holds a loud steady tone in that band: 2 kHz at 100 dB SPL in the
+    /// right ear (UCL 90 dB HL) plays at the band's limit, UCL + RETSPL - 5 dB, within 1.5 dB
+    /// and never above it by more than that; the left ear (no UCL) plays louder.
+    @Test func aLoudToneStopsAtTheUCLBandLimit() throws {
+        let roomy = Calibration(inputDBSPLAtFullScale: 100, outputDBSPLAtFullScale: [125, 125])
+        let (engine, _, _) = try engine(roomy)
+        let limit = try #require(CompressorFitting.settings(rx, ear: .right, trusted: false)?.bands.first { $0.centreHz == 2000 })
+            .limitDBSPL
+        let input = Signals.sine(count: 48000, frequencyHz: 2000, sampleRate: 48000, amplitude: 1)  // 100 dB SPL
+        let out = engine.process([input, input])
+        func splDB(_ x: ArraySlice<Float>) -> Double {
+            10 * log10(x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(x.count)) + 10 * log10(2.0) + 125
+        }
+        let right = splDB(out[1][24000...])
+        let left = splDB(out[0][24000...])
+        print(String(format: "2 kHz at 100 dB SPL: right %.1f dB SPL (UCL band limit %.1f), left %.1f", right, limit, left))
+        #expect(abs(right - limit) <= 1.5)
+        #expect(right <= limit + 0.5, "bands sharing 2 kHz must not add up above the limit")
+        #expect(left > right + 3, "without a UCL the left ear stops at the OTC cap, higher")
+    }
+}
