@@ -1,0 +1,238 @@
+import Glibc
+
+/// The surroundings `program auto` tells apart.
+public enum Scene: String, Sendable, CaseIterable {
+    /// Speech or silence in a quiet room: the wearer's everyday program.
+    case quiet
+    /// Speech in loud noise (a restaurant, a street): noise reduction, faster compression.
+    case noisy
+    /// Music: slow compression, no noise reduction.
+    case music
+}
+
+/// What the classifier is fed about 10 times a second: the input level per band in dB SPL as
+/// the compressor's level detector reads it, averaged (in power) over the last 100 ms.
+public struct SceneFrame: Sendable, Equatable {
+    /// Per band of the classifier's `bandCentresHz`, dB SPL.
+    public var bandLevelsDBSPL: [Float]
+    /// The broadband input level (dB SPL); nil: the power sum of the bands (the detector's
+    /// band weights sum to 1 at every frequency, so the bands' powers add up to the whole).
+    public var broadbandDBSPL: Float?
+
+    public init(bandLevelsDBSPL: [Float], broadbandDBSPL: Float? = nil) {
+        self.bandLevelsDBSPL = bandLevelsDBSPL
+        self.broadbandDBSPL = broadbandDBSPL
+    }
+}
+
+/// The features one decision used, over the classifier's sliding window.
+public struct SceneFeatures: Sendable, Equatable {
+    /// The equivalent continuous level over the window (power mean of the broadband level), dB SPL.
+    public var levelDBSPL: Double
+    /// Speech peaks against the noise floor: per band the 95th minus the 10th percentile of
+    /// the band level over the window, averaged over the speech bands (500-4000 Hz), dB.
+    public var snrDB: Double
+    /// The share of frames whose broadband level lies more than `dipDepthDB` below the
+    /// window's 90th percentile: the pauses of speech (about a third of the time in a
+    /// conversation), nearly none in music or steady noise. 0...1.
+    public var dipFraction: Double
+    /// How much the spectrum's shape moves: per band, the mean absolute change from frame to
+    /// frame of the band level relative to the broadband level (dB per 100 ms), averaged over
+    /// all bands. Notes and chords that change every few hundred milliseconds move energy
+    /// between bands while the total stays up; noise keeps its shape.
+    public var spectralFluxDB: Double
+    /// The broadband level's mean absolute change from frame to frame (dB per 100 ms): the
+    /// 2-5 Hz envelope modulation the 10 frames a second resolve (speech: syllables).
+    public var modulationDB: Double
+
+    public init(levelDBSPL: Double, snrDB: Double, dipFraction: Double, spectralFluxDB: Double, modulationDB: Double) {
+        self.levelDBSPL = levelDBSPL
+        self.snrDB = snrDB
+        self.dipFraction = dipFraction
+        self.spectralFluxDB = spectralFluxDB
+        self.modulationDB = modulationDB
+    }
+}
+
+/// The automatic program choice: quiet, noisy or music from the input's band levels.
+///
+/// The idea is the classic hearing-aid sound classification by level, modulation and spectral
+/// features (Büchler, Allegro, Launer & Dillier 2005, "Sound classification in hearing aids
+/// inspired by auditory scene analysis", EURASIP J. Appl. Signal Process.: speech has deep
+/// ~4 Hz modulation and pauses, noise is steady, music is sustained with a changing, tonal
+/// spectrum), reduced to what the compressor's band levels at 10 frames a second carry. Over
+/// a sliding window of `windowSeconds` it computes `SceneFeatures` and names a candidate:
+///
+/// ```
+/// music   sustained (dipFraction <= maxMusicDipFraction), loud enough
+///         (level >= minMusicDBSPL) and a moving spectrum (spectralFlux >= minMusicFluxDB)
+/// noisy   loud (level >= minNoisyDBSPL) and the speech peaks close to the noise floor
+///         (snr <= maxNoisySNRDB), or loud and steady (sustained, spectrum not moving)
+/// quiet   everything else (soft surroundings, or speech well above the noise)
+/// ```
+///
+/// Hysteresis: the candidate replaces `scene` only after winning `holdSeconds` of consecutive
+/// frames, so a steady scene never flaps and a real change takes effect after about
+/// `holdSeconds` plus the time the window needs to fill with the new scene (at most
+/// `windowSeconds`). Before the window holds `minimumSeconds` of input there is no candidate
+/// and `scene` stays `initial`.
+///
+/// Control side only (it allocates); the audio thread never runs it.
+public struct SceneClassifier: Sendable {
+    public struct Parameters: Sendable, Equatable {
+        public var framesPerSecond = 10.0
+        public var windowSeconds = 4.0
+        public var minimumSeconds = 2.0
+        public var holdSeconds = 3.0
+        /// A dip: a frame this far below the window's 90th percentile broadband level.
+        public var dipDepthDB = 10.0
+        public var maxMusicDipFraction = 0.1
+        public var minMusicDBSPL = 55.0
+        public var minMusicFluxDB = 2.5
+        public var minNoisyDBSPL = 63.0
+        public var maxNoisySNRDB = 15.0
+        public var speechBandsHz: ClosedRange<Double> = 500...4000
+
+        public init() {}
+    }
+
+    public let bandCentresHz: [Double]
+    public let parameters: Parameters
+    /// The scene in force (what the program follows).
+    public private(set) var scene: Scene
+    /// What the latest window says, before the hysteresis (nil until enough input).
+    public private(set) var candidate: Scene?
+    /// The features of the latest decision (nil until enough input).
+    public private(set) var features: SceneFeatures?
+    /// Consecutive frames the candidate has differed from `scene`.
+    public private(set) var challengerFrames = 0
+
+    /// The window: per frame, the band levels and the broadband level (oldest first).
+    private var bands: [[Double]] = []
+    private var broadband: [Double] = []
+    private let speechBands: [Int]
+    private let windowFrames: Int
+    private let minimumFrames: Int
+    private let holdFrames: Int
+
+    public init(bandCentresHz: [Double], parameters: Parameters = Parameters(), initial: Scene = .quiet) {
+        precondition(!bandCentresHz.isEmpty)
+        self.bandCentresHz = bandCentresHz
+        self.parameters = parameters
+        scene = initial
+        let inSpeech = bandCentresHz.indices.filter { parameters.speechBandsHz.contains(bandCentresHz[$0]) }
+        speechBands = inSpeech.isEmpty ? Array(bandCentresHz.indices) : inSpeech
+        windowFrames = max(Int((parameters.windowSeconds * parameters.framesPerSecond).rounded()), 2)
+        minimumFrames = min(max(Int((parameters.minimumSeconds * parameters.framesPerSecond).rounded()), 2), windowFrames)
+        holdFrames = max(Int((parameters.holdSeconds * parameters.framesPerSecond).rounded()), 1)
+    }
+
+    /// Takes the next frame (every 1 / framesPerSecond seconds) and updates the decision.
+    public mutating func add(_ frame: SceneFrame) {
+        precondition(frame.bandLevelsDBSPL.count == bandCentresHz.count, "one level per band")
+        let levels = frame.bandLevelsDBSPL.map { Double($0) }
+        let total = frame.broadbandDBSPL.map { Double($0) } ?? Self.powerSumDB(levels)
+        bands.append(levels)
+        broadband.append(total)
+        if bands.count > windowFrames {
+            bands.removeFirst()
+            broadband.removeFirst()
+        }
+        guard bands.count >= minimumFrames else { return }
+        let f = computeFeatures()
+        features = f
+        let next = decide(f)
+        candidate = next
+        if next == scene {
+            challengerFrames = 0
+        } else {
+            challengerFrames += 1
+            if challengerFrames >= holdFrames {
+                scene = next
+                challengerFrames = 0
+            }
+        }
+    }
+
+    /// One line for `ribbitd status`: the scene in force and the figures behind it.
+    public var reason: String {
+        guard let f = features else { return "\(scene.rawValue): listening (needs \(Self.format(parameters.minimumSeconds)) s of input)" }
+        let level = "\(Self.format(f.levelDBSPL)) dB SPL"
+        var line: String
+        switch scene {
+        case .quiet: line = "quiet: \(level), speech \(Self.format(f.snrDB)) dB above the noise floor"
+        case .noisy: line = "noisy: \(level), speech \(Self.format(f.snrDB)) dB above the noise floor"
+        case .music:
+            line = "music: \(level), sustained (\(Self.format(f.dipFraction * 100)) % dips), spectrum moving \(Self.format(f.spectralFluxDB)) dB"
+        }
+        if let c = candidate, c != scene {
+            line += "; \(c.rawValue) for \(Self.format(Double(challengerFrames) / parameters.framesPerSecond)) s"
+        }
+        return line
+    }
+
+    // MARK: Features and the rule
+
+    func decide(_ f: SceneFeatures) -> Scene {
+        let p = parameters
+        let sustained = f.dipFraction <= p.maxMusicDipFraction
+        if sustained && f.levelDBSPL >= p.minMusicDBSPL && f.spectralFluxDB >= p.minMusicFluxDB { return .music }
+        if f.levelDBSPL >= p.minNoisyDBSPL && (f.snrDB <= p.maxNoisySNRDB || sustained) { return .noisy }
+        return .quiet
+    }
+
+    func computeFeatures() -> SceneFeatures {
+        let n = broadband.count
+        let bandCount = bandCentresHz.count
+        let meanPower = broadband.reduce(0.0) { $0 + Self.power($1) } / Double(n)
+        let level = Self.decibels(meanPower)
+
+        var snr = 0.0
+        for b in speechBands {
+            let series = bands.map { $0[b] }
+            snr += Self.percentile(series, 0.95) - Self.percentile(series, 0.10)
+        }
+        snr /= Double(speechBands.count)
+
+        let top = Self.percentile(broadband, 0.90)
+        let dips = broadband.filter { $0 < top - parameters.dipDepthDB }.count
+
+        var flux = 0.0
+        var modulation = 0.0
+        for t in 1..<n {
+            modulation += abs(broadband[t] - broadband[t - 1])
+            for b in 0..<bandCount {
+                flux += abs((bands[t][b] - broadband[t]) - (bands[t - 1][b] - broadband[t - 1]))
+            }
+        }
+        flux /= Double((n - 1) * bandCount)
+        modulation /= Double(n - 1)
+        return SceneFeatures(
+            levelDBSPL: level, snrDB: snr, dipFraction: Double(dips) / Double(n), spectralFluxDB: flux, modulationDB: modulation)
+    }
+
+    // MARK: Helpers (no Foundation in RibbitDSP)
+
+    static func power(_ db: Double) -> Double { exp(db * 0.230258509299404568) }  // 10^(db/10)
+    static func decibels(_ power: Double) -> Double { 4.342944819032518 * log(max(power, 1e-30)) }  // 10 log10
+    static func powerSumDB(_ levels: [Double]) -> Double { decibels(levels.reduce(0) { $0 + power($1) }) }
+
+    /// The q-quantile by linear interpolation between order statistics (q in 0...1).
+    static func percentile(_ values: [Double], _ q: Double) -> Double {
+        let sorted = values.sorted()
+        let position = q * Double(sorted.count - 1)
+        let i = Int(position)
+        guard i + 1 < sorted.count else { return sorted[sorted.count - 1] }
+        return sorted[i] + (position - Double(i)) * (sorted[i + 1] - sorted[i])
+    }
+
+    /// A figure for the wearer: whole numbers (one decimal below 10 in magnitude).
+    static func format(_ value: Double) -> String {
+        if abs(value) < 9.95 {
+            let tenths = Int((value * 10).rounded())
+            let sign = tenths < 0 ? "-" : ""
+            return "\(sign)\(abs(tenths) / 10).\(abs(tenths) % 10)"
+        }
+        return "\(Int(value.rounded()))"
+    }
+}
