@@ -84,7 +84,7 @@ import Testing
     /// A generated piece: a melody of harmonic notes (6 partials, 1/k) every 250 ms, a held
     /// three-note chord every 1 s, a bass note every 500 ms, all with 10 ms attacks and
     /// exponential decays, a kick every 500 ms and a hi-hat every 250 ms.
-    static func music(count: Int, seed: UInt64) -> [Float] {
+    static func music(count: Int, seed: UInt64, percussion: Bool = true) -> [Float] {
         var random = SeededRandom(seed: seed)
         let fs = sampleRate
         var out = [Double](repeating: 0, count: count)
@@ -116,7 +116,7 @@ import Testing
             let s = scale[Int(random.next() % 4)] - 24
             add(at: start, length: 24000, f0: pitch(s), partials: 4, amplitude: 0.6, decaySeconds: 0.5)
         }
-        for start in stride(from: 0, to: count, by: 24000) {  // kick: 120 -> 50 Hz, 100 ms
+        for start in stride(from: 0, to: percussion ? count : 0, by: 24000) {  // kick: 120 -> 50 Hz, 100 ms
             var phase = 0.0
             for i in 0..<min(4800, count - start) {
                 let t = Double(i) / fs
@@ -125,7 +125,7 @@ import Testing
             }
         }
         var previous = 0.0
-        for start in stride(from: 6000, to: count, by: 12000) {  // hi-hat: differenced noise, 30 ms
+        for start in stride(from: 6000, to: percussion ? count : 0, by: 12000) {  // hi-hat: differenced noise, 30 ms
             for i in 0..<min(2400, count - start) {
                 let white = Double(Int64(bitPattern: random.next() >> 11) - (1 << 52)) / Double(1 << 52)
                 out[start + i] += 0.2 * exp(-Double(i) / fs / 0.03) * (white - previous)
@@ -207,16 +207,21 @@ import Testing
         }
         return "\(name): level \(span(\.levelDBSPL)) dB SPL, snr \(span(\.snrDB)) dB, dips \(span(\.dipFraction)), "
             + "flux \(span(\.spectralFluxDB)) dB, modulation \(span(\.modulationDB)) dB, pulse \(span(\.pulse)); candidates in the last 10 s: "
-            + counts.joined(separator: ", ") + "; final: \(run.reasons.last ?? "")"
+            + counts.joined(separator: ", ") + "; in the whole 15 s: " + Scene.allCases.map { scene in
+                "\(scene.rawValue) \(run.candidates.filter { $0 == scene }.count)"
+            }.joined(separator: ", ") + ", none \(run.candidates.filter { $0 == nil }.count); switches at "
+            + run.scenes.indices.dropFirst().filter { run.scenes[$0] != run.scenes[$0 - 1] }.map {
+                "\(Double($0 + 1) / 10) s to \(run.scenes[$0].rawValue)"
+            }.joined(separator: ", ") + "; final: \(run.reasons.last ?? "")"
     }
 
     // MARK: Scenes
 
     static let count = 15 * 48000
 
-    static func quietScene(_ speech: [Float]) -> [Float] {
+    static func quietScene(_ speech: [Float], speechDBSPL: Double = 63) -> [Float] {
         mix(
-            scaled(looped(speech, count: count, offset: 0), toDBSPL: 63),
+            scaled(looped(speech, count: count, offset: 0), toDBSPL: speechDBSPL),
             scaled(babble(speech, talkers: 32, count: count, seed: 11), toDBSPL: 30))
     }
 
@@ -230,6 +235,8 @@ import Testing
         let speech = try Self.speech()
         let scenes: [(String, [Float], Scene)] = [
             ("quiet: speech 63 dB SPL, room noise 30 dB SPL", Self.quietScene(speech), .quiet),
+            ("quiet: speech 60 dB SPL, room noise 30 dB SPL", Self.quietScene(speech, speechDBSPL: 60), .quiet),
+            ("quiet: speech 65 dB SPL, room noise 30 dB SPL", Self.quietScene(speech, speechDBSPL: 65), .quiet),
             ("noisy: speech 70 dB SPL, 6-talker babble at 0 dB SNR", Self.noisyScene(speech, talkers: 6, snrDB: 0), .noisy),
             ("noisy: speech 70 dB SPL, 6-talker babble at 5 dB SNR", Self.noisyScene(speech, talkers: 6, snrDB: 5), .noisy),
             ("noisy: speech 70 dB SPL, speech-shaped noise at 0 dB SNR", Self.noisyScene(speech, talkers: 32, snrDB: 0), .noisy),
@@ -237,6 +244,10 @@ import Testing
             ("music: generated piece at 75 dB SPL", Self.scaled(Self.music(count: Self.count, seed: 5), toDBSPL: 75), .music),
             ("music: generated piece at 70 dB SPL", Self.scaled(Self.music(count: Self.count, seed: 6), toDBSPL: 70), .music),
             ("music: generated piece at 80 dB SPL", Self.scaled(Self.music(count: Self.count, seed: 7), toDBSPL: 80), .music),
+            (
+                "music: the piece without drums at 75 dB SPL",
+                Self.scaled(Self.music(count: Self.count, seed: 8, percussion: false), toDBSPL: 75), .music
+            ),
         ]
         for (name, signal, expected) in scenes {
             let frames = try Self.frames(signal)
