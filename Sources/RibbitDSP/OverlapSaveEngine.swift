@@ -185,8 +185,9 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     /// The compressor's smoothed band levels (dB SPL through its calibration) of `channel`
     /// after the latest hop, one per band of the running compressor config (empty while
     /// compression is off). For tests and offline analysis: it reads the detector's state
-    /// without synchronisation, so call it only between process() calls on the thread that
-    /// calls them, never while the audio thread runs.
+    /// without synchronisation and allocates, so call it only between process() calls, from
+    /// the thread that calls them and publishes (as `currentFilters`), never while an audio
+    /// thread runs the engine.
     public func compressorLevels(channel: Int) -> [Float] {
         let bands = min(compressorStage.slot.currentConfig.bandCount, CompressorStage.maxBands)
         return (0..<bands).map { compressorStage.stage.level(channel: channel, band: $0) }

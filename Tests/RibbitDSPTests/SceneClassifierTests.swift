@@ -79,8 +79,6 @@ import Testing
         return out
     }
 
-    static func note(_ hz: Double) -> Double { hz }
-
     /// A generated piece: a melody of harmonic notes (6 partials, 1/k) every 250 ms, a held
     /// three-note chord every 1 s, a bass note every 500 ms, all with 10 ms attacks and
     /// exponential decays, a kick every 500 ms and a hi-hat every 250 ms.
@@ -207,7 +205,8 @@ import Testing
         }
         return "\(name): level \(span(\.levelDBSPL)) dB SPL, snr \(span(\.snrDB)) dB, dips \(span(\.dipFraction)), "
             + "flux \(span(\.spectralFluxDB)) dB, modulation \(span(\.modulationDB)) dB, pulse \(span(\.pulse)); candidates in the last 10 s: "
-            + counts.joined(separator: ", ") + "; in the whole 15 s: " + Scene.allCases.map { scene in
+            + counts.joined(separator: ", ") + "; in the whole 15 s: "
+            + Scene.allCases.map { scene in
                 "\(scene.rawValue) \(run.candidates.filter { $0 == scene }.count)"
             }.joined(separator: ", ") + ", none \(run.candidates.filter { $0 == nil }.count); switches at "
             + run.scenes.indices.dropFirst().filter { run.scenes[$0] != run.scenes[$0 - 1] }.map {
@@ -272,8 +271,9 @@ import Testing
         let seconds = switchFrame.map { Double($0 + 1 - 150) / parameters.framesPerSecond }
         // The window fills with the new scene (at most windowSeconds), then the hold; 1 s margin.
         let bound = parameters.holdSeconds + parameters.windowSeconds + 1
-        print("quiet -> noisy (6-talker babble, 0 dB SNR): switched after \(seconds.map { "\($0) s" } ?? "never") (bound \(bound) s); "
-            + "then: \(run.reasons.last ?? "")")
+        print(
+            "quiet -> noisy (6-talker babble, 0 dB SNR): switched after \(seconds.map { "\($0) s" } ?? "never") (bound \(bound) s); "
+                + "then: \(run.reasons.last ?? "")")
         #expect(seconds != nil && seconds! <= bound)
         #expect(seconds != nil && seconds! >= parameters.holdSeconds)
         #expect(Self.changes(run.scenes, in: 150..<300) == 1)
