@@ -79,12 +79,16 @@ import Testing
         return out
     }
 
-    /// A generated piece: a melody of harmonic notes (6 partials, 1/k) every 250 ms, a held
-    /// three-note chord every 1 s, a bass note every 500 ms, all with 10 ms attacks and
-    /// exponential decays, a kick every 500 ms and a hi-hat every 250 ms.
-    static func music(count: Int, seed: UInt64, percussion: Bool = true) -> [Float] {
+    /// A generated piece on a beat of `beatSeconds`: a melody of harmonic notes (6 partials,
+    /// 1/k) every half beat (or, `freeMelody`, of random lengths 200-500 ms off the beat), a
+    /// held three-note chord every two beats, a bass note every beat, all with 10 ms attacks
+    /// and exponential decays, and (`percussion`) a kick on the beat and a hi-hat between.
+    static func music(count: Int, seed: UInt64, beatSeconds: Double = 0.5, percussion: Bool = true, freeMelody: Bool = false)
+        -> [Float]
+    {
         var random = SeededRandom(seed: seed)
         let fs = sampleRate
+        let beat = Int(beatSeconds * fs)
         var out = [Double](repeating: 0, count: count)
         let scale = [0, 2, 4, 7, 9, 12, 14, 16]  // pentatonic, semitones above the key
         func add(at start: Int, length: Int, f0: Double, partials: Int, amplitude: Double, decaySeconds: Double) {
@@ -100,21 +104,24 @@ import Testing
         }
         let key = 220.0
         func pitch(_ semitones: Int) -> Double { key * pow(2, Double(semitones) / 12) }
-        for start in stride(from: 0, to: count, by: 12000) {  // melody, 250 ms
+        var start = 0
+        while start < count {  // melody
+            let length = freeMelody ? 9600 + Int(random.next() % 14401) : beat / 2
             let s = scale[Int(random.next() % UInt64(scale.count))] + 12
-            add(at: start, length: 12000, f0: pitch(s), partials: 6, amplitude: 0.5, decaySeconds: 0.3)
+            add(at: start, length: length, f0: pitch(s), partials: 6, amplitude: 0.5, decaySeconds: 0.3)
+            start += length
         }
-        for start in stride(from: 0, to: count, by: 48000) {  // chords, 1 s
+        for start in stride(from: 0, to: count, by: 2 * beat) {  // chords
             let root = scale[Int(random.next() % 5)]
             for s in [root, root + 4, root + 7] {
-                add(at: start, length: 48000, f0: pitch(s), partials: 4, amplitude: 0.25, decaySeconds: 0.8)
+                add(at: start, length: 2 * beat, f0: pitch(s), partials: 4, amplitude: 0.25, decaySeconds: 0.8)
             }
         }
-        for start in stride(from: 0, to: count, by: 24000) {  // bass, 500 ms
+        for start in stride(from: 0, to: count, by: beat) {  // bass
             let s = scale[Int(random.next() % 4)] - 24
-            add(at: start, length: 24000, f0: pitch(s), partials: 4, amplitude: 0.6, decaySeconds: 0.5)
+            add(at: start, length: beat, f0: pitch(s), partials: 4, amplitude: 0.6, decaySeconds: 0.5)
         }
-        for start in stride(from: 0, to: percussion ? count : 0, by: 24000) {  // kick: 120 -> 50 Hz, 100 ms
+        for start in stride(from: 0, to: percussion ? count : 0, by: beat) {  // kick: 120 -> 50 Hz, 100 ms
             var phase = 0.0
             for i in 0..<min(4800, count - start) {
                 let t = Double(i) / fs
@@ -123,7 +130,7 @@ import Testing
             }
         }
         var previous = 0.0
-        for start in stride(from: 6000, to: percussion ? count : 0, by: 12000) {  // hi-hat: differenced noise, 30 ms
+        for start in stride(from: beat / 4, to: percussion ? count : 0, by: beat / 2) {  // hi-hat: differenced noise, 30 ms
             for i in 0..<min(2400, count - start) {
                 let white = Double(Int64(bitPattern: random.next() >> 11) - (1 << 52)) / Double(1 << 52)
                 out[start + i] += 0.2 * exp(-Double(i) / fs / 0.03) * (white - previous)
@@ -199,12 +206,15 @@ import Testing
             let v = last.map { $0[keyPath: key] }
             return String(format: "%.1f..%.1f", v.min() ?? .nan, v.max() ?? .nan)
         }
+        let ratios = last.map { $0.spectralFluxDB / $0.modulationDB }
+        let ratio = String(format: "flux/modulation %.2f..%.2f; ", ratios.min() ?? .nan, ratios.max() ?? .nan)
         var counts: [String] = []
         for scene in Scene.allCases {
             counts.append("\(scene.rawValue) \(run.candidates.suffix(100).filter { $0 == scene }.count)")
         }
         return "\(name): level \(span(\.levelDBSPL)) dB SPL, snr \(span(\.snrDB)) dB, dips \(span(\.dipFraction)), "
-            + "flux \(span(\.spectralFluxDB)) dB, modulation \(span(\.modulationDB)) dB, pulse \(span(\.pulse)); candidates in the last 10 s: "
+            + "flux \(span(\.spectralFluxDB)) dB, modulation \(span(\.modulationDB)) dB, pulse \(span(\.pulse)), " + ratio
+            + "candidates in the last 10 s: "
             + counts.joined(separator: ", ") + "; in the whole 15 s: "
             + Scene.allCases.map { scene in
                 "\(scene.rawValue) \(run.candidates.filter { $0 == scene }.count)"
@@ -236,6 +246,14 @@ import Testing
             ("quiet: speech 63 dB SPL, room noise 30 dB SPL", Self.quietScene(speech), .quiet),
             ("quiet: speech 60 dB SPL, room noise 30 dB SPL", Self.quietScene(speech, speechDBSPL: 60), .quiet),
             ("quiet: speech 65 dB SPL, room noise 30 dB SPL", Self.quietScene(speech, speechDBSPL: 65), .quiet),
+            (
+                "noisy: speech-shaped noise alone, 70 dB SPL",
+                Self.scaled(Self.babble(speech, talkers: 32, count: Self.count, seed: 13), toDBSPL: 70), .noisy
+            ),
+            (
+                "noisy: 6-talker babble alone, 70 dB SPL",
+                Self.scaled(Self.babble(speech, talkers: 6, count: Self.count, seed: 14), toDBSPL: 70), .noisy
+            ),
             ("noisy: speech 70 dB SPL, 6-talker babble at 0 dB SNR", Self.noisyScene(speech, talkers: 6, snrDB: 0), .noisy),
             ("noisy: speech 70 dB SPL, 6-talker babble at 5 dB SNR", Self.noisyScene(speech, talkers: 6, snrDB: 5), .noisy),
             ("noisy: speech 70 dB SPL, speech-shaped noise at 0 dB SNR", Self.noisyScene(speech, talkers: 32, snrDB: 0), .noisy),
@@ -246,6 +264,19 @@ import Testing
             (
                 "music: the piece without drums at 75 dB SPL",
                 Self.scaled(Self.music(count: Self.count, seed: 8, percussion: false), toDBSPL: 75), .music
+            ),
+            (
+                "music: 139 bpm (beat 0.43 s) at 75 dB SPL",
+                Self.scaled(Self.music(count: Self.count, seed: 9, beatSeconds: 0.43), toDBSPL: 75), .music
+            ),
+            (
+                "music: free melody (notes 200-500 ms) over bass, chords and drums at 75 dB SPL",
+                Self.scaled(Self.music(count: Self.count, seed: 10, freeMelody: true), toDBSPL: 75), .music
+            ),
+            (
+                "music: free melody, no drums, 139 bpm at 75 dB SPL",
+                Self.scaled(Self.music(count: Self.count, seed: 11, beatSeconds: 0.43, percussion: false, freeMelody: true), toDBSPL: 75),
+                .music
             ),
         ]
         for (name, signal, expected) in scenes {
