@@ -290,6 +290,40 @@ import Testing
         }
     }
 
+    /// Scenes added after the thresholds were set (none of them was used to choose them).
+    @Test func heldOutScenes() throws {
+        let speech = try Self.speech()
+        let scenes: [(String, [Float], Scene)] = [
+            (
+                "held out quiet: speech 62 dB SPL, room noise 35 dB SPL",
+                Self.mix(
+                    Self.scaled(Self.looped(speech, count: Self.count, offset: 30_000), toDBSPL: 62),
+                    Self.scaled(Self.babble(speech, talkers: 24, count: Self.count, seed: 21), toDBSPL: 35)), .quiet
+            ),
+            (
+                "held out noisy: speech 68 dB SPL, 4-talker babble at 2 dB SNR",
+                Self.mix(
+                    Self.scaled(Self.looped(speech, count: Self.count, offset: 30_000), toDBSPL: 68),
+                    Self.scaled(Self.babble(speech, talkers: 4, count: Self.count, seed: 22), toDBSPL: 66)), .noisy
+            ),
+            (
+                "held out music: beat 0.6 s, free melody, no drums, 72 dB SPL",
+                Self.scaled(Self.music(count: Self.count, seed: 23, beatSeconds: 0.6, percussion: false, freeMelody: true), toDBSPL: 72),
+                .music
+            ),
+            (
+                "held out music: beat 0.37 s with drums, 78 dB SPL",
+                Self.scaled(Self.music(count: Self.count, seed: 24, beatSeconds: 0.37), toDBSPL: 78), .music
+            ),
+        ]
+        for (name, signal, expected) in scenes {
+            let (classifier, run) = Self.classify(try Self.frames(signal))
+            print(Self.summary(name, run))
+            #expect(classifier.scene == expected, "\(name)")
+            #expect(Self.changes(run.scenes, in: 50..<150) <= 1, "\(name): \(run.scenes)")
+        }
+    }
+
     @Test func aSceneChangeIsFollowedWithinTheHoldTimeAndTheWindow() throws {
         let speech = try Self.speech()
         let signal = Self.quietScene(speech) + Self.noisyScene(speech, talkers: 6, snrDB: 0)
