@@ -324,6 +324,42 @@ import Testing
         }
     }
 
+    /// One minute of each steady scene: after the initial switch the choice never changes.
+    @Test func aMinuteOfEachSceneHoldsOneChoice() throws {
+        let speech = try Self.speech()
+        let minute = 60 * 48000
+        let scenes: [(String, [Float], Scene)] = [
+            (
+                "60 s quiet: speech 63 dB SPL, room noise 30 dB SPL",
+                Self.mix(
+                    Self.scaled(Self.looped(speech, count: minute, offset: 0), toDBSPL: 63),
+                    Self.scaled(Self.babble(speech, talkers: 32, count: minute, seed: 31), toDBSPL: 30)), .quiet
+            ),
+            (
+                "60 s noisy: speech 70 dB SPL, 6-talker babble at 0 dB SNR",
+                Self.mix(
+                    Self.scaled(Self.looped(speech, count: minute, offset: 0), toDBSPL: 70),
+                    Self.scaled(Self.babble(speech, talkers: 6, count: minute, seed: 32), toDBSPL: 70)), .noisy
+            ),
+            ("60 s music: the piece at 75 dB SPL", Self.scaled(Self.music(count: minute, seed: 33), toDBSPL: 75), .music),
+            (
+                "60 s music: free melody, no drums, 139 bpm at 75 dB SPL",
+                Self.scaled(Self.music(count: minute, seed: 34, beatSeconds: 0.43, percussion: false, freeMelody: true), toDBSPL: 75),
+                .music
+            ),
+        ]
+        for (name, signal, expected) in scenes {
+            let frames = try Self.frames(signal)
+            let (classifier, run) = Self.classify(frames)
+            let wrong = run.candidates.compactMap { $0 }.filter { $0 != expected }.count
+            print(
+                "\(name): \(wrong) of \(run.candidates.compactMap { $0 }.count) candidates wrong; "
+                    + "scene changes \(Self.changes(run.scenes, in: 0..<frames.count)); final: \(classifier.reason)")
+            #expect(classifier.scene == expected, "\(name)")
+            #expect(Self.changes(run.scenes, in: 0..<frames.count) <= 1, "\(name)")
+        }
+    }
+
     @Test func aSceneChangeIsFollowedWithinTheHoldTimeAndTheWindow() throws {
         let speech = try Self.speech()
         let signal = Self.quietScene(speech) + Self.noisyScene(speech, talkers: 6, snrDB: 0)
