@@ -360,28 +360,35 @@ import Testing
         }
     }
 
+    /// quiet -> noisy -> music -> quiet, 15 s each: every change is followed once, after at
+    /// least the hold time and within the hold time plus the window that must fill with the
+    /// new scene (the rhythm window for music) plus 1 s.
     @Test func aSceneChangeIsFollowedWithinTheHoldTimeAndTheWindow() throws {
         let speech = try Self.speech()
-        let signal = Self.quietScene(speech) + Self.noisyScene(speech, talkers: 6, snrDB: 0)
+        let music = Self.scaled(Self.music(count: Self.count, seed: 41), toDBSPL: 75)
+        let signal = Self.quietScene(speech) + Self.noisyScene(speech, talkers: 6, snrDB: 0) + music + Self.quietScene(speech)
         let frames = try Self.frames(signal)
-        #expect(frames.count == 300)
+        #expect(frames.count == 600)
         let (classifier, run) = Self.classify(frames)
-        let parameters = classifier.parameters
+        let p = classifier.parameters
         #expect(run.scenes[149] == .quiet)
-        let switchFrame = (150..<300).first { run.scenes[$0] == .noisy }
-        let seconds = switchFrame.map { Double($0 + 1 - 150) / parameters.framesPerSecond }
-        // The window fills with the new scene (at most windowSeconds), then the hold; 1 s margin.
-        let bound = parameters.holdSeconds + parameters.windowSeconds + 1
-        print(
-            "quiet -> noisy (6-talker babble, 0 dB SNR): switched after \(seconds.map { "\($0) s" } ?? "never") (bound \(bound) s); "
-                + "then: \(run.reasons.last ?? "")")
-        #expect(seconds != nil && seconds! <= bound)
-        #expect(seconds != nil && seconds! >= parameters.holdSeconds)
-        #expect(Self.changes(run.scenes, in: 150..<300) == 1)
+        var report: [String] = []
+        for (segment, (from, to)) in [(Scene.quiet, Scene.noisy), (.noisy, .music), (.music, .quiet)].enumerated() {
+            let boundary = 150 * (segment + 1)
+            let switchFrame = (boundary..<(boundary + 150)).first { run.scenes[$0] == to }
+            let seconds = switchFrame.map { Double($0 + 1 - boundary) / p.framesPerSecond }
+            let bound = p.holdSeconds + (to == .music ? p.rhythmSeconds : p.windowSeconds) + 1
+            report.append("\(from.rawValue) -> \(to.rawValue) after \(seconds.map { "\($0) s" } ?? "never") (bound \(bound) s)")
+            #expect(run.scenes[boundary - 1] == from)
+            #expect(seconds != nil && seconds! <= bound, "\(from) -> \(to)")
+            #expect(seconds != nil && seconds! >= p.holdSeconds, "\(from) -> \(to)")
+            #expect(Self.changes(run.scenes, in: (boundary - 1)..<(boundary + 150)) == 1, "\(from) -> \(to)")
+        }
+        print("scene changes: " + report.joined(separator: ", "))
     }
 
     /// The hysteresis on hand-made frames: a candidate replaces the scene after exactly
-    /// holdSeconds of consecutive wins, and an interruption starts the count again.
+    /// holdSeconds of consecutive wins, and a candidate that loses before starts the count again.
     @Test func hysteresisCountsConsecutiveFrames() {
         var parameters = SceneClassifier.Parameters()
         parameters.rhythmSeconds = 4
@@ -409,6 +416,13 @@ import Testing
         #expect(firstCandidate == Int(parameters.minimumSeconds * parameters.framesPerSecond) - 1)
         let switched = history.firstIndex { $0 == .noisy }!
         #expect(switched == firstCandidate + hold - 1)
+        // A challenger that stops winning before the hold time leaves the scene and its count.
+        var interrupted = SceneClassifier(bandCentresHz: Self.centres, parameters: parameters)
+        for _ in 0..<40 { interrupted.add(soft) }
+        for _ in 0..<(40 + hold / 2) { interrupted.add(loud) }  // hold / 2 frames as noisy, about
+        #expect(interrupted.scene == .quiet && interrupted.candidate == .noisy && interrupted.challengerFrames > 0)
+        while interrupted.candidate == .noisy { interrupted.add(soft) }
+        #expect(interrupted.scene == .quiet && interrupted.challengerFrames == 0)
         // 11 bands at 70 dB SPL: 70 + 10 log10(11) = 80.4 dB SPL broadband; no range, 0 dB.
         #expect(fresh.reason == "noisy: 80 dB SPL, speech 0.0 dB above the noise floor")
     }
