@@ -182,6 +182,17 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     /// The filter set the audio thread runs now (for reports; on the publishing thread only).
     public var currentFilters: FilterSet { filterStage.slot.currentConfig }
 
+    /// The compressor's smoothed band levels (dB SPL through its calibration) of `channel`
+    /// after the latest hop, one per band of the running compressor config (empty while
+    /// compression is off). For tests and offline analysis: it reads the detector's state
+    /// without synchronisation and allocates, so call it only between process() calls, from
+    /// the thread that calls them and publishes (as `currentFilters`), never while an audio
+    /// thread runs the engine.
+    public func compressorLevels(channel: Int) -> [Float] {
+        let bands = min(compressorStage.slot.currentConfig.bandCount, CompressorStage.maxBands)
+        return (0..<bands).map { compressorStage.stage.level(channel: channel, band: $0) }
+    }
+
     /// The counters as of the end of the latest process() call (safe from any thread).
     public var counters: EngineCounters { countersSnapshot.read() }
 
