@@ -57,6 +57,11 @@ public struct AudioStats: Equatable, Sendable {
     public var inputRightDBFS = -200.0
     /// Whether the calibration tone mode runs (a tone sounds or the input is metered).
     public var toneMode = false
+    /// What the compressor's detectors heard since the previous stats (about 100 ms), the power
+    /// mean of both ears, in dB SPL through the calibration: per band and broadband. Empty and
+    /// -200 while no compressor runs (bypass, no prescription) or nothing was processed.
+    public var bandLevelsDBSPL: [Double] = []
+    public var broadbandDBSPL = -200.0
 
     public init() {}
 }
@@ -101,6 +106,9 @@ extension AudioMessage {
             out.double(s.inputLeftDBFS)
             out.double(s.inputRightDBFS)
             out.byte(s.toneMode ? 1 : 0)
+            out.int(s.bandLevelsDBSPL.count)
+            for level in s.bandLevelsDBSPL { out.double(level) }
+            out.double(s.broadbandDBSPL)
         case .samples(let frames, let channels):
             out.byte(13)
             out.int(frames)
@@ -208,8 +216,10 @@ private struct Decoder {
         case 12:
             var s = AudioStats()
             guard let a = int(), let b = int(), let c = int(), let d = int(), let e = int(), let f = int(), let g = int(), let h = int(),
-                let load = double(), let inputLeft = double(), let inputRight = double(), let toneMode = byte()
+                let load = double(), let inputLeft = double(), let inputRight = double(), let toneMode = byte(),
+                let bands = doubles(), let broadband = double()
             else { return nil }
+            (s.bandLevelsDBSPL, s.broadbandDBSPL) = (bands, broadband)
             (s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples, s.dumpFramesDropped) =
                 (a, b, c, d, e, f, g, h)
             s.dspLoadPercent = load

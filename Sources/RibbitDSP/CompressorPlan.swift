@@ -1,3 +1,5 @@
+import Glibc
+
 /// The compressor as the daemon designs it and the audio process runs it: per channel the
 /// settings and the band filters, and the calibration. Plain values, so it crosses the link
 /// to `ribbit-audio`, where `CompressorConfig(plan:...)` only builds the tables.
@@ -47,5 +49,40 @@ extension CompressorConfig {
     public var plan: CompressorPlan {
         CompressorPlan(
             settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transitionHz, noiseReduction: noiseReduction)
+    }
+}
+
+/// What the compressor's detectors heard, as running totals the audio thread adds to every hop
+/// and the control side reads through a seqlock (`OverlapSaveEngine.inputLevelTotals`): per
+/// channel and band the detector's calibrated power (level = inputDBSPLAtFullScale + 10 log10
+/// of its mean), and the broadband power the same way. Differences of two readings give the
+/// mean over the time between them (the automatic program's 100 ms frames).
+public struct InputLevelTotals: BitwiseCopyable, Sendable {
+    public static let channels = 2
+    /// Hops added per channel (the second channel's count in `hops[1]`).
+    public var hops: InlineArray<2, Int> = .init(repeating: 0)
+    /// [channel * CompressorStage.maxBands + band].
+    public var bandPower: InlineArray<64, Double> = .init(repeating: 0)
+    public var broadbandPower: InlineArray<2, Double> = .init(repeating: 0)
+
+    public init() {}
+
+    /// Mean levels (dB SPL through `inputDBSPLAtFullScale`) between `earlier` and these totals,
+    /// of the power mean over `channels`; nil when no hop was added in between.
+    public func meanLevels(since earlier: InputLevelTotals, bands: Int, channels: Int, inputDBSPLAtFullScale: Double)
+        -> (bands: [Double], broadband: Double)?
+    {
+        let used = min(channels, Self.channels)
+        let hopCount = (0..<used).reduce(0) { $0 + hops[$1] - earlier.hops[$1] }
+        guard hopCount > 0, bands <= CompressorStage.maxBands else { return nil }
+        func level(_ power: Double) -> Double { inputDBSPLAtFullScale + 10 * log10(max(power / Double(hopCount), 1e-30)) }
+        let bandLevels = (0..<bands).map { b in
+            level(
+                (0..<used).reduce(0.0) {
+                    $0 + bandPower[$1 * CompressorStage.maxBands + b] - earlier.bandPower[$1 * CompressorStage.maxBands + b]
+                })
+        }
+        let broadband = level((0..<used).reduce(0.0) { $0 + broadbandPower[$1] - earlier.broadbandPower[$1] })
+        return (bandLevels, broadband)
     }
 }

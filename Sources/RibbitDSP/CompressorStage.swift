@@ -59,6 +59,8 @@ public final class CompressorConfig: @unchecked Sendable {
     let curves: UnsafeMutablePointer<Float>
     static let parameterCount = 10
     let inputDBSPLAtFullScale: Float
+    /// Scales the sum of every bin's Hann power (interior bins twice) so a unit sine reads 1.
+    let broadbandScale: Float
     /// Noise reduction (`NoiseReduction`): off unless set; its per-hop constants and, per band,
     /// the minimum statistics' bias compensation.
     public let noiseReduction: NoiseReductionSettings
@@ -78,6 +80,7 @@ public final class CompressorConfig: @unchecked Sendable {
         settings = []
         calibration = .uncalibrated
         transitionHz = 0
+        broadbandScale = 0
         complexCount = fftLength / 2 + 1
         amplitudes = .allocate(capacity: 1)
         phase = .allocate(capacity: 1)
@@ -185,6 +188,14 @@ public final class CompressorConfig: @unchecked Sendable {
             detectorRange[2 * b] = lo
             detectorRange[2 * b + 1] = max(hi, lo)
         }
+        // The broadband level the same way: every bin (interior ones twice), a 1 kHz unit sine
+        // reads 1.
+        var broadbandMean = 0.0
+        for p in 0..<8 {
+            let power = Self.hannPower(frequency: 1000 / sampleRate, phase: 2 * Double.pi * Double(p) / 8, length: fftLength)
+            broadbandMean += power.enumerated().reduce(0) { $0 + $1.element * ($1.offset == 0 || $1.offset == bins - 1 ? 1 : 2) } / 8
+        }
+        broadbandScale = broadbandMean > 0 ? Float(1 / (broadbandMean * n * n * 3 / 8)) : 0
 
         self.noiseReduction = noiseReduction
         noise = NoiseReductionParameters(noiseReduction, hopSize: hopSize, sampleRate: sampleRate)
@@ -290,6 +301,8 @@ public struct CompressorStage: SpectralGainStage {
     public let channelCount: Int
     /// [channel][band] smoothed level in dB SPL; [channel] primed flag (0 until the first hop).
     let levels: UnsafeMutablePointer<Float>
+    /// What the detectors heard, summed hop by hop (the engine publishes it; `InputLevelTotals`).
+    let totals: UnsafeMutablePointer<InputLevelTotals>
     let primed: UnsafeMutablePointer<Bool>
     /// Scratch for one channel at a time: per-bin detector power, combined gain, band gains.
     let power: UnsafeMutablePointer<Float>
@@ -307,6 +320,8 @@ public struct CompressorStage: SpectralGainStage {
         self.channelCount = channelCount
         levels = .allocate(capacity: channelCount * Self.maxBands)
         levels.initialize(repeating: 0, count: channelCount * Self.maxBands)
+        totals = .allocate(capacity: 1)
+        totals.initialize(to: InputLevelTotals())
         primed = .allocate(capacity: channelCount)
         primed.initialize(repeating: false, count: channelCount)
         power = RealFFT.allocateReal(fftLength / 2 + 1)
@@ -324,6 +339,7 @@ public struct CompressorStage: SpectralGainStage {
 
     func deallocate() {
         levels.deallocate()
+        totals.deallocate()
         primed.deallocate()
         for p in [power, combined, gains] { RealFFT.free(p) }
         noiseState.deallocate()
@@ -407,6 +423,9 @@ public struct CompressorStage: SpectralGainStage {
                 var sum: Float = 1e-30
                 for k in cfg.detectorRange[2 * b]..<cfg.detectorRange[2 * b + 1] { sum += weights[k] * power[k] }
                 let target = cfg.inputDBSPLAtFullScale + scaleDB * FastMath.log2(sum)
+                if advancesState, channel < InputLevelTotals.channels {
+                    totals.pointee.bandPower[channel * Self.maxBands + b] += Double(sum)
+                }
                 let q = cfg.curves + (channel * cfg.bandCount + b) * p
                 var level = isPrimed ? state[b] : target
                 if advancesState {
@@ -431,6 +450,12 @@ public struct CompressorStage: SpectralGainStage {
             }
             if advancesState {
                 primed[channel] = true
+                if channel < InputLevelTotals.channels {
+                    var broadband: Float = 0
+                    for k in 0..<bins { broadband += (k == 0 || k == bins - 1 ? 1 : 2) * power[k] }
+                    totals.pointee.broadbandPower[channel] += Double(broadband * cfg.broadbandScale)
+                    totals.pointee.hops[channel] += 1
+                }
                 if denoising {
                     if noiseStart {
                         noiseCounters[2 * channel] = closing ? 0 : hopInWindow + 1

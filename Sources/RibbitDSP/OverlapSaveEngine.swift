@@ -72,6 +72,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     private let fadeIn: UnsafeMutablePointer<Float>
     private let counters_: UnsafeMutablePointer<EngineCounters>
     private let countersSnapshot = SeqlockSnapshot(EngineCounters())
+    private let levelTotalsSnapshot = SeqlockSnapshot(InputLevelTotals())
 
     public init(
         geometry: EngineGeometry, sampleRate: Double, filters: FilterSet,
@@ -193,6 +194,10 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         return (0..<bands).map { compressorStage.stage.level(channel: channel, band: $0) }
     }
 
+    /// What the compressor's detectors heard, as of the end of the latest process() call
+    /// (safe from any thread; totals only grow while the compressor runs).
+    public var inputLevelTotals: InputLevelTotals { levelTotalsSnapshot.read() }
+
     /// The counters as of the end of the latest process() call (safe from any thread).
     public var counters: EngineCounters { countersSnapshot.read() }
 
@@ -242,6 +247,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
             done += n
         }
         countersSnapshot.write(counters_.pointee)
+        levelTotalsSnapshot.write(compressorStage.stage.totals.pointee)
     }
 
     /// The input guard: copies, and makes NaN and infinities silence and finite samples beyond

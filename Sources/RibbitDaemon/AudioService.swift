@@ -42,6 +42,8 @@ final class AudioService: DaemonService {
 
     /// Called after a session started or failed to, and when the server went away.
     var onChange: () -> Void = {}
+    /// Called with each stats message's band levels (about 10 a second while the compressor runs).
+    var onInputLevels: (_ bandsDBSPL: [Double], _ broadbandDBSPL: Double) -> Void = { _, _ in }
     /// What should play now, and whether paused (from the fitting state).
     var wanted: () -> (choice: FilterChoice, paused: Bool) = { (.delay(ceilingDBFS: -1), false) }
 
@@ -120,6 +122,7 @@ final class AudioService: DaemonService {
             current.latencyFrames = stats.latencyFrames
             if let line = xrunLog.update(total: stats.xruns, now: now) { log.warning("\(line)") }
             session = current
+            if !stats.bandLevelsDBSPL.isEmpty { onInputLevels(stats.bandLevelsDBSPL, stats.broadbandDBSPL) }
         case .samples(let frames, let channels):
             guard dumpOn else { return }
             for channel in 0..<4 { dumpSamples[channel].append(contentsOf: channels[(channel * frames)..<((channel + 1) * frames)]) }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Logging
 import RibbitControl
+import RibbitDSP
 import RibbitFitting
 import RibbitIntake
 import RibbitPrescription
@@ -24,6 +25,8 @@ public final class Daemon {
     private var systemd: SystemdService!
     private var dump: DumpService!
     private var stopping = false
+    /// The automatic program's classifier (nil until auto listens; reset when auto is chosen again).
+    private var scenes: SceneClassifier?
     /// `run --rx`: a prescription to load at start and keep as the active one.
     private let startPrescription: PrescriptionInput?
     /// The calibration in use (nil: uncalibrated).
@@ -45,6 +48,7 @@ public final class Daemon {
         }
         audio.onChange = { [unowned self] in systemd.jackAnswered(connected: audio.isConnected) }
         audio.wanted = { [unowned self] in (fitting.state.filterChoice, fitting.state.paused) }
+        audio.onInputLevels = { [unowned self] bands, broadband in listen(bands: bands, broadband: broadband) }
         control.handlers = handlers
         dump.calibration = calibrationStatus
     }
@@ -207,6 +211,31 @@ public final class Daemon {
         return reply()
     }
 
+    /// The automatic program: each ~100 ms of band levels goes to the scene classifier while
+    /// auto is on and the prescription plays; when its (hysteresis-held) scene changes, the
+    /// program follows with a crossfade. The reason is refreshed for `status` every frame.
+    private func listen(bands: [Double], broadband: Double) {
+        let state = fitting.state
+        guard state.listening.automatic, state.active != nil, state.output == .processing else { return }
+        if scenes?.bandCentresHz.count != bands.count {
+            scenes = SceneClassifier(bandCentresHz: Array(Camfit.defaultCentresHz.prefix(bands.count)), initial: .quiet)
+        }
+        scenes?.add(SceneFrame(bandLevelsDBSPL: bands.map { Float($0) }, broadbandDBSPL: Float(broadband)))
+        guard let scenes, scenes.features != nil else { return }
+        let program: Program =
+            switch scenes.scene {
+            case .quiet: .quiet
+            case .noisy: .noisy
+            case .music: .music
+            }
+        let changed = fitting.automaticPick?.program != program
+        fitting.automaticPick = (program, scenes.reason)
+        if changed {
+            log.info("auto program: \(scenes.reason)")
+            play()
+        }
+    }
+
     /// The listening program: a name, auto (ribbit picks) or default (the prescription's env).
     private func program(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
         let names = Program.allCases.map(\.rawValue).joined(separator: ", ")
@@ -214,7 +243,12 @@ public final class Daemon {
             throw RequestFailure("program needs \"program\": \(names), auto or default")
         }
         switch name {
-        case "auto": fitting.listening.automatic = true
+        case "auto":
+            if !fitting.listening.automatic {
+                scenes = nil  // listen afresh
+                fitting.automaticPick = nil
+            }
+            fitting.listening.automatic = true
         case "default":
             fitting.listening.automatic = false
             fitting.listening.program = nil

@@ -11,6 +11,14 @@ import RibbitRealtime
 struct AudioHost {
     let link: AudioLinkSocket
     let options: AudioOptions
+    /// The compressor that plays and the detector totals at the previous stats, for the
+    /// band levels the stats carry (the automatic program's input).
+    private let levels = InputLevels()
+
+    private final class InputLevels {
+        var plan: CompressorPlan?
+        var previous = InputLevelTotals()
+    }
 
     /// Runs until stopped; the exit status for the process.
     func run() -> Int32 {
@@ -34,7 +42,9 @@ struct AudioHost {
                 case .filters(let dBFS, let fftLength, let taps):
                     first = FilterSet(taps: taps, fftLength: fftLength, ceilingDBFS: dBFS)
                     ceiling = dBFS
-                case .compressor(let plan): firstCompressor = plan
+                case .compressor(let plan):
+                    firstCompressor = plan
+                    levels.plan = plan
                 case .paused(let on): paused = on
                 case .stop: return close(client, status: 0)
                 default: break
@@ -87,6 +97,7 @@ struct AudioHost {
                         log(.error, "internal error: the new filters do not fit the engine (\(error))")
                     }
                 case .compressor(let plan):
+                    levels.plan = plan
                     // Built here, off the audio thread (tables of a few hundred kB), published
                     // before the filters that follow it.
                     do {
@@ -179,6 +190,15 @@ struct AudioHost {
         s.limitedSamples = processor.engine.counters.limitedSamples
         s.dumpFramesDropped = processor.dumpRing.dropped.load(ordering: .relaxed)
         s.dspLoadPercent = client.dspLoadPercent
+        let totals = processor.engine.inputLevelTotals
+        if let plan = levels.plan,
+            let mean = totals.meanLevels(
+                since: levels.previous, bands: plan.settings.first?.bands.count ?? 0, channels: plan.settings.count,
+                inputDBSPLAtFullScale: plan.calibration.inputDBSPLAtFullScale)
+        {
+            (s.bandLevelsDBSPL, s.broadbandDBSPL) = (mean.bands, mean.broadband)
+        }
+        levels.previous = totals
         return s
     }
 

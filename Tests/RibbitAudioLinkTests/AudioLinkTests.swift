@@ -10,6 +10,7 @@ import Testing
             (1, 2, 3, 64, 96, 5, 6, 7)
         s.dspLoadPercent = 1.25
         (s.inputLeftDBFS, s.inputRightDBFS, s.toneMode) = (-23.5, -200, true)
+        (s.bandLevelsDBSPL, s.broadbandDBSPL) = ([55.5, 61.25, -200], 66.125)
         return s
     }
 

@@ -81,4 +81,37 @@ extension DaemonTests {
         #expect(fresh.volumeDB == 0 && fresh.chosenBy == "prescription", "\(fresh)")
         #expect(try next.stop() == 0)
     }
+
+    /// `program auto` on live sound: steady noise at about 72 dB SPL (uncalibrated) makes it
+    /// pick noisy within the classifier's window and hold time, status says why, and the RT
+    /// thread stays clean while the compressor meters the bands for it.
+    @Test func theAutomaticProgramPicksNoisyInSteadyNoise() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("camfit-sloping.rx").path], audit: true)
+        try daemon.waitUntilProcessing()
+        let auto = try daemon.ribbitd(["program", "auto"])
+        #expect(auto.status == 0 && auto.stdout.contains("program quiet (picked automatically"), "\(auto.stdout)\(auto.stderr)")
+        let probe = try Probe(server: server, signal: "noise", levelDBFS: -28, seconds: 10)
+        var picked: DaemonStatus.Listening?
+        let start = Date()
+        while Date().timeIntervalSince(start) < 9.5 {
+            usleep(250_000)
+            let listening = try daemon.status().listening
+            if listening?.program == "noisy" {
+                picked = listening
+                break
+            }
+        }
+        _ = try probe.finish()
+        let noisy = try #require(picked, "auto did not pick noisy within 9.5 s of steady noise")
+        #expect(noisy.chosenBy == "auto" && noisy.reason?.hasPrefix("noisy: ") == true, "\(noisy)")
+        #expect(noisy.noiseReduction == 1, "the noisy program brings noise reduction")
+        #expect(try daemon.ribbitd(["status"]).stdout.contains("program       noisy (picked automatically: noisy: "))
+        #expect(try daemon.stop() == 0)
+        let counts = try daemon.auditCounts()
+        for name in ["malloc", "calloc", "realloc", "free", "memalign", "pthread_mutex_lock", "syscall"] {
+            #expect(counts[name] == 0, "\(name) was called \(counts[name] ?? -1) times on the RT thread")
+        }
+    }
 }
