@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// The compressor's immutable runtime config: per channel (ear), the prescription's filter
 /// split into bands (`BandSplit`), each band's static curve and detector time constants, and
@@ -264,7 +265,28 @@ public final class CompressorConfig: @unchecked Sendable {
 
     /// |Hann-windowed DFT|^2 / (N^2 3/8) of a unit sine (the detector's bins; 2P = 1 overall).
     /// A direct DFT on a table of the N twiddles (no FFT plan needed off the audio thread).
+    /// Remembered per frequency, phase and length: every program or volume change builds a
+    /// config for the same centres, and this is most of its cost (tens of ms otherwise, spent
+    /// on the audio process's main thread beside the audio thread).
     static func hannPower(frequency: Double, phase: Double, length n: Int) -> [Double] {
+        let key = HannPowerKey(frequency: frequency, phase: phase, length: n)
+        if let known = hannPowerCache.withLock({ $0[key] }) { return known }
+        let power = computeHannPower(frequency: frequency, phase: phase, length: n)
+        hannPowerCache.withLock { cache in
+            if cache.count > 4096 { cache.removeAll() }  // bounded: centres and rates are few
+            cache[key] = power
+        }
+        return power
+    }
+
+    private struct HannPowerKey: Hashable {
+        let frequency: Double
+        let phase: Double
+        let length: Int
+    }
+    private static let hannPowerCache = Mutex<[HannPowerKey: [Double]]>([:])
+
+    private static func computeHannPower(frequency: Double, phase: Double, length n: Int) -> [Double] {
         let bins = n / 2 + 1
         let norm = Double(n) * Double(n) * 3 / 8
         let twiddle = (0..<n).map { 2 * Double.pi * Double($0) / Double(n) }

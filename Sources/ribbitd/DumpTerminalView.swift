@@ -283,7 +283,8 @@ final class DumbTerminalLog {
             let sum = power[ear.rawValue] ?? (0, 0)
             func db(_ p: Double) -> Double { max(-140, 10 * log10(p / Double(count))) }
             let dBFS = String(format: "%@ in %.1f out %.1f dBFS", ear.rawValue, db(sum.input), db(sum.output))
-            guard let offsets = frame.dBSPLOffsets(ear: ear.rawValue) else { return dBFS }
+            // Silence reads -140 dBFS, the floor: no sound pressure to speak of.
+            guard let offsets = frame.dBSPLOffsets(ear: ear.rawValue), db(sum.input) > -140 else { return dBFS }
             return dBFS + String(format: " (%.1f / %.1f dB SPL)", db(sum.input) + offsets.input, db(sum.output) + offsets.output)
         }
         say(String(format: "%.1f s  ", frame.time) + levels.joined(separator: "  ") + "  xruns \(frame.xruns)")

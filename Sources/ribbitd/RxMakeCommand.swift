@@ -52,7 +52,8 @@ struct RxMakeCommand: ParsableCommand {
     @Option var audiologist: String?
     @Option var patient: String?
     @Option(help: "YYYY-MM-DD.") var date: String?
-    @Option(help: "nal-r, half-gain, pogo2, explicit or camfit (compressive).") var rule: String?
+    @Option(help: "camfit (compressive, the default), nal-r, half-gain, pogo2 or explicit (the default with --gain-*/--g50-*/--g80-*).")
+    var rule: String?
     @Option(help: ArgumentHelp("Left thresholds, dB HL.", valueName: "FREQ=DB,...")) var left: String?
     @Option(help: ArgumentHelp("Right thresholds, dB HL.", valueName: "FREQ=DB,...")) var right: String?
     @Option(help: ArgumentHelp("Explicit left gains, dB (rule explicit).", valueName: "FREQ=DB,...")) var gainLeft: String?
@@ -79,8 +80,8 @@ struct RxMakeCommand: ParsableCommand {
         if source != nil && fields.contains(where: { $0 != nil }) {
             throw ValidationError("give a prescription file or the options, not both")
         }
-        if source == nil && (name == nil || env == nil || rule == nil) {
-            throw ValidationError("without a prescription file, --name, --env and --rule are needed")
+        if source == nil && (name == nil || env == nil) {
+            throw ValidationError("without a prescription file, --name and --env are needed (and --left and/or --right)")
         }
     }
 
@@ -137,8 +138,11 @@ struct RxMakeCommand: ParsableCommand {
     /// The options as prescription text, checked by the same parser as every prescription.
     /// Version 2 when a version-2 option or rule is given, else version 1 (as before).
     private func fromOptions() throws(RibbitError) -> Prescription {
+        // New prescriptions compress: camfit unless another rule (or explicit gains) is asked for.
+        let explicitGains = [gainLeft, gainRight, g50Left, g80Left, g50Right, g80Right].contains { $0 != nil }
+        let rule = self.rule ?? (explicitGains ? FittingRule.explicit.rawValue : FittingRule.camfit.rawValue)
         let version2 =
-            version2Fields.contains { $0 != nil } || rule.flatMap(FittingRule.init(rawValue:)).map { $0.formatVersion >= 2 } == true
+            version2Fields.contains { $0 != nil } || FittingRule(rawValue: rule).map { $0.formatVersion >= 2 } == true
         var lines = [version2 ? "RIBBIT-RX 2" : Prescription.header]
         func add(_ key: String, _ value: String?, pairs: Bool = false) {
             guard let value else { return }

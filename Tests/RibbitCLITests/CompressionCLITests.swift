@@ -53,5 +53,9 @@ import Testing
         #expect(try String(contentsOfFile: v1, encoding: .utf8).hasPrefix("RIBBIT-RX 1\n"))
         let bad = try Ribbitd.run(base + ["--rule", "nal-r", "--attack", "0", "-o", v1])
         #expect(bad.status == 64 && bad.stderr.contains("line 6: attack '0' must be a time in ms from 1 to 200"), "\(bad.stderr)")
+        // No rule: new prescriptions compress (camfit, version 2).
+        let fresh = folder.appendingPathComponent("fresh.rx").path
+        #expect(try Ribbitd.run(base + ["-o", fresh]).status == 0)
+        #expect(try String(contentsOfFile: fresh, encoding: .utf8).hasPrefix("RIBBIT-RX 2\nname: A\nenv: quiet\nrule: camfit\n"))
     }
 }

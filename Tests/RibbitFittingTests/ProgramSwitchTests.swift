@@ -1,0 +1,45 @@
+import Foundation
+import RibbitDSP
+import RibbitFitting
+import RibbitPrescription
+import RibbitSignals
+import RibbitTestSupport
+import Testing
+
+/// A volume or program change as the daemon makes it (a new compressor plan published to the
+/// running engine), on a steady tone: no click, and the volume moves the level by what it says.
+/// The same as the daemon's test without JACK, so no xrun can blur it.
+@Suite struct ProgramSwitchTests {
+    @Test func volumeAndProgramChangesCrossfadeWithoutAClick() throws {
+        let rx = try Prescription.parse(Array(try Data(contentsOf: TestPaths.prescription("camfit-sloping.rx"))))
+        let fitting = try Fitting(prescription: rx, sampleRate: 48000)
+        let g = fitting.geometry
+        func config(_ program: Program, _ volume: Double) -> CompressorConfig {
+            let plan = fitting.compressorPlan(
+                ears: [.left, .right], trusted: false, calibration: .uncalibrated, program: program, volumeDB: volume)
+            return CompressorConfig(plan: plan, fftLength: g.fftLength, hopSize: g.hopSize, sampleRate: 48000)
+        }
+        let engine = try OverlapSaveEngine(
+            geometry: g, sampleRate: 48000,
+            filters: fitting.processing(ears: [.left, .right], trusted: false, calibration: .uncalibrated).filters,
+            blockSize: 256)
+        try engine.publish(config(.quiet, 0))
+        // 1 kHz at 60 dB SPL (uncalibrated), 1 s per setting: quiet, quiet +6 dB, music +6 dB, noisy +6 dB.
+        let amplitude = 0.01 * 2.0.squareRoot()
+        let tone = Signals.sine(count: 48000, frequencyHz: 1000, sampleRate: 48000, amplitude: amplitude)
+        var out: [Float] = []
+        for (program, volume) in [(Program.quiet, 0.0), (.quiet, 6), (.music, 6), (.noisy, 6)] {
+            try engine.publish(config(program, volume))
+            out += engine.process([tone, tone])[0]
+        }
+        func rms(_ range: Range<Int>) -> Double {
+            10 * log10(out[range].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(range.count))
+        }
+        let step = rms(84000..<96000) - rms(36000..<48000)
+        #expect(abs(step - 6) < 0.5, "the volume moved the level by \(step) dB")
+        let settled = out[24000...]
+        let peak = Double(settled.map { abs($0) }.max()!)
+        let steepest = Double(zip(settled, settled.dropFirst()).map { abs($1 - $0) }.max()!)
+        #expect(steepest <= peak * 2 * .pi * 1000 / 48000 * 1.02, "a step of \(steepest), peak \(peak)")
+    }
+}
