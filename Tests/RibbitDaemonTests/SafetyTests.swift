@@ -28,7 +28,7 @@ extension DaemonTests {
 
     /// Plays every hostile input (a full-scale square, DC, NaN, +-Inf, +-3e38, full-scale noise)
     /// into ribbit and returns the loudest recorded sample (NaN if any was not finite).
-    private func loudestOutput(_ server: JackTestServer) throws -> Float {
+    func loudestOutput(_ server: JackTestServer) throws -> Float {
         let recording = try Probe.record(server: server, signal: "hostile", levelDBFS: 0, seconds: 1.6)
         let samples = recording.recorded.joined()
         guard samples.allSatisfy(\.isFinite) else { return .nan }
