@@ -186,13 +186,21 @@ public struct SceneClassifier: Sendable {
     }
 
     /// One line for `ribbitd status`: the scene in force and the figures behind it.
+    /// Below this spread between speech peaks and the floor the reason calls it steady noise.
+    static let speechSpreadDB = 6.0
+
     public var reason: String {
         guard let f = features else { return "\(scene.rawValue): listening (needs \(Self.format(parameters.minimumSeconds)) s of input)" }
         let level = "\(Self.format(f.levelDBSPL)) dB SPL"
         var line: String
         switch scene {
         case .quiet: line = "quiet: \(level), speech \(Self.format(f.snrDB)) dB above the noise floor"
-        case .noisy: line = "noisy: \(level), speech \(Self.format(f.snrDB)) dB above the noise floor"
+        case .noisy:
+            // Under 6 dB of spread there is no speech to speak of: say what it is.
+            line =
+                f.snrDB < Self.speechSpreadDB
+                ? "noisy: \(level), steady noise (levels within \(Self.format(f.snrDB)) dB)"
+                : "noisy: \(level), speech \(Self.format(f.snrDB)) dB above the noise floor"
         case .music:
             line = "music: \(level), sustained (\(Self.format(f.dipFraction * 100)) % dips), "
             line +=

@@ -424,6 +424,6 @@ import Testing
         while interrupted.candidate == .noisy { interrupted.add(soft) }
         #expect(interrupted.scene == .quiet && interrupted.challengerFrames == 0)
         // 11 bands at 70 dB SPL: 70 + 10 log10(11) = 80.4 dB SPL broadband; no range, 0 dB.
-        #expect(fresh.reason == "noisy: 80 dB SPL, speech 0.0 dB above the noise floor")
+        #expect(fresh.reason == "noisy: 80 dB SPL, steady noise (levels within 0.0 dB)")
     }
 }
