@@ -204,7 +204,7 @@ public final class Daemon {
             throw RequestFailure("volume needs \"volumeDB\" (a level) or \"volumeStepDB\" (a step), in dB")
         }
         guard asked.isFinite else { throw RequestFailure("the volume must be a number of dB") }
-        let range = Listening.volumeRangeDB
+        let range = fitting.state.active?.prescription.volumeRange ?? Listening.volumeRangeDB
         fitting.listening.volumeDB = min(max(asked, range.lowerBound), range.upperBound)
         play()
         log.info("volume \(Prescription.number(fitting.listening.volumeDB)) dB")
@@ -351,7 +351,7 @@ public final class Daemon {
         let ears = [Ear.left, .right].map {
             CompressorFitting.settings(rx, ear: $0, trusted: active.trusted) ?? CompressorFitting.passThrough(rx, trusted: active.trusted)
         }
-        let range = Listening.volumeRangeDB
+        let range = active.prescription.volumeRange
         return DaemonStatus.Listening(
             program: program.rawValue, chosenBy: state.programChosenBy,
             reason: state.listening.automatic ? state.automaticPick?.reason : nil,

@@ -65,7 +65,7 @@ extension Fitting {
     /// (`CompressorFitting`), and the ear's FIR between centres keeps the prescription's shape.
     /// An ear the prescription leaves out passes through under the output limit. The program
     /// (default: the one the prescription's `env` selects) adjusts speed and expansion; the
-    /// wearer's volume (clamped to `Listening.volumeRangeDB`) moves every band's gain, never its
+    /// wearer's volume (clamped to the prescription's `volumeRange`) moves every band's gain, never its
     /// output limit.
     public func compressorPlan(
         ears: [Ear], trusted: Bool, calibration: Calibration, program: Program? = nil, volumeDB: Double = 0
@@ -73,7 +73,7 @@ extension Fitting {
         let centres = Camfit.defaultCentresHz
         let program = program ?? .default(forEnvironment: prescription.environment)
         let rx = program.adjust(prescription)
-        let range = Listening.volumeRangeDB
+        let range = prescription.volumeRange
         let volume = min(max(volumeDB, range.lowerBound), range.upperBound)
         let settings = ears.map { ear in
             var relative = program.expand(

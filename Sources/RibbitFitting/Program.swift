@@ -84,6 +84,7 @@ public struct Listening: Sendable, Equatable, Codable {
         self.volumeDB = volumeDB
     }
 
-    /// How far the wearer may turn the volume either way.
-    public static let volumeRangeDB = -10.0...10.0
+    /// How far the wearer may turn the volume either way, at most: a prescription's
+    /// `volume-range:` narrows it (or widens it to 20 dB), `Prescription.volumeRange`.
+    public static let volumeRangeDB = -Prescription.volumeRangeLimits.upperBound...Prescription.volumeRangeLimits.upperBound
 }

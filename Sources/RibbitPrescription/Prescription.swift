@@ -80,6 +80,19 @@ public struct Prescription: Sendable, Equatable {
     public var ucl: [Ear: [Int: Int]] = [:]
     /// The most any band may put out, in dB SPL; nil: the caps ribbit applies by itself.
     public var limitDBSPL: Double?
+    /// How far the wearer may turn the volume up or down, dB; nil: `defaultVolumeRangeDB`.
+    public var volumeRangeDB: Double?
+
+    /// The wearer's volume range when the prescription does not set one.
+    public static let defaultVolumeRangeDB = 10.0
+    /// What `volume-range:` may be: from 0 (no volume control) to 20 dB either way.
+    public static let volumeRangeLimits = 0.0...20.0
+
+    /// The volume trims this prescription allows, dB.
+    public var volumeRange: ClosedRange<Double> {
+        let range = volumeRangeDB ?? Self.defaultVolumeRangeDB
+        return -range...range
+    }
 
     public init(
         name: String, environment: String, audiologist: String? = nil, patient: String? = nil, date: String? = nil,
@@ -112,7 +125,7 @@ public struct Prescription: Sendable, Equatable {
             && a.extensions.map(\.key) == b.extensions.map(\.key) && a.extensions.map(\.value) == b.extensions.map(\.value)
             && a.signature == b.signature && a.version == b.version && a.gains50 == b.gains50 && a.gains80 == b.gains80
             && a.attackMs == b.attackMs && a.releaseMs == b.releaseMs && a.expansion == b.expansion && a.ucl == b.ucl
-            && a.limitDBSPL == b.limitDBSPL
+            && a.limitDBSPL == b.limitDBSPL && a.volumeRangeDB == b.volumeRangeDB
     }
 
     /// The target insertion gains in dB at the given frequencies for one ear, or nil when the
@@ -176,6 +189,7 @@ public struct Prescription: Sendable, Equatable {
         case .knee(let db): lines.append("expansion: \(Self.number(db))")
         }
         if let limitDBSPL { lines.append("limit: \(Self.number(limitDBSPL))") }
+        if let volumeRangeDB { lines.append("volume-range: \(Self.number(volumeRangeDB))") }
         lines.append("lowpass: " + (lowpassHz.map(String.init) ?? "none"))
         lines.append("max-output: \(Self.number(maxOutputDBFS))")
         if let note { lines.append("note: \(note)") }

@@ -15,6 +15,7 @@ extension Prescription {
         rx.attackMs = try number("attack", attackRangeMs, "a time in ms")
         rx.releaseMs = try number("release", releaseRangeMs, "a time in ms")
         rx.limitDBSPL = try number("limit", limitRange, "an output level in dB SPL")
+        rx.volumeRangeDB = try number("volume-range", volumeRangeLimits, "how far the wearer may turn the volume, in dB,")
         if let (line, value) = fields["expansion"] {
             if value == "off" {
                 rx.expansion = .off

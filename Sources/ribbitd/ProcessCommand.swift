@@ -42,9 +42,6 @@ struct ProcessCommand: ParsableCommand {
     func run() throws {
         // Before any work: OUT's name says its format (an .mp3 once got WAV data).
         do { _ = try AudioFormat.majorFormat(forOutput: output) } catch { throw RibbitError.usage(error.description) }
-        guard Listening.volumeRangeDB.contains(volume) else {
-            throw RibbitError.usage("--volume is from -10 to +10 dB, not \(volume)")
-        }
         // Judged against the trusted keys (a trusted signature may allow a higher output limit)
         // and played through the calibration in use, as the daemon would.
         let paths = RibbitPaths()
@@ -53,6 +50,11 @@ struct ProcessCommand: ParsableCommand {
             prescriptionPath, intake: Intake(trusted: Intake.load(paths: paths, config: config).trusted, requireSigned: false)
         ).accepted
         let rx = accepted.prescription
+        guard rx.volumeRange.contains(volume) else {
+            throw RibbitError.usage(
+                "--volume is from \(Prescription.number(rx.volumeRange.lowerBound)) to +\(Prescription.number(rx.volumeRange.upperBound)) dB for this prescription, not \(Prescription.number(volume))"
+            )
+        }
         let reader = try openAudio(input)
         let format = reader.format
         let outputFormat: AudioFormat

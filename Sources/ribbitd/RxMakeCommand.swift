@@ -68,6 +68,8 @@ struct RxMakeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Compressor release time in ms.", valueName: "MS")) var release: String?
     @Option(help: ArgumentHelp("off, on or the expansion knee in dB SPL.", valueName: "KNEE")) var expansion: String?
     @Option(help: ArgumentHelp("Output limit per band in dB SPL.", valueName: "DBSPL")) var limit: String?
+    @Option(help: ArgumentHelp("How far the wearer may turn the volume up or down (0-20 dB; default 10).", valueName: "DB"))
+    var volumeRange: String?
     @Option(help: ArgumentHelp("Low-pass corner in Hz, or none.", valueName: "HZ")) var lowpass: String?
     @Option(help: ArgumentHelp("Output ceiling in dBFS.", valueName: "DBFS")) var maxOutput: String?
     @Option var note: String?
@@ -133,7 +135,9 @@ struct RxMakeCommand: ParsableCommand {
     }
 
     /// The options only format version 2 knows.
-    private var version2Fields: [String?] { [g50Left, g80Left, g50Right, g80Right, uclLeft, uclRight, attack, release, expansion, limit] }
+    private var version2Fields: [String?] {
+        [g50Left, g80Left, g50Right, g80Right, uclLeft, uclRight, attack, release, expansion, limit, volumeRange]
+    }
 
     /// The options as prescription text, checked by the same parser as every prescription.
     /// Version 2 when a version-2 option or rule is given, else version 1 (as before).
@@ -168,6 +172,7 @@ struct RxMakeCommand: ParsableCommand {
         add("release", release)
         add("expansion", expansion)
         add("limit", limit)
+        add("volume-range", volumeRange)
         add("lowpass", lowpass)
         add("max-output", maxOutput)
         add("note", note)

@@ -42,4 +42,20 @@ import Testing
         let steepest = Double(zip(settled, settled.dropFirst()).map { abs($1 - $0) }.max()!)
         #expect(steepest <= peak * 2 * .pi * 1000 / 48000 * 1.02, "a step of \(steepest), peak \(peak)")
     }
+
+    /// The prescription's `volume-range` bounds the trim: +20 asked of a range of 4 dB moves
+    /// every band's gain by 4, and never its output limit.
+    @Test func theVolumeStaysInThePrescriptionsRange() throws {
+        var rx = try Prescription.parse(Array(try Data(contentsOf: TestPaths.prescription("camfit-sloping.rx"))))
+        rx.volumeRangeDB = 4
+        let fitting = try Fitting(prescription: rx, sampleRate: 48000)
+        func plan(_ volume: Double) -> CompressorPlan {
+            fitting.compressorPlan(ears: [.left, .right], trusted: false, calibration: .uncalibrated, volumeDB: volume)
+        }
+        let (flat, loud, soft) = (plan(0), plan(20), plan(-20))
+        for (a, b) in zip(flat.settings[0].bands, loud.settings[0].bands) {
+            #expect(abs(b.gainDB - a.gainDB - 4) < 1e-9 && b.limitDBSPL == a.limitDBSPL)
+        }
+        for (a, b) in zip(flat.settings[0].bands, soft.settings[0].bands) { #expect(abs(b.gainDB - a.gainDB + 4) < 1e-9) }
+    }
 }

@@ -47,11 +47,13 @@ func variant2(adding line: String) -> String { minimal2 + line + "\n" }
             release: 150
             expansion: 40
             limit: 105
+            volume-range: 6
             lowpass: 8000
             max-output: -1
 
             """
         let rx = try parse(text)
+        #expect(rx.volumeRangeDB == 6 && rx.volumeRange == -6...6)
         #expect(rx.version == 2)
         #expect(rx.gains50[.left] == [500: 20, 1000: 25.5, 2000: 30, 4000: 35])
         #expect(rx.gains80[.left]?[4000] == 25)
@@ -65,6 +67,7 @@ func variant2(adding line: String) -> String { minimal2 + line + "\n" }
         #expect(try parse(variant2(adding: "expansion: off")).expansion == .off)
         let camfit = try parse(minimal2)
         #expect(camfit.rule == .camfit && camfit.version == 2)
+        #expect(camfit.volumeRange == -10...10, "the default range")
         #expect(try parse(camfit.text) == camfit)
     }
 
@@ -78,7 +81,7 @@ func variant2(adding line: String) -> String { minimal2 + line + "\n" }
             variant2(adding: "colour: blue"),
             PrescriptionError(
                 line: 6,
-                "unknown key 'colour' (known: name, env, audiologist, patient, date, note, rule, left, right, gain-left, gain-right, lowpass, max-output, ucl-left, ucl-right, g50-left, g80-left, g50-right, g80-right, attack, release, expansion, limit; prefix your own keys with 'x-')"
+                "unknown key 'colour' (known: name, env, audiologist, patient, date, note, rule, left, right, gain-left, gain-right, lowpass, max-output, ucl-left, ucl-right, g50-left, g80-left, g50-right, g80-right, attack, release, expansion, limit, volume-range; prefix your own keys with 'x-')"
             )
         ),
         (
@@ -129,6 +132,15 @@ func variant2(adding line: String) -> String { minimal2 + line + "\n" }
         (
             "RIBBIT-RX 2\nname: a\nenv: quiet\nrule: explicit\n",
             PrescriptionError(line: 4, "'rule: explicit' needs 'gain-left' and/or 'gain-right', or 'g50-' and 'g80-' gains for an ear")
+        ),
+        (
+            variant2(adding: "volume-range: 25"),
+            PrescriptionError(
+                line: 6, "volume-range '25' must be how far the wearer may turn the volume, in dB, from 0 to 20")
+        ),
+        (
+            variant(adding: "volume-range: 6"),
+            PrescriptionError(line: 5, "'volume-range' needs format version 2; start the file with 'RIBBIT-RX 2'")
         ),
         (
             variant2(adding: "right: 500=60 1000=80 2000=95 4000=110"),
