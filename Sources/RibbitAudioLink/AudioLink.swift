@@ -259,6 +259,15 @@ extension Encoder {
         double(plan.calibration.inputDBSPLAtFullScale)
         int(plan.calibration.outputDBSPLAtFullScale.count)
         for level in plan.calibration.outputDBSPLAtFullScale { double(level) }
+        int(plan.calibration.outputResponseDB.count)
+        for response in plan.calibration.outputResponseDB {
+            let points = response.sorted { $0.key < $1.key }
+            int(points.count)
+            for (hz, db) in points {
+                double(hz)
+                double(db)
+            }
+        }
         double(plan.transitionHz)
         double(plan.noiseReduction.strength)
         int(plan.settings.count)
@@ -288,7 +297,14 @@ extension Decoder {
     fileprivate mutating func compressorPlan() -> CompressorPlan?? {
         guard let present = byte() else { return nil }
         if present == 0 { return .some(nil) }
-        guard present == 1, let input = double(), let outputs = doubles() else { return nil }
+        guard present == 1, let input = double(), let outputs = doubles(), let responseCount = count(8) else { return nil }
+        var responses: [[Double: Double]] = []
+        for _ in 0..<responseCount {
+            guard let pointCount = count(16), let values = doubles(exactly: 2 * pointCount) else { return nil }
+            var response: [Double: Double] = [:]
+            for i in 0..<pointCount { response[values[2 * i]] = values[2 * i + 1] }
+            responses.append(response)
+        }
         guard let transition = double(), let strength = double(), let channels = count(8) else { return nil }
         var settings: [CompressorSettings] = []
         var bandTaps: [[[Double]]] = []
@@ -311,7 +327,7 @@ extension Decoder {
             settings.append(CompressorSettings(bands: bands, attackMs: attack, releaseMs: release))
             bandTaps.append(filters)
         }
-        let calibration = Calibration(inputDBSPLAtFullScale: input, outputDBSPLAtFullScale: outputs)
+        let calibration = Calibration(inputDBSPLAtFullScale: input, outputDBSPLAtFullScale: outputs, outputResponseDB: responses)
         return .some(
             CompressorPlan(
                 settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transition,

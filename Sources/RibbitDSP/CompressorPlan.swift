@@ -33,7 +33,7 @@ public struct CompressorPlan: Sendable, Equatable {
     /// The sample ceiling (dBFS) that holds every channel under its loudest band limit through
     /// the calibration: a sine peaking there plays at that limit. At most 0 dBFS.
     public var ceilingDBFS: Double {
-        settings.indices.map { loudestLimitDBSPL(channel: $0) - calibration.outputDBSPLAtFullScale[$0] }.reduce(0, min)
+        settings.indices.map { loudestLimitDBSPL(channel: $0) - calibration.loudestOutputDBSPL(channel: $0) }.reduce(0, min)
     }
 }
 

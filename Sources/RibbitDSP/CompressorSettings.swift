@@ -1,3 +1,5 @@
+import Glibc
+
 /// The wide dynamic range compressor's settings: the contract between the fitting (which turns
 /// a prescription into them) and the engine's compressor stage (which runs them). Levels are
 /// band levels in dB SPL through the `Calibration`; gains are insertion gains in dB.
@@ -86,9 +88,39 @@ public struct Calibration: Sendable, Equatable {
     /// Per ear (left, right), the level (dB SPL) a 0 dBFS sine plays at the ear.
     public var outputDBSPLAtFullScale: [Double]
 
-    public init(inputDBSPLAtFullScale: Double, outputDBSPLAtFullScale: [Double]) {
+    /// Per ear, the headphones' response re 1 kHz in dB by frequency (Hz), as `ribbitd calibrate`
+    /// measured it; empty or missing: flat. Read on a log-frequency axis, flat beyond the points.
+    public var outputResponseDB: [[Double: Double]]
+
+    public init(inputDBSPLAtFullScale: Double, outputDBSPLAtFullScale: [Double], outputResponseDB: [[Double: Double]] = []) {
         self.inputDBSPLAtFullScale = inputDBSPLAtFullScale
         self.outputDBSPLAtFullScale = outputDBSPLAtFullScale
+        self.outputResponseDB = outputResponseDB
+    }
+
+    /// The headphones' response of `channel` at `hz`, dB re 1 kHz (0 where nothing was measured).
+    public func responseDB(channel: Int, atHz hz: Double) -> Double {
+        guard channel < outputResponseDB.count, !outputResponseDB[channel].isEmpty else { return 0 }
+        var points = outputResponseDB[channel]
+        if points[1000] == nil { points[1000] = 0 }  // the reference itself
+        let sorted = points.sorted { $0.key < $1.key }
+        guard let first = sorted.first, let last = sorted.last else { return 0 }
+        if hz <= first.key { return first.value }
+        if hz >= last.key { return last.value }
+        let upper = sorted.firstIndex { $0.key >= hz }!
+        let (a, b) = (sorted[upper - 1], sorted[upper])
+        return a.value + (b.value - a.value) * log(hz / a.key) / log(b.key / a.key)
+    }
+
+    /// What a 0 dBFS sine at `hz` plays at the ear of `channel`, dB SPL.
+    public func outputDBSPL(channel: Int, atHz hz: Double) -> Double {
+        outputDBSPLAtFullScale[channel] + responseDB(channel: channel, atHz: hz)
+    }
+
+    /// The loudest a 0 dBFS sine plays in `channel` at any frequency, dB SPL (for ceilings).
+    public func loudestOutputDBSPL(channel: Int) -> Double {
+        let peak = channel < outputResponseDB.count ? outputResponseDB[channel].values.max() ?? 0 : 0
+        return outputDBSPLAtFullScale[channel] + max(peak, 0)
     }
 
     /// Input and output alike: a digital gain of G dB is an insertion gain of G dB, as the
@@ -99,5 +131,10 @@ public struct Calibration: Sendable, Equatable {
     /// The digital gain (dB) that gives `insertionGainDB` at the ear of `channel`.
     public func digitalGainDB(insertionGainDB: Double, channel: Int) -> Double {
         insertionGainDB + inputDBSPLAtFullScale - outputDBSPLAtFullScale[channel]
+    }
+
+    /// The same at `hz`, the headphones' response taken out (the microphone is taken as flat).
+    public func digitalGainDB(insertionGainDB: Double, channel: Int, atHz hz: Double) -> Double {
+        insertionGainDB + inputDBSPLAtFullScale - outputDBSPL(channel: channel, atHz: hz)
     }
 }

@@ -211,8 +211,8 @@ public final class CompressorConfig: @unchecked Sendable {
         curves = .allocate(capacity: channelCount * bandCount * p)
         let hopSeconds = Double(hopSize) / sampleRate
         for (c, ear) in settings.enumerated() {
-            let offset = calibration.digitalGainDB(insertionGainDB: 0, channel: c)
             for (b, band) in ear.bands.enumerated() {
+                let offset = calibration.digitalGainDB(insertionGainDB: 0, channel: c, atHz: band.centreHz)
                 // The detector reads the newest input, the output is the filter's delay older:
                 // a rise is heard by the detector that much before the output carries it, so
                 // the gain would settle early by about the delay. Measured through the engine
@@ -225,7 +225,7 @@ public final class CompressorConfig: @unchecked Sendable {
                 // shape), less the calibration's output level and the 1/N the amplitudes carry.
                 let shape = bandTaps[c].reduce(0) { $0 + BandSplit.amplitude(of: $1, cyclesPerSample: band.centreHz / sampleRate) }
                 let outputThreshold =
-                    band.limitDBSPL + 20 * log10(max(abs(shape), 1e-12)) - calibration.outputDBSPLAtFullScale[c]
+                    band.limitDBSPL + 20 * log10(max(abs(shape), 1e-12)) - calibration.outputDBSPL(channel: c, atHz: band.centreHz)
                     - 20 * log10(Double(fftLength))
                 let values = [
                     band.gainDB, band.kneeDBSPL, 1 - 1 / band.ratio, band.expansionKneeDBSPL, band.expansionRatio - 1,

@@ -102,7 +102,7 @@ extension CompressorFitting {
         let perChannel = ears.enumerated().map { channel, ear in
             let settings = settings(rx, ear: ear, trusted: trusted) ?? passThrough(rx, trusted: trusted)
             let limit = settings.bands.map(\.limitDBSPL).max() ?? otcLimitDBSPL
-            return limit - calibration.outputDBSPLAtFullScale[channel]
+            return limit - calibration.loudestOutputDBSPL(channel: channel)
         }
         return min(rx.maxOutputDBFS, 0, perChannel.min() ?? 0)
     }
@@ -110,6 +110,8 @@ extension CompressorFitting {
     /// The ceiling for sound that is not fitted (bypass, no prescription): the OTC limit
     /// through the louder channel's calibration, and `dBFS`. Never above 0.
     public static func unfittedCeilingDBFS(_ dBFS: Double, calibration: Calibration) -> Double {
-        min(dBFS, 0, otcLimitDBSPL - (calibration.outputDBSPLAtFullScale.max() ?? 100))
+        min(
+            dBFS, 0,
+            otcLimitDBSPL - (calibration.outputDBSPLAtFullScale.indices.map { calibration.loudestOutputDBSPL(channel: $0) }.max() ?? 100))
     }
 }

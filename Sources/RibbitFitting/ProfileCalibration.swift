@@ -10,6 +10,10 @@ extension CalibrationProfile {
     /// through the right earphone's level).
     public func calibration(ears: [Ear]) -> Calibration {
         Calibration(
-            inputDBSPLAtFullScale: inputDBSPL, outputDBSPLAtFullScale: ears.map { $0 == .left ? outputLeftDBSPL : outputRightDBSPL })
+            inputDBSPLAtFullScale: inputDBSPL, outputDBSPLAtFullScale: ears.map { $0 == .left ? outputLeftDBSPL : outputRightDBSPL },
+            outputResponseDB: ears.map { ear in
+                let measured = ear == .left ? responseLeft : responseRight
+                return Dictionary(uniqueKeysWithValues: measured.map { (Double($0.key), $0.value) })
+            })
     }
 }

@@ -109,7 +109,7 @@ final class ProcessDump {
             guard let e = frame.ears[ear.rawValue] else { continue }
             let sine = 10 * log10(2.0)
             let input = e.inputBandsDB.map { $0 + sine + calibration.inputDBSPLAtFullScale }
-            let output = e.outputBandsDB.map { $0 + sine + calibration.outputDBSPLAtFullScale[channel] }
+            let output = zip(e.outputBandsDB, centres).map { $0 + sine + calibration.outputDBSPL(channel: channel, atHz: $1) }
             func row(_ name: String, _ values: [Double]) -> String {
                 "  " + name.padding(toLength: 10, withPad: " ", startingAt: 0)
                     + values.map { String(format: "%7.1f", max($0, -99)) }.joined()

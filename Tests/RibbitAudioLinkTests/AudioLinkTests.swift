@@ -26,7 +26,9 @@ import Testing
                 CompressorSettings(bands: bands, attackMs: 50, releaseMs: 1000),
             ],
             bandTaps: [[[0.25, 0.5, 0.25], [0, 1, 0]], [[1e-9, -2, 1e-9], [0, 0, 0]]],
-            calibration: Calibration(inputDBSPLAtFullScale: 104.5, outputDBSPLAtFullScale: [98, 101.25]), transitionHz: 746,
+            calibration: Calibration(
+                inputDBSPLAtFullScale: 104.5, outputDBSPLAtFullScale: [98, 101.25], outputResponseDB: [[250: -1, 4000: 2.5], [:]]),
+            transitionHz: 746,
             noiseReduction: NoiseReductionSettings(strength: 0.5))
     }
 

@@ -90,4 +90,28 @@ import Testing
         #expect(right <= limit + 0.5, "bands sharing 2 kHz must not add up above the limit")
         #expect(left > right + 3, "without a UCL the left ear stops at the OTC cap, higher")
     }
+
+    /// The headphones' measured response (re 1 kHz) is taken out: where they play 6 dB louder,
+    /// the engine sends 6 dB less, so the ear gets the prescribed level; at 1 kHz nothing
+    /// changes; and the sample ceiling allows for the loudest frequency.
+    @Test func theHeadphonesResponseIsTakenOut() throws {
+        let flat = Calibration(inputDBSPLAtFullScale: 100, outputDBSPLAtFullScale: [100, 100])
+        var bright = flat
+        bright.outputResponseDB = [[2000: 0, 4000: 6], [2000: 0, 4000: 6]]
+        func digitalDB(_ calibration: Calibration, hz: Double) throws -> Double {
+            let (engine, _, _) = try engine(calibration)
+            let tone = Signals.sine(count: 24000, frequencyHz: hz, sampleRate: 48000, amplitude: 0.01)  // 57 dB SPL
+            let out = engine.process([tone, tone])[0][12000...]
+            return 10 * log10(out.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(out.count))
+        }
+        let at4k = try digitalDB(bright, hz: 4000) - digitalDB(flat, hz: 4000)
+        let at1k = try digitalDB(bright, hz: 1000) - digitalDB(flat, hz: 1000)
+        print(String(format: "response +6 dB at 4 kHz: output %.2f dB at 4 kHz, %.2f dB at 1 kHz", at4k, at1k))
+        #expect(abs(at4k + 6) < 0.5)
+        #expect(abs(at1k) < 0.1)
+        #expect(abs(bright.responseDB(channel: 0, atHz: 2000 * 2.0.squareRoot()) - 3) < 1e-9, "halfway on a log axis")
+        let loudest = [Ear.left, .right].map { CompressorFitting.settings(rx, ear: $0, trusted: false)!.bands.map(\.limitDBSPL).max()! }
+        let ceiling = CompressorFitting.ceilingDBFS(rx, ears: [.left, .right], trusted: false, calibration: bright)
+        #expect(ceiling == min(rx.maxOutputDBFS, loudest.min()! - 106), "the limit less the loudest the phones play (100 + 6)")
+    }
 }
