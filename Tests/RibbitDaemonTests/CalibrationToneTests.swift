@@ -54,8 +54,10 @@ extension DaemonTests {
         let steps = zip(left, left.dropFirst()).map { abs($1 - $0) }
         let steepest = steps.max() ?? 0
         let at = steps.firstIndex(of: steepest) ?? 0
+        // An xrun breaks the probe's own signal (JACK's click, not the tone's): judged only
+        // without one (a loaded CI run once had 3, and a step in the probe's sine before the tone).
         #expect(
-            steepest <= Self.sineSlope(amplitude: amplitude, hz: hz, rate: rate) * 1.02,
+            recording.xruns > 0 || steepest <= Self.sineSlope(amplitude: amplitude, hz: hz, rate: rate) * 1.02,
             "a step of \(steepest) at \(at) (tone \(first)...\(last)), xruns \(recording.xruns): \(left[max(0, at - 3)...min(left.count - 1, at + 3)])"
         )
         let rightDuringTone = right[first...last].map(abs).max() ?? 1
