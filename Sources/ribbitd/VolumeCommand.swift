@@ -9,7 +9,7 @@ struct VolumeCommand: ParsableCommand {
         abstract: "Turn the hearing aid up or down (+3, -3), set a level (0, 5) or show it.",
         discussion: """
             A signed number (+3, -2.5) moves the volume by that many dB; an unsigned one (0, 4) sets it. \
-            It stays between -10 and +10 dB, changes with a crossfade (no click), is remembered \
+            It stays within the prescription's volume-range (default -10 to +10 dB), changes with a crossfade (no click), is remembered \
             across restarts and starts again at 0 with a new prescription. It moves the gain, \
             never the output limits: loud sound stays under them.
             """)
