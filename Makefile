@@ -13,7 +13,7 @@ RUN_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpn
 # ImageMagick to make the tests' photo-like QR pictures, tmux for the terminal-view tests;
 # debhelper (with dpkg-dev) and lintian for `make deb`, mandoc to check the man pages, zsh and
 # fish to check their completions, rsvg-convert (librsvg2-bin) to render the plots the tests check.
-DEV_PACKAGES := espeak-ng sox bc imagemagick tmux debhelper lintian mandoc zsh fish librsvg2-bin
+DEV_PACKAGES := espeak-ng sox bc imagemagick tmux debhelper lintian mandoc zsh fish librsvg2-bin chromium
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 DEMO_CAMFIT := Prescriptions/camfit-sloping.rx
