@@ -34,6 +34,13 @@ struct VerifyCommand: ParsableCommand {
 
     func run() throws {
         let started = Date()
+        if let output {
+            // Before minutes of measuring: a report that cannot be written is said at once.
+            let directory = (output as NSString).deletingLastPathComponent
+            guard FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) else {
+                throw RibbitError.cannotCreate("\(output): cannot write the report there (no such directory, or not writable)")
+            }
+        }
         let paths = RibbitPaths()
         let config = try loadConfig(paths)
         let (rx, text, trusted, daemonProgram) = try prescription(paths: paths, config: config)
