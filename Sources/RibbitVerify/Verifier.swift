@@ -82,11 +82,13 @@ public struct Verifier: Sendable {
     func amplitudeDBFS(_ dbSPL: Double) -> Double { pow(10, (dbSPL - calibration.inputDBSPLAtFullScale) / 20) }
 
     func tone(_ hz: Double, dbSPL: Double, seconds: Double? = nil) -> [Float] {
-        Signals.sine(count: Int(sampleRate * (seconds ?? toneSeconds)), frequencyHz: hz, sampleRate: sampleRate, amplitude: amplitudeDBFS(dbSPL))
+        Signals.sine(
+            count: Int(sampleRate * (seconds ?? toneSeconds)), frequencyHz: hz, sampleRate: sampleRate, amplitude: amplitudeDBFS(dbSPL))
     }
 
     /// Per channel, the output level (dB SPL) of the tone's fundamental over its second half.
-    public func toneOutputDBSPL(_ hz: Double, inputDBSPL: Double, plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError)
+    public func toneOutputDBSPL(_ hz: Double, inputDBSPL: Double, plan: (filters: FilterSet, compressor: CompressorPlan))
+        throws(EngineError)
         -> [Double?]
     {
         let out = try run(tone(hz, dbSPL: inputDBSPL), plan: plan)
@@ -277,7 +279,8 @@ public struct Verifier: Sendable {
             let out = try run(input, plan: plan)
             let inLevels = VerifyAnalysis.thirdOctaveLevelsDBFS(input[skip...], centresHz: Self.targetFrequenciesHz, sampleRate: sampleRate)
             for (c, ear) in Self.ears.enumerated() {
-                let outLevels = VerifyAnalysis.thirdOctaveLevelsDBFS(out[c][skip...], centresHz: Self.targetFrequenciesHz, sampleRate: sampleRate)
+                let outLevels = VerifyAnalysis.thirdOctaveLevelsDBFS(
+                    out[c][skip...], centresHz: Self.targetFrequenciesHz, sampleRate: sampleRate)
                 var rows: [EarReport.TargetRow] = []
                 for (i, hz) in Self.targetFrequenciesHz.enumerated() {
                     guard let li = inLevels[i], let lo = outLevels[i] else { continue }

@@ -122,7 +122,9 @@ public enum VerifyHTML {
             row("Reference test setting: volume (dB); HFA gain at 60 dB SPL") {
                 "\(String(fixed: $0.referenceVolumeDB, 1)); \(opt($0.referenceHFAGainDB))"
             },
-            row("THD 500 / 800 Hz at 70, 1600 Hz at 65 dB SPL (%)") { $0.distortion.map { opt($0.thdPercent, 2) }.joined(separator: " / ") },
+            row("THD 500 / 800 Hz at 70, 1600 Hz at 65 dB SPL (%)") {
+                $0.distortion.map { opt($0.thdPercent, 2) }.joined(separator: " / ")
+            },
             row("Output for digital silence (dB SPL)") { $0.noise.silenceOutputDBSPL.map { String(fixed: $0, 1) } ?? "silent" },
             row("Equivalent input noise with a \(num(Verifier.floorDBFS)) dBFS floor in (dB SPL)") { opt($0.noise.einDBSPL) },
             row("Attack / release time, 2 kHz (ms)") {
@@ -200,7 +202,9 @@ public enum VerifyHTML {
                         color: earColor(ear.ear), dash: "", label: "\(earTitle(ear.ear)) measured",
                         points: match.rows.map { ($0.hz, $0.measuredGainDB) }, marker: ear.ear == "right" ? .circle : .cross))
                 series.append(
-                    Series(color: earColor(ear.ear), dash: "6 4", label: "\(earTitle(ear.ear)) target", points: match.rows.map { ($0.hz, $0.targetGainDB) }))
+                    Series(
+                        color: earColor(ear.ear), dash: "6 4", label: "\(earTitle(ear.ear)) target",
+                        points: match.rows.map { ($0.hz, $0.targetGainDB) }))
             }
             parts.append(
                 chart(
@@ -230,7 +234,8 @@ public enum VerifyHTML {
                 rows.append(
                     "<tr><td class=\"l \(ear.ear)\">\(earTitle(ear.ear))</td><td>\(num(row.hz))</td><td>\(String(fixed: row.inputDBSPL, 1))</td>"
                         + "<td>\(String(fixed: row.measuredGainDB, 1))</td><td>\(String(fixed: row.targetGainDB, 1))</td>"
-                        + "<td>\(signed(row.deviationDB))</td><td>\(passWord(row.pass))</td><td>\(row.strictPass.map(passWord) ?? "")</td></tr>")
+                        + "<td>\(signed(row.deviationDB))</td><td>\(passWord(row.pass))</td><td>\(row.strictPass.map(passWord) ?? "")</td></tr>"
+                )
             }
         }
         return """
@@ -337,7 +342,8 @@ public enum VerifyHTML {
         if diagonal {
             let a = max(low, 40.0), b = min(high, 100.0)
             svg.append(
-                "<line x1=\"\(f(xOf(a)))\" y1=\"\(f(y(a)))\" x2=\"\(f(xOf(b)))\" y2=\"\(f(y(b)))\" stroke=\"#999\" stroke-dasharray=\"1 3\"/>")
+                "<line x1=\"\(f(xOf(a)))\" y1=\"\(f(y(a)))\" x2=\"\(f(xOf(b)))\" y2=\"\(f(y(b)))\" stroke=\"#999\" stroke-dasharray=\"1 3\"/>"
+            )
         }
         for s in series where !s.points.isEmpty {
             let path = s.points.map { "\(f(xOf($0.0))),\(f(y($0.1)))" }.joined(separator: " ")
@@ -353,7 +359,8 @@ public enum VerifyHTML {
             let lx = left + plotWidth + 10
             let dash = s.dash.isEmpty ? "" : " stroke-dasharray=\"\(s.dash)\""
             svg.append(
-                "<line x1=\"\(f(lx))\" y1=\"\(f(ly))\" x2=\"\(f(lx + 22))\" y2=\"\(f(ly))\" stroke=\"\(s.color)\" stroke-width=\"1.6\"\(dash)/>")
+                "<line x1=\"\(f(lx))\" y1=\"\(f(ly))\" x2=\"\(f(lx + 22))\" y2=\"\(f(ly))\" stroke=\"\(s.color)\" stroke-width=\"1.6\"\(dash)/>"
+            )
             svg.append(marker(s.marker, x: lx + 11, y: ly, color: s.color))
             svg.append("<text x=\"\(f(lx + 27))\" y=\"\(f(ly + 4))\" font-size=\"10\">\(escape(s.label))</text>")
         }

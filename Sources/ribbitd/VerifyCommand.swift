@@ -24,9 +24,12 @@ struct VerifyCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .customLong("rx"), help: ArgumentHelp("The prescription (.rx text or a QR picture).", valueName: "RX"), completion: .prescriptionFile)
+    @Option(
+        name: .customLong("rx"), help: ArgumentHelp("The prescription (.rx text or a QR picture).", valueName: "RX"),
+        completion: .prescriptionFile)
     var prescriptionPath: String?
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write the HTML report here.", valueName: "FILE"), completion: .file(extensions: ["html"]))
+    @Option(
+        name: .shortAndLong, help: ArgumentHelp("Write the HTML report here.", valueName: "FILE"), completion: .file(extensions: ["html"]))
     var output: String?
     @Flag(help: "Print the whole report as one JSON object.") var json = false
     @Option(help: "The listening program (quiet, noisy, outdoor, music; default: the daemon's, or the one the prescription's env selects).")
@@ -35,7 +38,7 @@ struct VerifyCommand: ParsableCommand {
     func run() throws {
         let started = Date()
         if let output {
-            // Before minutes of measuring: a report that cannot be written is said at once.
+            // Before measuring: a report that cannot be written is said at once.
             let directory = (output as NSString).deletingLastPathComponent
             guard FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) else {
                 throw RibbitError.cannotCreate("\(output): cannot write the report there (no such directory, or not writable)")
@@ -97,7 +100,9 @@ struct VerifyCommand: ParsableCommand {
             throw .data("the daemon plays no prescription from the history; give one with --rx RX")
         }
         let store = try openStore(paths)
-        guard let record = try? store.find(String(id)) else { throw .data("history entry \(id) is gone; give the prescription with --rx RX") }
+        guard let record = try? store.find(String(id)) else {
+            throw .data("history entry \(id) is gone; give the prescription with --rx RX")
+        }
         do {
             let payload = try record.intactPayload()
             let rx = try Prescription.parse(Array(payload.utf8))
@@ -121,13 +126,18 @@ struct VerifyCommand: ParsableCommand {
                 "  OSPL90        max \(fixed(ear.ospl90MaxDBSPL)) dB SPL at \(Prescription.number(ear.ospl90MaxHz)) Hz, HFA \(fixed(ear.hfaOSPL90DBSPL)) dB SPL",
                 "  full-on gain  HFA \(fixed(ear.hfaFullOnGainDB)) dB (volume +\(Prescription.number(ear.fullOnVolumeDB)))",
                 "  reference     test gain \(fixed(ear.referenceTestGainDB)) dB at volume \(fixed(ear.referenceVolumeDB)) (HFA at 60 dB SPL: \(fixed(ear.referenceHFAGainDB)) dB)",
-                "  THD           " + ear.distortion.map { "\(Prescription.number($0.hz)) Hz \(fixed($0.thdPercent, 2)) %" }.joined(separator: ", "),
+                "  THD           "
+                    + ear.distortion.map { "\(Prescription.number($0.hz)) Hz \(fixed($0.thdPercent, 2)) %" }.joined(separator: ", "),
                 "  noise         silence in: \(ear.noise.silenceOutputDBSPL.map { fixed($0) + " dB SPL" } ?? "silence out"); EIN with a \(Prescription.number(ear.noise.floorInputDBFS)) dBFS floor \(fixed(ear.noise.einDBSPL)) dB SPL",
                 "  attack        \(fixed(ear.attackMs)) ms, release \(fixed(ear.releaseMs)) ms (set \(Prescription.number(ear.designedAttackMs)) / \(Prescription.number(ear.designedReleaseMs)))",
                 "  target match  "
-                    + ear.targetMatch.map { "\(Prescription.number($0.levelDBSPL)) dB SPL \($0.pass ? "pass" : "FAIL")\($0.strictPass ? "" : " (+-3 dB: fail)")" }
+                    + ear.targetMatch.map {
+                        "\(Prescription.number($0.levelDBSPL)) dB SPL \($0.pass ? "pass" : "FAIL")\($0.strictPass ? "" : " (+-3 dB: fail)")"
+                    }
                     .joined(separator: ", ")
-                    + (worst.map { "; worst \(String(format: "%+.1f", $0.worstDeviationDB)) dB at \(Prescription.number($0.worstHz)) Hz, \(Prescription.number($0.levelDBSPL)) dB SPL" } ?? ""),
+                    + (worst.map {
+                        "; worst \(String(format: "%+.1f", $0.worstDeviationDB)) dB at \(Prescription.number($0.worstHz)) Hz, \(Prescription.number($0.levelDBSPL)) dB SPL"
+                    } ?? ""),
             ]
         }
         if let output { lines.append("report        \(output)") }

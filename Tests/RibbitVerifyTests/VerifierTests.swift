@@ -27,7 +27,8 @@ import Testing
     /// Flat 20 dB, linear; loud earphones (0 dBFS plays at 130 dB SPL) and `limit: 100`, so the
     /// band output limit (100 dB SPL, a ceiling of -30 dBFS) binds before anything else.
     static let flatVerifier = Verifier(
-        prescription: flat(20, limit: 100), trusted: false, calibration: Calibration(inputDBSPLAtFullScale: 100, outputDBSPLAtFullScale: [130, 130]),
+        prescription: flat(20, limit: 100), trusted: false,
+        calibration: Calibration(inputDBSPLAtFullScale: 100, outputDBSPLAtFullScale: [130, 130]),
         toneSeconds: 0.25, speechSeconds: 2)
     static let flatReport: VerifyReport = try! flatVerifier.report(calibrationInfo: info, date: "2026-11-23", prescriptionText: "")
 
@@ -82,9 +83,12 @@ import Testing
             // Speech at 50 and 65 dB SPL stays under the limit: 20 dB everywhere. At 80 dB SPL its
             // peaks (about 100 + 12 dB crest) reach the 100 dB SPL limit, so the gain must fall short.
             for match in ear.targetMatch {
-                print("\(ear.ear) speech at \(match.levelDBSPL): " + match.rows.map { "\($0.hz) \(String(fixed: $0.deviationDB, 2))" }.joined(separator: ", "))
+                print(
+                    "\(ear.ear) speech at \(match.levelDBSPL): "
+                        + match.rows.map { "\($0.hz) \(String(fixed: $0.deviationDB, 2))" }.joined(separator: ", "))
                 if match.levelDBSPL < 80 {
-                    #expect(match.pass && match.strictPass, "\(match.levelDBSPL) dB SPL: worst \(match.worstDeviationDB) at \(match.worstHz)")
+                    #expect(
+                        match.pass && match.strictPass, "\(match.levelDBSPL) dB SPL: worst \(match.worstDeviationDB) at \(match.worstHz)")
                     #expect(abs(match.worstDeviationDB) <= 1)
                 } else {
                     #expect(match.worstDeviationDB < -1)
