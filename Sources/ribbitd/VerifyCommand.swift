@@ -46,7 +46,7 @@ struct VerifyCommand: ParsableCommand {
         }
         let paths = RibbitPaths()
         let config = try loadConfig(paths)
-        let (rx, text, trusted, daemonProgram) = try prescription(paths: paths, config: config)
+        let (rx, text, trusted, daemonProgram, daemonRate) = try prescription(paths: paths, config: config)
         let profile = config.calibrationProfile
         let calibration = profile?.calibration ?? .uncalibrated
         let info = VerifyReport.CalibrationInfo(
@@ -54,7 +54,9 @@ struct VerifyCommand: ParsableCommand {
             inputDBSPLAtFullScale: calibration.inputDBSPLAtFullScale, outputLeftDBSPLAtFullScale: calibration.outputDBSPLAtFullScale[0],
             outputRightDBSPLAtFullScale: calibration.outputDBSPLAtFullScale[1],
             uncertaintyDB: profile == nil ? CalibrationProfile.uncalibratedUncertaintyDB : nil)
-        let verifier = Verifier(prescription: rx, trusted: trusted, calibration: calibration, program: program ?? daemonProgram)
+        let verifier = Verifier(
+            prescription: rx, trusted: trusted, calibration: calibration, program: program ?? daemonProgram, sampleRate: daemonRate ?? 48000
+        )
         var report: VerifyReport
         do {
             let date = ISO8601DateFormatter.string(from: started, timeZone: .current, formatOptions: [.withInternetDateTime])
@@ -84,13 +86,14 @@ struct VerifyCommand: ParsableCommand {
         if !report.ears.filter(\.fitted).allSatisfy({ $0.targetMatch.allSatisfy(\.pass) }) { throw ExitCode(1) }
     }
 
-    /// The prescription to verify: --rx, or what the daemon plays (from the history, by the id
-    /// its status gives), with the trust verdict and the daemon's program.
-    func prescription(paths: RibbitPaths, config: DaemonConfig) throws(RibbitError) -> (Prescription, String, Bool, Program?) {
+    /// The prescription to verify: --rx (at 48 kHz), or what the daemon plays (from the history,
+    /// by the id its status gives), with the trust verdict, the daemon's program and JACK's
+    /// sample rate (the daemon's engine geometry follows it).
+    func prescription(paths: RibbitPaths, config: DaemonConfig) throws(RibbitError) -> (Prescription, String, Bool, Program?, Double?) {
         if let prescriptionPath {
             let intake = Intake(trusted: Intake.load(paths: paths, config: config).trusted, requireSigned: false)
             let accepted = try readPrescription(prescriptionPath, intake: intake).accepted
-            return (accepted.prescription, accepted.prescription.text, accepted.isTrusted, nil)
+            return (accepted.prescription, accepted.prescription.text, accepted.isTrusted, nil, nil)
         }
         let status: DaemonStatus?
         do { status = try sendToDaemon(ControlRequest(command: .status)) } catch {
@@ -107,7 +110,8 @@ struct VerifyCommand: ParsableCommand {
             let payload = try record.intactPayload()
             let rx = try Prescription.parse(Array(payload.utf8))
             let program: String? = status?.listening?.program
-            return (rx, payload, record.isIntact && record.signature == "trusted", program.flatMap(Program.init(rawValue:)))
+            let rate = status?.jack.map { Double($0.sampleRate) }.flatMap { EngineGeometry.supportedSampleRates.contains($0) ? $0 : nil }
+            return (rx, payload, record.isIntact && record.signature == "trusted", program.flatMap(Program.init(rawValue:)), rate)
         } catch {
             throw .data("history entry \(id) cannot be read (\(error)); give the prescription with --rx RX")
         }
