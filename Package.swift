@@ -49,6 +49,9 @@ let package = Package(
         .target(name: "RibbitPlot", dependencies: ["RibbitPrescription"]),
         // Prescription -> per-ear combination curves -> filters for the engine.
         .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription", "RibbitSettings"]),
+        // `ribbitd verify`'s measurements (ANSI S3.22-style test box and target match) on the real
+        // engine as the daemon configures it, and its HTML report. No I/O, no Foundation.
+        .target(name: "RibbitVerify", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitSignals", "RibbitPlot"]),
         // WAV/FLAC through libsndfile.
         .target(name: "RibbitAudioFile", dependencies: ["CSndfile"]),
         // PNG/JPEG in (size-capped) and PNG out, as 8-bit grey images.
@@ -93,7 +96,7 @@ let package = Package(
             dependencies: [
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
                 "RibbitControl", "RibbitMonitor", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
-                "RibbitIntake", "RibbitSettings", "RibbitPlot", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: bindNow
@@ -117,6 +120,7 @@ let package = Package(
             name: "RibbitMonitorTests", dependencies: ["RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitFitting", "RibbitPrescription"]),
         // FuzzFindings are read from the source tree at run time (as the help snapshots are), not bundled.
         .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"], exclude: ["FuzzFindings"]),
+        .testTarget(name: "RibbitVerifyTests", dependencies: ["RibbitVerify", "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals"]),
         .testTarget(name: "RibbitPlotTests", dependencies: ["RibbitPlot", "RibbitPrescription"]),
         .testTarget(
             name: "RibbitFittingTests",

@@ -1,0 +1,329 @@
+import Glibc
+import RibbitDSP
+import RibbitFitting
+import RibbitPlot
+import RibbitPrescription
+import RibbitSignals
+
+/// Runs the test-box measurements on the real engine, configured exactly as the daemon plays a
+/// prescription: `Fitting.processing(ears: [.left, .right], ...)` gives the filters (and the
+/// ceiling) an `OverlapSaveEngine` starts with and the `CompressorPlan` it publishes; both
+/// channels get the same test signal. Levels go through the calibration: a tone of L dB SPL is
+/// a sine of L - inputDBSPLAtFullScale dBFS, an output of x dBFS in channel c plays at
+/// x + outputDBSPLAtFullScale[c] dB SPL. Every tone gets a fresh engine, so no detector carries
+/// one tone's level into the next.
+///
+/// Settings (ANSI S3.22 terms):
+/// - full-on: the wearer's volume at its top (`Listening.volumeRangeDB`, +10 dB), the most
+///   gain the aid gives; OSPL90 and the full-on gain are measured there;
+/// - reference test setting: the volume that brings the HFA gain at 60 dB SPL to the reference
+///   test gain (HFA-OSPL90 - 77 dB, or the HFA full-on gain when lower), within the volume
+///   range; the frequency response, distortion, noise, attack and release are measured there;
+/// - as worn (volume 0): the input/output curves, the target match and the latency.
+public struct Verifier: Sendable {
+    public var prescription: Prescription
+    public var trusted: Bool
+    /// Channels left, right.
+    public var calibration: Calibration
+    public var program: Program?
+    public var sampleRate: Double
+    public var geometry: EngineGeometry
+    /// Each pure tone's length; the level is read over its second half.
+    public var toneSeconds: Double
+    /// Each speech-like signal's length; the first half second is left out of the analysis.
+    public var speechSeconds: Double
+
+    public static let ears: [Ear] = [.left, .right]
+    /// The daemon's JACK period need not be known: any multiple of the hop adds no buffering delay.
+    public static let blockFrames = 1024
+
+    public init(
+        prescription: Prescription, trusted: Bool, calibration: Calibration, program: Program? = nil, sampleRate: Double = 48000,
+        geometry: EngineGeometry? = nil, toneSeconds: Double = 0.5, speechSeconds: Double = 4
+    ) {
+        self.prescription = prescription
+        self.trusted = trusted
+        self.calibration = calibration
+        self.program = program
+        self.sampleRate = sampleRate
+        self.geometry = geometry ?? .standard(sampleRate: sampleRate)
+        self.toneSeconds = toneSeconds
+        self.speechSeconds = speechSeconds
+    }
+
+    public var resolvedProgram: Program { program ?? .default(forEnvironment: prescription.environment) }
+
+    // MARK: The engine
+
+    /// What the daemon would run at this volume.
+    public func plan(volumeDB: Double) throws(EngineError) -> (filters: FilterSet, compressor: CompressorPlan) {
+        let fitting = try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
+        return fitting.processing(ears: Self.ears, trusted: trusted, calibration: calibration, program: program, volumeDB: volumeDB)
+    }
+
+    public func engine(_ plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError) -> OverlapSaveEngine {
+        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: sampleRate, filters: plan.filters, blockSize: Self.blockFrames)
+        try engine.publish(
+            CompressorConfig(plan: plan.compressor, fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: sampleRate))
+        return engine
+    }
+
+    /// The input through a fresh engine, both channels, with the latency removed (output i is
+    /// the engine's output i + latency; the input is padded with zeros to flush).
+    public func run(_ input: [Float], plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError) -> [[Float]] {
+        let engine = try engine(plan)
+        let latency = engine.latencyFrames
+        let padded = input + [Float](repeating: 0, count: (latency + Self.blockFrames - 1) / Self.blockFrames * Self.blockFrames)
+        let total = (padded.count + Self.blockFrames - 1) / Self.blockFrames * Self.blockFrames
+        let block = padded + [Float](repeating: 0, count: total - padded.count)
+        return engine.process([block, block], blockSize: Self.blockFrames).map { Array($0[latency..<(latency + input.count)]) }
+    }
+
+    func amplitudeDBFS(_ dbSPL: Double) -> Double { pow(10, (dbSPL - calibration.inputDBSPLAtFullScale) / 20) }
+
+    func tone(_ hz: Double, dbSPL: Double, seconds: Double? = nil) -> [Float] {
+        Signals.sine(
+            count: Int(sampleRate * (seconds ?? toneSeconds)), frequencyHz: hz, sampleRate: sampleRate, amplitude: amplitudeDBFS(dbSPL))
+    }
+
+    /// Per channel, the output level (dB SPL) of the tone's fundamental over its second half.
+    public func toneOutputDBSPL(_ hz: Double, inputDBSPL: Double, plan: (filters: FilterSet, compressor: CompressorPlan))
+        throws(EngineError)
+        -> [Double?]
+    {
+        let out = try run(tone(hz, dbSPL: inputDBSPL), plan: plan)
+        return out.indices.map { c in
+            let steady = out[c][(out[c].count / 2)...]
+            return VerifyAnalysis.db(VerifyAnalysis.amplitude(steady, frequencyHz: hz, sampleRate: sampleRate)).map {
+                $0 + calibration.outputDBSPLAtFullScale[c]
+            }
+        }
+    }
+
+    /// Per channel, a sweep's output levels.
+    func sweep(_ frequencies: [Double], inputDBSPL: Double, plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError)
+        -> [[FrequencyPoint]]
+    {
+        var result: [[FrequencyPoint]] = Self.ears.map { _ in [] }
+        for hz in frequencies {
+            let levels = try toneOutputDBSPL(hz, inputDBSPL: inputDBSPL, plan: plan)
+            for c in levels.indices { result[c].append(FrequencyPoint(hz: hz, db: levels[c])) }
+        }
+        return result
+    }
+
+    static func gains(_ levels: [FrequencyPoint], inputDBSPL: Double) -> [FrequencyPoint] {
+        levels.map { FrequencyPoint(hz: $0.hz, db: $0.db.map { $0 - inputDBSPL }) }
+    }
+
+    // MARK: The report
+
+    public static let fullOnVolumeDB = Listening.volumeRangeDB.upperBound
+    public static let referenceTestOffsetDB = 77.0
+    public static let ioFrequenciesHz: [Double] = [500, 1000, 2000, 4000]
+    public static let ioLevelsDBSPL: [Double] = stride(from: 40.0, through: 100, by: 5).map { $0 }
+    public static let distortionTests: [(hz: Double, dbSPL: Double)] = [(500, 70), (800, 70), (1600, 65)]
+    public static let speechLevelsDBSPL: [Double] = [50, 65, 80]
+    /// Where target match is judged: the compressor's band centres (audiometric frequencies).
+    public static let targetFrequenciesHz = Camfit.defaultCentresHz
+    public static let strictRangeHz = 250.0...2000.0
+    public static let floorDBFS = -120.0
+
+    /// Measures everything; `calibrationInfo`, `date` and the run time come from the caller.
+    public func report(calibrationInfo: VerifyReport.CalibrationInfo, date: String, prescriptionText: String) throws(EngineError)
+        -> VerifyReport
+    {
+        let fullOn = try plan(volumeDB: Self.fullOnVolumeDB)
+        let asWorn = try plan(volumeDB: 0)
+        let ospl = try sweep(VerifyAnalysis.sweepHz, inputDBSPL: 90, plan: fullOn)
+        let fullOnGain = try sweep(VerifyAnalysis.sweepHz, inputDBSPL: 50, plan: fullOn).map { Self.gains($0, inputDBSPL: 50) }
+
+        // The reference test setting, per ear (the volume moves every band's gain by its dB,
+        // so one correction lands on it unless an output limit binds; a second one then helps).
+        let rtg = Self.ears.indices.map { c -> Double? in
+            guard let hfaOSPL = VerifyAnalysis.highFrequencyAverage(ospl[c]) else { return nil }
+            let full = VerifyAnalysis.highFrequencyAverage(fullOnGain[c]) ?? .infinity
+            return min(hfaOSPL - Self.referenceTestOffsetDB, full)
+        }
+        var volumes = Self.ears.map { _ in 0.0 }
+        var hfa60: [Double?] = Self.ears.map { _ in nil }
+        var referencePlans: [(filters: FilterSet, compressor: CompressorPlan)] = []
+        var response: [[FrequencyPoint]] = Self.ears.map { _ in [] }
+        for c in Self.ears.indices {
+            var plan = asWorn
+            for _ in 0..<3 {
+                hfa60[c] = VerifyAnalysis.highFrequencyAverage(
+                    Self.gains(try sweep(VerifyAnalysis.hfaFrequenciesHz, inputDBSPL: 60, plan: plan)[c], inputDBSPL: 60))
+                guard let target = rtg[c], let measured = hfa60[c], abs(target - measured) > 0.5 else { break }
+                let range = Listening.volumeRangeDB
+                let next = min(max(volumes[c] + target - measured, range.lowerBound), range.upperBound)
+                if next == volumes[c] { break }
+                volumes[c] = next
+                plan = try self.plan(volumeDB: next)
+            }
+            referencePlans.append(plan)
+            response[c] = try sweep(VerifyAnalysis.sweepHz, inputDBSPL: 60, plan: plan)[c]
+        }
+
+        // Distortion, noise, attack and release at each ear's reference setting.
+        var distortion: [[EarReport.Distortion]] = Self.ears.map { _ in [] }
+        var noise: [EarReport.Noise] = []
+        var times: [(attack: Double?, release: Double?)] = []
+        for c in Self.ears.indices {
+            let plan = referencePlans[c]
+            for test in Self.distortionTests {
+                let out = try run(tone(test.hz, dbSPL: test.dbSPL), plan: plan)[c]
+                distortion[c].append(
+                    .init(
+                        hz: test.hz, inputDBSPL: test.dbSPL,
+                        thdPercent: VerifyAnalysis.thdPercent(out[(out.count / 2)...], frequencyHz: test.hz, sampleRate: sampleRate)))
+            }
+            noise.append(try self.noise(channel: c, plan: plan))
+            times.append(try attackRelease(channel: c, plan: plan))
+        }
+
+        let io = try Self.ears.indices.map { c throws(EngineError) in
+            try Self.ioFrequenciesHz.map { hz throws(EngineError) in
+                EarReport.IOCurve(
+                    hz: hz,
+                    points: try Self.ioLevelsDBSPL.map { level throws(EngineError) in
+                        EarReport.IOPoint(inputDBSPL: level, outputDBSPL: try toneOutputDBSPL(hz, inputDBSPL: level, plan: asWorn)[c])
+                    })
+            }
+        }
+        let matches = try targetMatch(plan: asWorn)
+        let latency = try measureLatency(plan: asWorn)
+
+        var ears: [EarReport] = []
+        for ear in Ear.plotOrder {
+            let c = Self.ears.firstIndex(of: ear)!
+            let settings = asWorn.compressor.settings[c]
+            let maxPoint = ospl[c].filter { $0.db != nil }.max { $0.db! < $1.db! }
+            ears.append(
+                EarReport(
+                    ear: ear.rawValue, fitted: prescription.targetGains(for: ear) != nil, ospl90: ospl[c], ospl90MaxDBSPL: maxPoint?.db,
+                    ospl90MaxHz: maxPoint?.hz ?? 0, hfaOSPL90DBSPL: VerifyAnalysis.highFrequencyAverage(ospl[c]),
+                    fullOnGain: fullOnGain[c], hfaFullOnGainDB: VerifyAnalysis.highFrequencyAverage(fullOnGain[c]),
+                    fullOnVolumeDB: Self.fullOnVolumeDB, referenceTestGainDB: rtg[c], referenceVolumeDB: volumes[c],
+                    referenceHFAGainDB: hfa60[c], frequencyResponse: response[c], distortion: distortion[c], noise: noise[c],
+                    attackMs: times[c].attack, releaseMs: times[c].release, designedAttackMs: settings.attackMs,
+                    designedReleaseMs: settings.releaseMs, ioCurves: io[c], targetMatch: matches[c]))
+        }
+        return VerifyReport(
+            prescriptionName: prescription.name, prescriptionText: prescriptionText, rule: prescription.rule.rawValue,
+            program: resolvedProgram.rawValue, trusted: trusted, calibration: calibrationInfo, date: date, runSeconds: 0,
+            sampleRate: sampleRate, engine: geometry.description, toneSeconds: toneSeconds, latency: latency, ears: ears)
+    }
+
+    /// Digital silence, then white noise at `floorDBFS`, at the reference setting; the
+    /// equivalent input noise is the floor's output less the HFA gain at 50 dB SPL.
+    func noise(channel c: Int, plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError) -> EarReport.Noise {
+        let count = Int(sampleRate * toneSeconds)
+        let silent = try run([Float](repeating: 0, count: count), plan: plan)[c]
+        let floorRMS = pow(10, Self.floorDBFS / 20) / 2.0.squareRoot()  // sine-referenced: peak 10^(L/20)
+        let floor = try run(Signals.whiteNoise(count: count, rms: floorRMS, seed: 14), plan: plan)[c]
+        let out = calibration.outputDBSPLAtFullScale[c]
+        let floorOut = VerifyAnalysis.levelDBFS(floor[(count / 2)...]).map { $0 + out }
+        let hfa50 = VerifyAnalysis.highFrequencyAverage(
+            Self.gains(try sweep(VerifyAnalysis.hfaFrequenciesHz, inputDBSPL: 50, plan: plan)[c], inputDBSPL: 50))
+        return EarReport.Noise(
+            silenceOutputDBSPL: VerifyAnalysis.levelDBFS(silent[(count / 2)...]).map { $0 + out }, floorInputDBFS: Self.floorDBFS,
+            floorInputDBSPL: Self.floorDBFS + calibration.inputDBSPLAtFullScale, floorOutputDBSPL: floorOut, hfa50GainDB: hfa50,
+            einDBSPL: floorOut.flatMap { level in hfa50.map { level - $0 } })
+    }
+
+    /// ANSI S3.22: a 2 kHz tone steps 55 -> 90 -> 55 dB SPL (on whole periods); the output's
+    /// envelope (RMS per 0.5 ms) settles within 3 dB of its level at 90 (attack) and within 4 dB
+    /// of its level at 55 (release). Each step lasts max(0.5 s, 4 x the release time).
+    public func attackRelease(channel c: Int, plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError) -> (
+        attack: Double?, release: Double?
+    ) {
+        let settings = plan.compressor.settings[c]
+        let window = Int((sampleRate / 2000).rounded())
+        let steps = Int(sampleRate * max(0.5, 4 * settings.releaseMs / 1000)) / window * window
+        var input: [Float] = []
+        for level in [55.0, 90, 55] {
+            // Each step starts at phase 0 of the whole signal's sine, so the steps join without a jump.
+            let phase = Double(input.count)
+            input += (0..<steps).map { i in
+                Float(amplitudeDBFS(level) * sin(2 * .pi * 2000 * (phase + Double(i)) / sampleRate))
+            }
+        }
+        let out = try run(input, plan: plan)[c]
+        let envelope = VerifyAnalysis.envelopeDB(out[...], window: window)
+        let stepMs = 1000 * Double(window) / sampleRate
+        let attackStart = steps / window, releaseStart = 2 * steps / window
+        // As the engine's own test: the attack segment ends a little before the release step
+        // (the detector sees the step a filter delay and a hop before the output does).
+        let attack = VerifyAnalysis.settlingMs(Array(envelope[..<(releaseStart - 10)]), from: attackStart, stepMs: stepMs, withinDB: 3)
+        // And the release segment ends 10 ms before the signal does (the detector sees the
+        // silence after it coming, and the gain rises in the last windows).
+        let release = VerifyAnalysis.settlingMs(
+            Array(envelope[..<(envelope.count - 20)]), from: releaseStart, stepMs: stepMs, withinDB: 4)
+        return (attack, release)
+    }
+
+    /// The speech-like signal at 50, 65 and 80 dB SPL through the as-worn engine; insertion gain
+    /// per frequency = the output's long-term third-octave level less the input's, against the
+    /// prescription's targets for that level (compressive fits: g50 / g65 / g80; linear fits:
+    /// the one target), each with the prescription's low-pass, as the engine plays it.
+    func targetMatch(plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError) -> [[EarReport.TargetMatch]] {
+        let count = Int(sampleRate * speechSeconds)
+        let skip = min(Int(sampleRate / 2), count / 4)
+        var result: [[EarReport.TargetMatch]] = Self.ears.map { _ in [] }
+        let fitting = try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
+        let lowpass = LowpassCurve(passHz: prescription.lowpassHz.map(Double.init))
+        for level in Self.speechLevelsDBSPL {
+            let input = VerifyAnalysis.speechLikeSignal(
+                count: count, sampleRate: sampleRate, levelDBFS: level - calibration.inputDBSPLAtFullScale, seed: 2026)
+            let out = try run(input, plan: plan)
+            let inLevels = VerifyAnalysis.thirdOctaveLevelsDBFS(input[skip...], centresHz: Self.targetFrequenciesHz, sampleRate: sampleRate)
+            for (c, ear) in Self.ears.enumerated() {
+                let outLevels = VerifyAnalysis.thirdOctaveLevelsDBFS(
+                    out[c][skip...], centresHz: Self.targetFrequenciesHz, sampleRate: sampleRate)
+                var rows: [EarReport.TargetRow] = []
+                for (i, hz) in Self.targetFrequenciesHz.enumerated() {
+                    guard let li = inLevels[i], let lo = outLevels[i] else { continue }
+                    let inDB = li + calibration.inputDBSPLAtFullScale, outDB = lo + calibration.outputDBSPLAtFullScale[c]
+                    let target = targetGainDB(ear: ear, hz: hz, speechDBSPL: level, fitting: fitting, lowpass: lowpass)
+                    let deviation = (outDB - inDB) - target
+                    rows.append(
+                        EarReport.TargetRow(
+                            hz: hz, inputDBSPL: inDB, outputDBSPL: outDB, measuredGainDB: outDB - inDB, targetGainDB: target,
+                            deviationDB: deviation, pass: abs(deviation) <= 5,
+                            strictPass: Self.strictRangeHz.contains(hz) ? abs(deviation) <= 3 : nil))
+                }
+                let worst = rows.max { abs($0.deviationDB) < abs($1.deviationDB) }
+                result[c].append(
+                    EarReport.TargetMatch(
+                        levelDBSPL: level, rows: rows, pass: !rows.isEmpty && rows.allSatisfy(\.pass),
+                        strictPass: rows.allSatisfy { $0.strictPass ?? true }, worstDeviationDB: worst?.deviationDB ?? 0,
+                        worstHz: worst?.hz ?? 0))
+            }
+        }
+        return result
+    }
+
+    /// The prescription's target insertion gain at a frequency for speech at `speechDBSPL`.
+    public func targetGainDB(ear: Ear, hz: Double, speechDBSPL: Double, fitting: Fitting, lowpass: LowpassCurve) -> Double {
+        guard let level = prescription.levelGains(for: ear) else { return fitting.targetGainDB(for: ear, atHz: hz) }
+        let gains = speechDBSPL <= 50 ? level.g50 : speechDBSPL >= 80 ? level.g80 : level.g65
+        return Camfit.interpolate(gains, atHz: hz) + 20 * log10(max(lowpass.amplitude(atHz: hz), 1e-10))
+    }
+
+    /// An impulse (one sample at 0.1, -20 dBFS) through the as-worn
+    /// engine: where the output's largest sample lies, against what the engine reports.
+    func measureLatency(plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError) -> VerifyReport.Latency {
+        let engine = try engine(plan)
+        let at = Self.blockFrames
+        let count = 4 * Self.blockFrames
+        let out = engine.process(
+            [Signals.impulse(count: count, at: at, amplitude: 0.1), Signals.impulse(count: count, at: at, amplitude: 0.1)],
+            blockSize: Self.blockFrames)
+        let peak = out[0].indices.max { abs(out[0][$0]) < abs(out[0][$1]) } ?? at
+        let reported = engine.latencyFrames
+        return VerifyReport.Latency(
+            measuredFrames: peak - at, reportedFrames: reported, measuredMs: 1000 * Double(peak - at) / sampleRate,
+            reportedMs: 1000 * Double(reported) / sampleRate)
+    }
+}

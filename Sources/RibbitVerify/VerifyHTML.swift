@@ -1,0 +1,424 @@
+import Glibc
+import RibbitPlot
+import RibbitPrescription
+
+/// The verify report as one self-contained HTML page: inline SVG plots (log-frequency axes
+/// with octave ticks, dB SPL, targets dashed, right ear red and left ear blue as
+/// `ClinicalConventions` draws them), the standard's definition next to each figure, tables of
+/// the figures, A4 print styles with a page break between sections. No scripts, no external
+/// resources.
+public enum VerifyHTML {
+    /// The ids of the plots every report holds (one `<svg id=...>` each).
+    public static let plotIDs = [
+        "ospl90", "full-on-gain", "frequency-response", "io-right", "io-left", "target-50", "target-65", "target-80",
+    ]
+
+    public static func render(_ report: VerifyReport) -> String {
+        var body: [String] = []
+        body.append(header(report))
+        body.append(summary(report))
+        body.append(
+            section(
+                "OSPL90: output for a 90 dB SPL input",
+                definition: """
+                    ANSI S3.22 / IEC 60118-0: the output sound pressure level for a 90 dB SPL pure-tone input with the gain \
+                    control full on, swept over frequency (here one-third-octave tones from 200 to 8000 Hz, volume at +\(num(report.ears.first?.fullOnVolumeDB ?? 10)) dB). \
+                    HFA-OSPL90 is its mean at 1000, 1600 and 2500 Hz.
+                    """,
+                chart: frequencyChart(
+                    id: "ospl90", yLabel: "Output (dB SPL)",
+                    series: report.ears.map { Series(ear: $0.ear, label: "\(earTitle($0.ear)) OSPL90", points: $0.ospl90) })))
+        body.append(
+            section(
+                "Full-on gain",
+                definition: """
+                    ANSI S3.22: the gain (output minus input, dB) for a 50 dB SPL pure-tone input with the gain control full \
+                    on; ribbit's full on is the wearer's volume at its top, +\(num(report.ears.first?.fullOnVolumeDB ?? 10)) dB over the prescription. \
+                    HFA full-on gain: its mean at 1000, 1600 and 2500 Hz.
+                    """,
+                chart: frequencyChart(
+                    id: "full-on-gain", yLabel: "Gain (dB)",
+                    series: report.ears.map { Series(ear: $0.ear, label: "\(earTitle($0.ear)) full-on gain", points: $0.fullOnGain) })))
+        body.append(
+            section(
+                "Frequency response at the reference test setting",
+                definition: """
+                    ANSI S3.22: the reference test gain is HFA-OSPL90 minus 77 dB, or the HFA full-on gain when that is lower; \
+                    the reference test setting is the volume that brings the HFA gain for a 60 dB SPL input to it. The \
+                    frequency response is the output for 60 dB SPL pure tones at that setting.
+                    """,
+                chart: frequencyChart(
+                    id: "frequency-response", yLabel: "Output (dB SPL)",
+                    series: report.ears.map { Series(ear: $0.ear, label: "\(earTitle($0.ear)) response", points: $0.frequencyResponse) }))
+        )
+        body.append(ioSection(report))
+        body.append(targetSection(report))
+        body.append(prescriptionSection(report))
+        return """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <title>ribbit verify: \(escape(report.prescriptionName))</title>
+            <style>
+            @page { size: A4; margin: 14mm; }
+            body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; font-size: 10pt; color: #111; max-width: 190mm; margin: auto; }
+            h1 { font-size: 16pt; margin: 0 0 4pt 0; }
+            h2 { font-size: 12.5pt; margin: 10pt 0 4pt 0; border-bottom: 1px solid #999; }
+            section { page-break-before: always; break-before: page; }
+            section.first { page-break-before: auto; break-before: auto; }
+            .definition { font-size: 9pt; color: #333; background: #f4f4f4; padding: 4pt 6pt; margin: 4pt 0; }
+            table { border-collapse: collapse; font-size: 9pt; margin: 4pt 0; }
+            th, td { border: 1px solid #bbb; padding: 1.5pt 5pt; text-align: right; }
+            th { background: #eee; }
+            td.l, th.l { text-align: left; }
+            .pass { color: #006400; } .fail { color: #b00000; font-weight: bold; }
+            .right { color: \(Ear.right.plotColor); } .left { color: \(Ear.left.plotColor); }
+            svg { display: block; margin: 4pt 0; }
+            pre { font-size: 8.5pt; background: #f8f8f8; padding: 4pt; white-space: pre-wrap; }
+            </style>
+            </head>
+            <body>
+            \(body.joined(separator: "\n"))
+            </body>
+            </html>
+
+            """
+    }
+
+    // MARK: Sections
+
+    static func header(_ r: VerifyReport) -> String {
+        let cal = r.calibration
+        let calibration =
+            "\(escape(cal.label)): 0 dBFS in = \(num(cal.inputDBSPLAtFullScale)) dB SPL, out left \(num(cal.outputLeftDBSPLAtFullScale)) / right \(num(cal.outputRightDBSPLAtFullScale)) dB SPL"
+            + (cal.uncertaintyDB.map { "; every level is uncertain by about +-\(num($0)) dB" } ?? "")
+        return """
+            <section class="first">
+            <h1>ribbit hearing-aid verification</h1>
+            <table>
+            <tr><th class="l">Prescription</th><td class="l">\(escape(r.prescriptionName)) (rule \(escape(r.rule))\(r.trusted ? ", signed by a trusted key" : ""))</td></tr>
+            <tr><th class="l">Program</th><td class="l">\(escape(r.program))</td></tr>
+            <tr><th class="l">Calibration</th><td class="l">\(calibration)</td></tr>
+            <tr><th class="l">Measured</th><td class="l">offline, on ribbit's own engine (the code and settings the daemon runs), \(num(r.sampleRate)) Hz, \(escape(r.engine)); \(escape(r.date)); run time \(String(fixed: r.runSeconds, 1)) s</td></tr>
+            </table>
+            <p class="definition">A software test box: the engine is driven with generated signals and its output is read \
+            through the calibration, as ANSI S3.22 / IEC 60118-0 measure a hearing aid in a coupler. It measures the \
+            digital processing only: not the microphone, the earphone or the ear. Levels in dB SPL hold only as far as \
+            the calibration does.</p>
+            """
+    }
+
+    static func summary(_ r: VerifyReport) -> String {
+        func row(_ name: String, _ values: (EarReport) -> String) -> String {
+            "<tr><th class=\"l\">\(name)</th>" + r.ears.map { "<td>\(values($0))</td>" }.joined() + "</tr>"
+        }
+        let head = "<tr><th class=\"l\">Figure</th>" + r.ears.map { "<th class=\"\($0.ear)\">\(earTitle($0.ear))</th>" }.joined() + "</tr>"
+        let rows = [
+            row("OSPL90 maximum (dB SPL)") { "\(opt($0.ospl90MaxDBSPL)) at \(num($0.ospl90MaxHz)) Hz" },
+            row("HFA-OSPL90 (dB SPL)") { opt($0.hfaOSPL90DBSPL) },
+            row("HFA full-on gain (dB)") { opt($0.hfaFullOnGainDB) },
+            row("Reference test gain (dB)") { opt($0.referenceTestGainDB) },
+            row("Reference test setting: volume (dB); HFA gain at 60 dB SPL") {
+                "\(String(fixed: $0.referenceVolumeDB, 1)); \(opt($0.referenceHFAGainDB))"
+            },
+            row("THD 500 / 800 Hz at 70, 1600 Hz at 65 dB SPL (%)") {
+                $0.distortion.map { opt($0.thdPercent, 2) }.joined(separator: " / ")
+            },
+            row("Output for digital silence (dB SPL)") { $0.noise.silenceOutputDBSPL.map { String(fixed: $0, 1) } ?? "silent" },
+            row("Equivalent input noise with a \(num(Verifier.floorDBFS)) dBFS floor in (dB SPL)") { opt($0.noise.einDBSPL) },
+            row("Attack / release time, 2 kHz (ms)") {
+                "\(opt($0.attackMs)) / \(opt($0.releaseMs)) (set \(num($0.designedAttackMs)) / \(num($0.designedReleaseMs)))"
+            },
+            row("Target match at 50 / 65 / 80 dB SPL, +-5 dB") {
+                $0.targetMatch.map { passWord($0.pass) }.joined(separator: " / ")
+            },
+            row("Worst deviation (dB)") { ear in
+                let worst = ear.targetMatch.max { abs($0.worstDeviationDB) < abs($1.worstDeviationDB) }
+                return worst.map { "\(signed($0.worstDeviationDB)) at \(num($0.worstHz)) Hz, \(num($0.levelDBSPL)) dB SPL" } ?? "-"
+            },
+        ]
+        let latency = r.latency
+        return """
+            <h2>Summary</h2>
+            <table>\(head)\(rows.joined())</table>
+            <p>Added latency: \(latency.measuredFrames) samples (\(String(fixed: latency.measuredMs, 2)) ms) measured by an impulse \
+            (where the output's peak lies); the engine reports \(latency.reportedFrames) samples (\(String(fixed: latency.reportedMs, 2)) ms), \
+            which the daemon tells JACK (for a JACK period that is a multiple of the engine's hop).</p>
+            <p class="definition">Distortion (ANSI S3.22): total harmonic distortion, 100 x sqrt(sum of the 2nd to 5th harmonics' \
+            squared amplitudes) / the fundamental, at the reference test setting. Equivalent input noise (ANSI S3.22): \
+            the output noise level less the HFA gain for a 50 dB SPL input at the reference test setting. A software \
+            measurement can only say what the digital path adds: digital silence in gives the output for silence; a \
+            white-noise floor at \(num(Verifier.floorDBFS)) dBFS stands in for a very quiet microphone. It cannot measure the \
+            microphone's own noise, which sets a real aid's EIN. Attack and release (ANSI S3.22): a 2 kHz tone steps from 55 \
+            to 90 dB SPL and back at the reference test setting; attack is the time until the output stays within 3 dB of \
+            its level at 90, release until it stays within 4 dB of its level at 55. A linear fitting has none of its own: \
+            what is timed then is the output limiter, when the step reaches it.</p>
+            </section>
+            """
+    }
+
+    static func section(_ title: String, definition: String, chart: String) -> String {
+        """
+        <section>
+        <h2>\(escape(title))</h2>
+        <p class="definition">\(escape(definition))</p>
+        \(chart)
+        </section>
+        """
+    }
+
+    static func ioSection(_ r: VerifyReport) -> String {
+        let charts = r.ears.map { ear -> String in
+            let series = ear.ioCurves.enumerated().map { i, curve in
+                Series(
+                    color: earColor(ear.ear), dash: ["", "6 3", "2 2", "8 2 2 2"][i % 4], label: "\(frequencyLabel(Int(curve.hz))) Hz",
+                    points: curve.points.compactMap { p in p.outputDBSPL.map { (p.inputDBSPL, $0) } })
+            }
+            return chart(
+                id: "io-\(ear.ear)", title: "\(earTitle(ear.ear)): input/output", x: .linear(40, 100, step: 10), xLabel: "Input (dB SPL)",
+                yLabel: "Output (dB SPL)", series: series, diagonal: true)
+        }
+        return """
+            <section>
+            <h2>Input/output curves</h2>
+            <p class="definition">The output (dB SPL) for pure tones at 500, 1000, 2000 and 4000 Hz from 40 to 100 dB SPL in \
+            5 dB steps, as worn (volume 0). The grey dotted line is output = input; a slope below 1 is compression, the \
+            flat top the output limit.</p>
+            \(charts.joined(separator: "\n"))
+            </section>
+            """
+    }
+
+    static func targetSection(_ r: VerifyReport) -> String {
+        let levels = Verifier.speechLevelsDBSPL
+        var parts: [String] = []
+        for (i, level) in levels.enumerated() {
+            var series: [Series] = []
+            for ear in r.ears where i < ear.targetMatch.count {
+                let match = ear.targetMatch[i]
+                series.append(
+                    Series(
+                        color: earColor(ear.ear), dash: "", label: "\(earTitle(ear.ear)) measured",
+                        points: match.rows.map { ($0.hz, $0.measuredGainDB) }, marker: ear.ear == "right" ? .circle : .cross))
+                series.append(
+                    Series(
+                        color: earColor(ear.ear), dash: "6 4", label: "\(earTitle(ear.ear)) target",
+                        points: match.rows.map { ($0.hz, $0.targetGainDB) }))
+            }
+            parts.append(
+                chart(
+                    id: "target-\(num(level))", title: "Insertion gain for speech at \(num(level)) dB SPL",
+                    x: .logFrequency(200, 8000), xLabel: "Frequency (Hz)", yLabel: "Insertion gain (dB)", series: series))
+            parts.append(targetTable(r, index: i))
+        }
+        return """
+            <section>
+            <h2>Target match</h2>
+            <p class="definition">A speech-shaped, speech-modulated noise (the idea of the international speech test signal: \
+            the long-term average speech spectrum of Byrne et al. 1994, about four syllables a second, with pauses) at 50, 65 \
+            and 80 dB SPL, as worn (volume 0). Measured insertion gain: the output's long-term one-third-octave level less \
+            the input's, per audiometric frequency. Targets (dashed): the prescription's gains for that speech level \
+            (compressive fits: g50, g65, g80; linear fits: the one target), with its low-pass. Clinics accept +-5 dB; the \
+            stricter column asks +-3 dB from 250 to 2000 Hz.</p>
+            \(parts.joined(separator: "\n"))
+            </section>
+            """
+    }
+
+    static func targetTable(_ r: VerifyReport, index: Int) -> String {
+        var rows: [String] = []
+        for ear in r.ears where index < ear.targetMatch.count {
+            let match = ear.targetMatch[index]
+            for row in match.rows {
+                rows.append(
+                    "<tr><td class=\"l \(ear.ear)\">\(earTitle(ear.ear))</td><td>\(num(row.hz))</td><td>\(String(fixed: row.inputDBSPL, 1))</td>"
+                        + "<td>\(String(fixed: row.measuredGainDB, 1))</td><td>\(String(fixed: row.targetGainDB, 1))</td>"
+                        + "<td>\(signed(row.deviationDB))</td><td>\(passWord(row.pass))</td><td>\(row.strictPass.map(passWord) ?? "")</td></tr>"
+                )
+            }
+        }
+        return """
+            <table>
+            <tr><th class="l">Ear</th><th>Hz</th><th>In (dB SPL)</th><th>Gain (dB)</th><th>Target (dB)</th><th>Deviation (dB)</th>\
+            <th>+-5 dB</th><th>+-3 dB, 250-2000 Hz</th></tr>
+            \(rows.joined(separator: "\n"))
+            </table>
+            """
+    }
+
+    static func prescriptionSection(_ r: VerifyReport) -> String {
+        """
+        <section>
+        <h2>The prescription</h2>
+        <pre>\(escape(r.prescriptionText))</pre>
+        </section>
+        """
+    }
+
+    // MARK: Charts
+
+    enum Marker { case circle, cross }
+
+    struct Series {
+        var color: String
+        var dash: String
+        var label: String
+        var points: [(Double, Double)]
+        var marker: Marker? = nil
+
+        init(color: String, dash: String, label: String, points: [(Double, Double)], marker: Marker? = nil) {
+            self.color = color
+            self.dash = dash
+            self.label = label
+            self.points = points
+            self.marker = marker
+        }
+
+        init(ear: String, label: String, points: [FrequencyPoint]) {
+            self.init(
+                color: earColor(ear), dash: "", label: label, points: points.compactMap { p in p.db.map { (p.hz, $0) } },
+                marker: ear == "right" ? .circle : .cross)
+        }
+    }
+
+    enum XAxis {
+        case logFrequency(Double, Double)
+        case linear(Double, Double, step: Double)
+    }
+
+    static func frequencyChart(id: String, yLabel: String, series: [Series]) -> String {
+        chart(id: id, title: nil, x: .logFrequency(200, 8000), xLabel: "Frequency (Hz)", yLabel: yLabel, series: series)
+    }
+
+    static func chart(
+        id: String, title: String?, x: XAxis, xLabel: String, yLabel: String, series: [Series], diagonal: Bool = false
+    ) -> String {
+        let width = 660.0, height = 300.0
+        let left = 58.0, right = 150.0, top = title == nil ? 14.0 : 30.0, bottom = 44.0
+        let plotWidth = width - left - right, plotHeight = height - top - bottom
+        let values = series.flatMap { $0.points.map(\.1) }
+        var low = ((values.min() ?? 0) / 10).rounded(.down) * 10, high = ((values.max() ?? 10) / 10).rounded(.up) * 10
+        if diagonal {
+            low = min(low, 40)
+            high = max(high, 100)
+        }
+        if high - low < 20 { high = low + 20 }
+        let yStep = high - low > 80 ? 20.0 : 10.0
+        func y(_ v: Double) -> Double { top + plotHeight * (high - min(max(v, low), high)) / (high - low) }
+        let xOf: (Double) -> Double
+        var xTicks: [(Double, String)] = []
+        switch x {
+        case .logFrequency(let lo, let hi):
+            let axis = LogFrequencyAxis(left: left, width: plotWidth, lowHz: lo, highHz: hi)
+            xOf = axis.x
+            xTicks = axis.octaveTicksHz.map { (Double($0), frequencyLabel($0)) }
+        case .linear(let lo, let hi, let step):
+            xOf = { left + plotWidth * (min(max($0, lo), hi) - lo) / (hi - lo) }
+            xTicks = roundTicks(from: lo, to: hi, step: step).map { ($0, num($0)) }
+        }
+        var svg: [String] = []
+        svg.append(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"\(id)\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"11\">"
+        )
+        svg.append("<title>\(escape(title ?? yLabel))</title>")
+        if let title { svg.append("<text x=\"\(f(left))\" y=\"18\" font-size=\"12\" font-weight=\"bold\">\(escape(title))</text>") }
+        svg.append(
+            "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(plotHeight))\" fill=\"none\" stroke=\"#444\"/>")
+        for (value, label) in xTicks {
+            let px = xOf(value)
+            svg.append("<line x1=\"\(f(px))\" y1=\"\(f(top))\" x2=\"\(f(px))\" y2=\"\(f(top + plotHeight))\" stroke=\"#ddd\"/>")
+            svg.append("<text x=\"\(f(px))\" y=\"\(f(top + plotHeight + 14))\" text-anchor=\"middle\">\(label)</text>")
+        }
+        for value in roundTicks(from: low, to: high, step: yStep) {
+            let py = y(value)
+            svg.append("<line x1=\"\(f(left))\" y1=\"\(f(py))\" x2=\"\(f(left + plotWidth))\" y2=\"\(f(py))\" stroke=\"#ddd\"/>")
+            svg.append("<text x=\"\(f(left - 5))\" y=\"\(f(py + 4))\" text-anchor=\"end\">\(num(value))</text>")
+        }
+        svg.append("<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(height - 8))\" text-anchor=\"middle\">\(escape(xLabel))</text>")
+        svg.append(
+            "<text x=\"14\" y=\"\(f(top + plotHeight / 2))\" text-anchor=\"middle\" transform=\"rotate(-90 14 \(f(top + plotHeight / 2)))\">\(escape(yLabel))</text>"
+        )
+        if diagonal {
+            let a = max(low, 40.0), b = min(high, 100.0)
+            svg.append(
+                "<line x1=\"\(f(xOf(a)))\" y1=\"\(f(y(a)))\" x2=\"\(f(xOf(b)))\" y2=\"\(f(y(b)))\" stroke=\"#999\" stroke-dasharray=\"1 3\"/>"
+            )
+        }
+        for s in series where !s.points.isEmpty {
+            let path = s.points.map { "\(f(xOf($0.0))),\(f(y($0.1)))" }.joined(separator: " ")
+            let dash = s.dash.isEmpty ? "" : " stroke-dasharray=\"\(s.dash)\""
+            svg.append("<polyline points=\"\(path)\" fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"1.6\"\(dash)/>")
+            for p in s.points {
+                svg.append(marker(s.marker, x: xOf(p.0), y: y(p.1), color: s.color))
+            }
+        }
+        // Legend, right of the plot.
+        for (i, s) in series.enumerated() {
+            let ly = top + 10 + Double(i) * 16
+            let lx = left + plotWidth + 10
+            let dash = s.dash.isEmpty ? "" : " stroke-dasharray=\"\(s.dash)\""
+            svg.append(
+                "<line x1=\"\(f(lx))\" y1=\"\(f(ly))\" x2=\"\(f(lx + 22))\" y2=\"\(f(ly))\" stroke=\"\(s.color)\" stroke-width=\"1.6\"\(dash)/>"
+            )
+            svg.append(marker(s.marker, x: lx + 11, y: ly, color: s.color))
+            svg.append("<text x=\"\(f(lx + 27))\" y=\"\(f(ly + 4))\" font-size=\"10\">\(escape(s.label))</text>")
+        }
+        svg.append("</svg>")
+        return svg.joined(separator: "\n")
+    }
+
+    static func marker(_ marker: Marker?, x: Double, y: Double, color: String) -> String {
+        switch marker {
+        case .circle: "<circle cx=\"\(f(x))\" cy=\"\(f(y))\" r=\"3.5\" fill=\"white\" stroke=\"\(color)\" stroke-width=\"1.4\"/>"
+        case .cross:
+            "<path d=\"M\(f(x - 3.5)) \(f(y - 3.5))L\(f(x + 3.5)) \(f(y + 3.5))M\(f(x - 3.5)) \(f(y + 3.5))L\(f(x + 3.5)) \(f(y - 3.5))\" stroke=\"\(color)\" stroke-width=\"1.4\"/>"
+        case nil: ""
+        }
+    }
+
+    // MARK: Text
+
+    static func earColor(_ ear: String) -> String { (Ear(rawValue: ear) ?? .right).plotColor }
+    static func earTitle(_ ear: String) -> String { (Ear(rawValue: ear) ?? .right).plotTitle }
+    static func passWord(_ pass: Bool) -> String { pass ? "<span class=\"pass\">pass</span>" : "<span class=\"fail\">FAIL</span>" }
+
+    static func f(_ v: Double) -> String { String(fixed: v, 1) }
+    static func num(_ v: Double) -> String { Prescription.number(v) }
+    static func opt(_ v: Double?, _ digits: Int = 1) -> String { v.map { String(fixed: $0, digits) } ?? "-" }
+    static func signed(_ v: Double) -> String { (v >= 0 ? "+" : "") + String(fixed: v, 1) }
+
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        for ch in text {
+            switch ch {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            default: out.append(ch)
+            }
+        }
+        return out
+    }
+}
+
+extension String {
+    /// A number with `digits` decimals, without Foundation ("-0.0" becomes "0.0").
+    init(fixed value: Double, _ digits: Int) {
+        guard value.isFinite else {
+            self = value.isNaN ? "nan" : value > 0 ? "inf" : "-inf"
+            return
+        }
+        let scale = pow(10, Double(digits))
+        let scaled = (abs(value) * scale).rounded()
+        let whole = Int(scaled / scale)
+        let fraction = Int(scaled - Double(whole) * scale)
+        var text = String(whole)
+        if digits > 0 {
+            let f = String(fraction)
+            text += "." + String(repeating: "0", count: digits - f.count) + f
+        }
+        self = (value < 0 && scaled > 0 ? "-" : "") + text
+    }
+}

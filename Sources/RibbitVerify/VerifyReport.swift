@@ -1,0 +1,156 @@
+/// What `ribbitd verify` measured, per ear, as an ANSI S3.22 / IEC 60118-0 style test-box
+/// report plus a target match. Plain Codable values (the `--json` output). Levels are dB SPL
+/// through the calibration; a level that cannot be given (digital silence: -inf) is nil.
+public struct VerifyReport: Codable, Sendable {
+    public var prescriptionName: String
+    public var prescriptionText: String
+    public var rule: String
+    public var program: String
+    public var trusted: Bool
+    public var calibration: CalibrationInfo
+    /// When the report was made (the caller's clock; the measurement has no I/O).
+    public var date: String
+    /// Wall-clock seconds the measurement took (the caller's clock).
+    public var runSeconds: Double
+    public var sampleRate: Double
+    public var engine: String
+    public var toneSeconds: Double
+    public var latency: Latency
+    /// In plot order: right ear, then left.
+    public var ears: [EarReport]
+
+    public struct CalibrationInfo: Codable, Sendable, Equatable {
+        /// The profile's name, or "uncalibrated, +-20 dB".
+        public var label: String
+        public var inputDBSPLAtFullScale: Double
+        public var outputLeftDBSPLAtFullScale: Double
+        public var outputRightDBSPLAtFullScale: Double
+        public var uncertaintyDB: Double?
+
+        public init(
+            label: String, inputDBSPLAtFullScale: Double, outputLeftDBSPLAtFullScale: Double, outputRightDBSPLAtFullScale: Double,
+            uncertaintyDB: Double?
+        ) {
+            self.label = label
+            self.inputDBSPLAtFullScale = inputDBSPLAtFullScale
+            self.outputLeftDBSPLAtFullScale = outputLeftDBSPLAtFullScale
+            self.outputRightDBSPLAtFullScale = outputRightDBSPLAtFullScale
+            self.uncertaintyDB = uncertaintyDB
+        }
+    }
+
+    public struct Latency: Codable, Sendable, Equatable {
+        /// Where the output's peak lies after an impulse, minus where the impulse went in.
+        public var measuredFrames: Int
+        /// What the engine reports (`latencyFrames`), which the daemon tells JACK.
+        public var reportedFrames: Int
+        public var measuredMs: Double
+        public var reportedMs: Double
+    }
+}
+
+/// A frequency and a level or gain in dB (nil: nothing measurable).
+public struct FrequencyPoint: Codable, Sendable, Equatable {
+    public var hz: Double
+    public var db: Double?
+    public init(hz: Double, db: Double?) {
+        self.hz = hz
+        self.db = db
+    }
+}
+
+public struct EarReport: Codable, Sendable {
+    /// "left" or "right".
+    public var ear: String
+    /// Whether the prescription fits this ear (else it passes through under the output limit).
+    public var fitted: Bool
+
+    /// Output (dB SPL) for 90 dB SPL pure tones, volume at its top.
+    public var ospl90: [FrequencyPoint]
+    public var ospl90MaxDBSPL: Double?
+    public var ospl90MaxHz: Double
+    public var hfaOSPL90DBSPL: Double?
+
+    /// Gain (dB) for 50 dB SPL pure tones, volume at its top (+10 dB).
+    public var fullOnGain: [FrequencyPoint]
+    public var hfaFullOnGainDB: Double?
+    public var fullOnVolumeDB: Double
+
+    /// HFA-OSPL90 - 77 dB, or the HFA full-on gain when that is lower.
+    public var referenceTestGainDB: Double?
+    /// The wearer's volume that brings the HFA gain at 60 dB SPL to the reference test gain.
+    public var referenceVolumeDB: Double
+    /// The HFA gain at 60 dB SPL measured at that volume.
+    public var referenceHFAGainDB: Double?
+    /// Output (dB SPL) for 60 dB SPL pure tones at the reference test setting.
+    public var frequencyResponse: [FrequencyPoint]
+
+    public var distortion: [Distortion]
+    public var noise: Noise
+
+    /// ANSI attack and release at 2 kHz, 55 <-> 90 dB SPL (nil: no step in the output to time).
+    public var attackMs: Double?
+    public var releaseMs: Double?
+    /// What the fitting set (the compressor's settings).
+    public var designedAttackMs: Double
+    public var designedReleaseMs: Double
+
+    public var ioCurves: [IOCurve]
+    public var targetMatch: [TargetMatch]
+
+    public struct Distortion: Codable, Sendable, Equatable {
+        public var hz: Double
+        public var inputDBSPL: Double
+        /// 100 sqrt(sum of harmonics 2..5 squared) / fundamental.
+        public var thdPercent: Double?
+    }
+
+    public struct Noise: Codable, Sendable, Equatable {
+        /// Output for digital silence in (nil: exactly silent out).
+        public var silenceOutputDBSPL: Double?
+        /// The test floor: white noise at this level (dBFS, sine-referenced) in.
+        public var floorInputDBFS: Double
+        public var floorInputDBSPL: Double
+        public var floorOutputDBSPL: Double?
+        /// The HFA gain at 50 dB SPL at the reference test setting.
+        public var hfa50GainDB: Double?
+        /// Floor output - HFA-50 gain: the equivalent input noise of the digital path with the floor in.
+        public var einDBSPL: Double?
+    }
+
+    public struct IOCurve: Codable, Sendable, Equatable {
+        public var hz: Double
+        /// (input dB SPL, output dB SPL).
+        public var points: [IOPoint]
+    }
+
+    public struct IOPoint: Codable, Sendable, Equatable {
+        public var inputDBSPL: Double
+        public var outputDBSPL: Double?
+    }
+
+    public struct TargetMatch: Codable, Sendable, Equatable {
+        /// Overall level of the speech-like signal.
+        public var levelDBSPL: Double
+        public var rows: [TargetRow]
+        /// Every frequency within +-5 dB.
+        public var pass: Bool
+        /// Every frequency from 250 to 2000 Hz within +-3 dB.
+        public var strictPass: Bool
+        /// The largest |deviation|, and where.
+        public var worstDeviationDB: Double
+        public var worstHz: Double
+    }
+
+    public struct TargetRow: Codable, Sendable, Equatable {
+        public var hz: Double
+        public var inputDBSPL: Double
+        public var outputDBSPL: Double
+        public var measuredGainDB: Double
+        public var targetGainDB: Double
+        public var deviationDB: Double
+        public var pass: Bool
+        /// nil outside 250-2000 Hz.
+        public var strictPass: Bool?
+    }
+}

@@ -1,0 +1,150 @@
+import ArgumentParser
+import Foundation
+import RibbitControl
+import RibbitDSP
+import RibbitFitting
+import RibbitIntake
+import RibbitPrescription
+import RibbitSettings
+import RibbitVerify
+
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Measure the hearing aid as a test box would: OSPL90, gain, distortion, noise, times, target match.",
+        discussion: """
+            Runs ribbit's own engine, with the code and settings the daemon runs for the prescription and through the \
+            calibration in use, on generated test signals, and reports per ear what ANSI S3.22 / IEC 60118-0 measure \
+            (OSPL90, full-on gain, reference test gain and frequency response, harmonic distortion, equivalent input \
+            noise, attack and release, input/output curves, latency) and how the gains for speech at 50, 65 and 80 dB \
+            SPL match the prescription's targets (+-5 dB; +-3 dB from 250 to 2000 Hz). Without --rx, the prescription \
+            the running daemon plays, in its program. Writes an HTML report (-o; plots, definitions, prints on A4) and \
+            prints a summary, or the whole report as JSON with --json. It measures the digital processing only, not \
+            the microphone or the earphones; exits 1 when the target match fails at +-5 dB.
+            """
+    )
+
+    @Option(
+        name: .customLong("rx"), help: ArgumentHelp("The prescription (.rx text or a QR picture).", valueName: "RX"),
+        completion: .prescriptionFile)
+    var prescriptionPath: String?
+    @Option(
+        name: .shortAndLong, help: ArgumentHelp("Write the HTML report here.", valueName: "FILE"), completion: .file(extensions: ["html"]))
+    var output: String?
+    @Flag(help: "Print the whole report as one JSON object.") var json = false
+    @Option(help: "The listening program (quiet, noisy, outdoor, music; default: the daemon's, or the one the prescription's env selects).")
+    var program: Program?
+
+    func run() throws {
+        let started = Date()
+        if let output {
+            // Before measuring: a report that cannot be written is said at once.
+            let directory = (output as NSString).deletingLastPathComponent
+            guard FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) else {
+                throw RibbitError.cannotCreate("\(output): cannot write the report there (no such directory, or not writable)")
+            }
+        }
+        let paths = RibbitPaths()
+        let config = try loadConfig(paths)
+        let (rx, text, trusted, daemonProgram, daemonRate) = try prescription(paths: paths, config: config)
+        let profile = config.calibrationProfile
+        let calibration = profile?.calibration ?? .uncalibrated
+        let info = VerifyReport.CalibrationInfo(
+            label: profile?.name ?? "uncalibrated, +-\(Prescription.number(CalibrationProfile.uncalibratedUncertaintyDB)) dB",
+            inputDBSPLAtFullScale: calibration.inputDBSPLAtFullScale, outputLeftDBSPLAtFullScale: calibration.outputDBSPLAtFullScale[0],
+            outputRightDBSPLAtFullScale: calibration.outputDBSPLAtFullScale[1],
+            uncertaintyDB: profile == nil ? CalibrationProfile.uncalibratedUncertaintyDB : nil)
+        let verifier = Verifier(
+            prescription: rx, trusted: trusted, calibration: calibration, program: program ?? daemonProgram, sampleRate: daemonRate ?? 48000
+        )
+        var report: VerifyReport
+        do {
+            let date = ISO8601DateFormatter.string(from: started, timeZone: .current, formatOptions: [.withInternetDateTime])
+            report = try verifier.report(calibrationInfo: info, date: date, prescriptionText: text)
+        } catch {
+            throw RibbitError.data(error.description)
+        }
+        report.runSeconds = Date().timeIntervalSince(started)
+        if let output {
+            let partial = output + ".partial"
+            do {
+                try Data(VerifyHTML.render(report).utf8).write(to: URL(fileURLWithPath: partial))
+                guard rename(partial, output) == 0 else { throw CocoaError(.fileWriteUnknown) }
+            } catch {
+                unlink(partial)
+                throw RibbitError.cannotCreate("\(output): cannot write the report (\(describe(error)))")
+            }
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            FileHandle.standardOutput.write((try? encoder.encode(report)) ?? Data())
+            FileHandle.standardOutput.write(Data("\n".utf8))
+        } else {
+            print(Self.summary(report, output: output))
+        }
+        if !report.ears.filter(\.fitted).allSatisfy({ $0.targetMatch.allSatisfy(\.pass) }) { throw ExitCode(1) }
+    }
+
+    /// The prescription to verify: --rx (at 48 kHz), or what the daemon plays (from the history,
+    /// by the id its status gives), with the trust verdict, the daemon's program and JACK's
+    /// sample rate (the daemon's engine geometry follows it).
+    func prescription(paths: RibbitPaths, config: DaemonConfig) throws(RibbitError) -> (Prescription, String, Bool, Program?, Double?) {
+        if let prescriptionPath {
+            let intake = Intake(trusted: Intake.load(paths: paths, config: config).trusted, requireSigned: false)
+            let accepted = try readPrescription(prescriptionPath, intake: intake).accepted
+            return (accepted.prescription, accepted.prescription.text, accepted.isTrusted, nil, nil)
+        }
+        let status: DaemonStatus?
+        do { status = try sendToDaemon(ControlRequest(command: .status)) } catch {
+            throw .unavailable("\(error.message); give the prescription with --rx RX")
+        }
+        guard let active = status?.prescription, let id = active.id else {
+            throw .data("the daemon plays no prescription from the history; give one with --rx RX")
+        }
+        let store = try openStore(paths)
+        guard let record = try? store.find(String(id)) else {
+            throw .data("history entry \(id) is gone; give the prescription with --rx RX")
+        }
+        do {
+            let payload = try record.intactPayload()
+            let rx = try Prescription.parse(Array(payload.utf8))
+            let program: String? = status?.listening?.program
+            let rate = status?.jack.map { Double($0.sampleRate) }.flatMap { EngineGeometry.supportedSampleRates.contains($0) ? $0 : nil }
+            return (rx, payload, record.isIntact && record.signature == "trusted", program.flatMap(Program.init(rawValue:)), rate)
+        } catch {
+            throw .data("history entry \(id) cannot be read (\(error)); give the prescription with --rx RX")
+        }
+    }
+
+    static func summary(_ r: VerifyReport, output: String?) -> String {
+        func fixed(_ v: Double?, _ digits: Int = 1) -> String { v.map { String(format: "%.\(digits)f", $0) } ?? "-" }
+        var lines = [
+            "verify \(r.prescriptionName) (\(r.rule)), program \(r.program), \(r.calibration.label); \(String(format: "%.1f", r.runSeconds)) s",
+            "latency       \(r.latency.measuredFrames) samples (\(String(format: "%.2f", r.latency.measuredMs)) ms) by impulse; reported \(r.latency.reportedFrames)",
+        ]
+        for ear in r.ears {
+            let worst = ear.targetMatch.max { abs($0.worstDeviationDB) < abs($1.worstDeviationDB) }
+            lines += [
+                "\(ear.ear) ear\(ear.fitted ? "" : " (not fitted)")",
+                "  OSPL90        max \(fixed(ear.ospl90MaxDBSPL)) dB SPL at \(Prescription.number(ear.ospl90MaxHz)) Hz, HFA \(fixed(ear.hfaOSPL90DBSPL)) dB SPL",
+                "  full-on gain  HFA \(fixed(ear.hfaFullOnGainDB)) dB (volume +\(Prescription.number(ear.fullOnVolumeDB)))",
+                "  reference     test gain \(fixed(ear.referenceTestGainDB)) dB at volume \(fixed(ear.referenceVolumeDB)) (HFA at 60 dB SPL: \(fixed(ear.referenceHFAGainDB)) dB)",
+                "  THD           "
+                    + ear.distortion.map { "\(Prescription.number($0.hz)) Hz \(fixed($0.thdPercent, 2)) %" }.joined(separator: ", "),
+                "  noise         silence in: \(ear.noise.silenceOutputDBSPL.map { fixed($0) + " dB SPL" } ?? "silence out"); EIN with a \(Prescription.number(ear.noise.floorInputDBFS)) dBFS floor \(fixed(ear.noise.einDBSPL)) dB SPL",
+                "  attack        \(fixed(ear.attackMs)) ms, release \(fixed(ear.releaseMs)) ms (set \(Prescription.number(ear.designedAttackMs)) / \(Prescription.number(ear.designedReleaseMs)))",
+                "  target match  "
+                    + ear.targetMatch.map {
+                        "\(Prescription.number($0.levelDBSPL)) dB SPL \($0.pass ? "pass" : "FAIL")\($0.strictPass ? "" : " (+-3 dB: fail)")"
+                    }
+                    .joined(separator: ", ")
+                    + (worst.map {
+                        "; worst \(String(format: "%+.1f", $0.worstDeviationDB)) dB at \(Prescription.number($0.worstHz)) Hz, \(Prescription.number($0.levelDBSPL)) dB SPL"
+                    } ?? ""),
+            ]
+        }
+        if let output { lines.append("report        \(output)") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,194 @@
+import Glibc
+import RibbitDSP
+import RibbitFitting
+import RibbitPrescription
+import RibbitSignals
+import Testing
+
+@testable import RibbitVerify
+
+/// `ribbitd verify`'s measurements against closed forms, on the real engine. Short tones
+/// (0.25 s) and speech (2 s) keep the suite fast; the figures do not depend on the length.
+@Suite struct VerifierTests {
+    static let info = VerifyReport.CalibrationInfo(
+        label: "uncalibrated, +-20 dB", inputDBSPLAtFullScale: 100, outputLeftDBSPLAtFullScale: 100, outputRightDBSPLAtFullScale: 100,
+        uncertaintyDB: 20)
+
+    /// Rule explicit, the same gain at every audiometric frequency, no low-pass: linear.
+    static func flat(_ gainDB: Double, limit: Double? = nil) -> Prescription {
+        let gains = Dictionary(uniqueKeysWithValues: Prescription.audiometricFrequencies.map { ($0, gainDB) })
+        var rx = Prescription(
+            name: "flat \(gainDB)", environment: "quiet", rule: .explicit, explicitGains: [.left: gains, .right: gains], lowpassHz: nil,
+            maxOutputDBFS: 0)
+        rx.limitDBSPL = limit
+        return rx
+    }
+
+    /// Flat 20 dB, linear; loud earphones (0 dBFS plays at 130 dB SPL) and `limit: 100`, so the
+    /// band output limit (100 dB SPL, a ceiling of -30 dBFS) binds before anything else.
+    static let flatVerifier = Verifier(
+        prescription: flat(20, limit: 100), trusted: false,
+        calibration: Calibration(inputDBSPLAtFullScale: 100, outputDBSPLAtFullScale: [130, 130]),
+        toneSeconds: 0.25, speechSeconds: 2)
+    static let flatReport: VerifyReport = try! flatVerifier.report(calibrationInfo: info, date: "2026-11-23", prescriptionText: "")
+
+    /// Full on means the wearer's volume at its top (+10 dB): 20 + 10 = 30 dB at every
+    /// frequency, and the HFA the same.
+    @Test func flatFittingFullOnGainIsItsGainPlusTheVolumeTop() {
+        for ear in Self.flatReport.ears {
+            #expect(ear.fullOnVolumeDB == 10)
+            for point in ear.fullOnGain { #expect(abs(point.db! - 30) <= 0.5, "\(ear.ear) \(point.hz) Hz: \(point.db!)") }
+            #expect(abs(ear.hfaFullOnGainDB! - 30) <= 0.3)
+        }
+    }
+
+    /// The steady output of a sine the limit holds: the sample ceiling sits at the loudest band
+    /// limit (`CompressorFitting.ceilingDBFS`) and its limiter settles a steady sine at its knee,
+    /// `PeakLimiter.kneeBelowCeilingDB` (3 dB) below: 97 dB SPL for `limit: 100`.
+    static let heldDBSPL = 100 - PeakLimiter.kneeBelowCeilingDB
+
+    /// 90 + 30 = 120 dB SPL asked, 100 allowed: OSPL90 is the held output limit at every
+    /// frequency. At 8 kHz (6 samples a period) the samples miss the sine's peaks, so the
+    /// sample-peak limiter lets the tone through about 1 dB louder.
+    @Test func flatFittingOSPL90IsTheOutputLimit() {
+        for ear in Self.flatReport.ears {
+            print("\(ear.ear): OSPL90 \(ear.ospl90.map { String(fixed: $0.db!, 1) })")
+            for point in ear.ospl90 {
+                #expect(abs(point.db! - Self.heldDBSPL) <= (point.hz < 8000 ? 0.5 : 1.5), "\(ear.ear) \(point.hz) Hz: \(point.db!)")
+            }
+            #expect(ear.ospl90MaxDBSPL! <= 100)
+            // Reference test gain: HFA-OSPL90 - 77, lower than the full-on 30 here.
+            #expect(abs(ear.referenceTestGainDB! - (ear.hfaOSPL90DBSPL! - 77)) < 1e-9)
+            #expect(abs(ear.referenceHFAGainDB! - ear.referenceTestGainDB!) <= 0.5)
+            #expect(abs(ear.referenceVolumeDB - (ear.referenceTestGainDB! - 20)) <= 0.5)
+        }
+    }
+
+    /// A linear engine below its limit: the I/O curve is input + 20 up to the limit, then flat
+    /// at the limit; distortion near 0; digital silence gives silence; target match at 20 dB.
+    @Test func flatFittingIOTHDNoiseAndTargets() {
+        for ear in Self.flatReport.ears {
+            for curve in ear.ioCurves {
+                for p in curve.points where p.inputDBSPL + 20 <= 95 {
+                    #expect(abs(p.outputDBSPL! - (p.inputDBSPL + 20)) <= 0.3, "\(curve.hz) Hz at \(p.inputDBSPL)")
+                }
+                for p in curve.points where p.inputDBSPL + 20 >= 110 {
+                    #expect(abs(p.outputDBSPL! - Self.heldDBSPL) <= (curve.hz < 8000 ? 0.5 : 1.5), "\(curve.hz) Hz at \(p.inputDBSPL)")
+                }
+            }
+            for d in ear.distortion { #expect(d.thdPercent! < 0.1, "THD at \(d.hz) Hz: \(d.thdPercent!) %") }
+            #expect(ear.noise.silenceOutputDBSPL == nil)
+            // A linear path adds nothing: the floor comes out at its level plus the gain.
+            #expect(abs(ear.noise.einDBSPL! - ear.noise.floorInputDBSPL) <= 1)
+            // Speech at 50 and 65 dB SPL stays under the limit: 20 dB everywhere. At 80 dB SPL its
+            // peaks (about 100 + 12 dB crest) reach the 100 dB SPL limit, so the gain must fall short.
+            for match in ear.targetMatch {
+                print(
+                    "\(ear.ear) speech at \(match.levelDBSPL): "
+                        + match.rows.map { "\($0.hz) \(String(fixed: $0.deviationDB, 2))" }.joined(separator: ", "))
+                if match.levelDBSPL < 80 {
+                    #expect(
+                        match.pass && match.strictPass, "\(match.levelDBSPL) dB SPL: worst \(match.worstDeviationDB) at \(match.worstHz)")
+                    #expect(abs(match.worstDeviationDB) <= 1)
+                } else {
+                    #expect(match.worstDeviationDB < -1)
+                }
+            }
+        }
+        let latency = Self.flatReport.latency
+        #expect(latency.measuredFrames == latency.reportedFrames)
+        #expect(latency.reportedFrames == EngineGeometry.standard(sampleRate: 48000).filterDelayFrames)
+    }
+
+    /// A known compressor (explicit g50 30 dB, g80 10 dB: ratio 3 above the knee at each band's
+    /// level of 50 dB SPL speech; attack 5, release 70 ms) gives its designed times (within 20 %,
+    /// the engine's own test's bar) and its static curve (`CompressorFitting`) as the I/O curve
+    /// of a tone at a band centre.
+    @Test func knownCompressorTimesAndIOCurve() throws {
+        let g50 = Dictionary(uniqueKeysWithValues: Camfit.defaultCentresHz.map { (Int($0), 30.0) })
+        let g80 = g50.mapValues { $0 - 20 }
+        var rx = Prescription(name: "wdrc", environment: "quiet", rule: .explicit, lowpassHz: nil, maxOutputDBFS: 0)
+        rx.version = 2
+        rx.gains50 = [.left: g50, .right: g50]
+        rx.gains80 = [.left: g80, .right: g80]
+        rx.attackMs = 5
+        rx.releaseMs = 70
+        // 0 dBFS plays at 120 dB SPL: the ceiling (117 dB SPL, OTC with compression) is out of the way.
+        let verifier = Verifier(
+            prescription: rx, trusted: false, calibration: Calibration(inputDBSPLAtFullScale: 110, outputDBSPLAtFullScale: [120, 120]),
+            toneSeconds: 0.3)
+        let plan = try verifier.plan(volumeDB: 0)
+        let times = try verifier.attackRelease(channel: 0, plan: plan)
+        print("known compressor: attack \(times.attack!) ms, release \(times.release!) ms (set 5 / 70)")
+        #expect(abs(times.attack! - 5) <= 1)
+        #expect(abs(times.release! - 70) <= 14)
+        let band = try #require(CompressorFitting.settings(rx, ear: .left, trusted: false)?.bands.first { $0.centreHz == 2000 })
+        #expect(band.ratio == 3)
+        for level in stride(from: 40.0, through: 100, by: 10) {
+            let measured = try verifier.toneOutputDBSPL(2000, inputDBSPL: level, plan: plan)[0]! - level
+            print("2 kHz at \(level) dB SPL: gain \(measured), designed \(band.gainDB(inputDBSPL: level))")
+            #expect(abs(measured - band.gainDB(inputDBSPL: level)) <= 1.5)
+        }
+    }
+
+    // MARK: The instruments
+
+    /// A generated distortion read back at its level: harmonics at -20 dB (10 %) and -26 dB (5 %)
+    /// of the fundamental give 100 sqrt(0.1^2 + 0.05^2) = 11.18 %.
+    @Test func thdReadsAGeneratedDistortionAtItsLevel() throws {
+        let rate = 48000.0, f = 1000.0
+        let x = (0..<24000).map { n -> Float in
+            let t = 2 * Double.pi * f * Double(n) / rate
+            return Float(0.5 * sin(t) + 0.05 * sin(2 * t + 0.3) + 0.025 * sin(3 * t + 1))
+        }
+        let thd = try #require(VerifyAnalysis.thdPercent(x[...], frequencyHz: f, sampleRate: rate))
+        #expect(abs(thd - 100 * (0.01 + 0.0025).squareRoot()) <= 0.05)
+        #expect(abs(VerifyAnalysis.amplitude(x[...], frequencyHz: f, sampleRate: rate) - 0.5) <= 1e-4)
+        #expect(VerifyAnalysis.thdPercent([Float](repeating: 0, count: 100)[...], frequencyHz: f, sampleRate: rate) == nil)
+    }
+
+    /// A sine clipped at half its peak, against a plain DFT over whole periods (rectangular
+    /// window, exact for harmonics of a periodic signal): the same THD within 0.5 % of itself.
+    @Test func thdOfAClippedSineMatchesAPlainDFT() throws {
+        let rate = 48000.0, f = 500.0, count = 96 * 200  // 200 whole periods
+        let x = (0..<count).map { Float(max(-0.5, min(0.5, sin(2 * Double.pi * f * Double($0) / rate)))) }
+        func dft(_ k: Int) -> Double {
+            var re = 0.0, im = 0.0
+            for (n, v) in x.enumerated() {
+                re += Double(v) * cos(2 * Double.pi * Double(k) * f * Double(n) / rate)
+                im += Double(v) * sin(2 * Double.pi * Double(k) * f * Double(n) / rate)
+            }
+            return 2 * (re * re + im * im).squareRoot() / Double(count)
+        }
+        let reference = 100 * (2...5).map { dft($0) * dft($0) }.reduce(0, +).squareRoot() / dft(1)
+        let thd = try #require(VerifyAnalysis.thdPercent(x[...], frequencyHz: f, sampleRate: rate))
+        print("clipped sine: THD \(thd) %, plain DFT \(reference) %")
+        #expect(reference > 5)
+        #expect(abs(thd - reference) <= 0.005 * reference)
+    }
+
+    /// The speech-like signal has the LTASS shape (third-octave level differences as Byrne's
+    /// table, within 1.5 dB) and its long-term level.
+    @Test func speechLikeSignalHasTheLTASSShapeAndLevel() throws {
+        let rate = 48000.0
+        let x = VerifyAnalysis.speechLikeSignal(count: 96000, sampleRate: rate, levelDBFS: -35, seed: 7)
+        #expect(abs(VerifyAnalysis.levelDBFS(x[...])! + 35) < 1e-3)
+        let centres: [Double] = [250, 500, 1000, 2000, 4000, 8000]
+        let levels = VerifyAnalysis.thirdOctaveLevelsDBFS(x[...], centresHz: centres, sampleRate: rate).map { $0! }
+        for (i, hz) in centres.enumerated() {
+            let expected = Camfit.interpolate(Camfit.ltass70, atHz: hz) - Camfit.interpolate(Camfit.ltass70, atHz: 500)
+            #expect(abs((levels[i] - levels[1]) - expected) <= 1.5, "\(hz) Hz: \(levels[i] - levels[1]) vs \(expected)")
+        }
+        // Speech-modulated: pauses and syllables, so the 10 ms levels spread over more than 20 dB.
+        let envelope = VerifyAnalysis.envelopeDB(x[...], window: 480).filter { $0 > -200 }
+        #expect((envelope.max() ?? 0) - (envelope.min() ?? 0) > 20)
+        #expect(VerifyAnalysis.envelopeDB(x[...], window: 480).contains { $0 == -300 })
+    }
+
+    @Test func settlingTimeOfAKnownEnvelope() {
+        // Steady at 0, a step to 10 at index 10 that falls by 1 dB a step: above 3 dB up to
+        // index 16 (4 dB), within from index 17: 7 steps of 0.5 ms.
+        let envelope = (0..<10).map { _ in 0.0 } + (0..<10).map { 10.0 - Double($0) } + (0..<30).map { _ in 0.0 }
+        #expect(VerifyAnalysis.settlingMs(envelope, from: 10, stepMs: 0.5, withinDB: 3) == 3.5)
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import RibbitDSP
+import Testing
+
+@testable import RibbitVerify
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
+/// The HTML report: well-formed SVG plots, every plot present, no scripts, A4 print styles,
+/// and a real headless browser (Debian's chromium) renders it to PDF and PNG.
+@Suite struct VerifyHTMLTests {
+    static let html = VerifyHTML.render(VerifierTests.flatReport)
+
+    static func svgs(_ html: String) -> [String] {
+        var result: [String] = []
+        var rest = html[...]
+        while let start = rest.range(of: "<svg "), let end = rest.range(of: "</svg>", range: start.upperBound..<rest.endIndex) {
+            result.append(String(rest[start.lowerBound..<end.upperBound]))
+            rest = rest[end.upperBound...]
+        }
+        return result
+    }
+
+    @Test func everyPlotIsWellFormedSVGWithAxesAndLegend() throws {
+        let svgs = Self.svgs(Self.html)
+        #expect(svgs.count == VerifyHTML.plotIDs.count)
+        for id in VerifyHTML.plotIDs {
+            let svg = try #require(svgs.first { $0.contains("id=\"\(id)\"") }, "plot \(id) missing")
+            let parser = XMLParser(data: Data(svg.utf8))
+            #expect(parser.parse(), "plot \(id): \(String(describing: parser.parserError))")
+            #expect(svg.contains("<polyline"), "plot \(id) has no curve")
+            #expect(svg.contains("(dB") || svg.contains("dB SPL)"), "plot \(id) has no unit")
+        }
+        // Octave ticks on the frequency axes; targets dashed; the ears' colours.
+        for label in [">250<", ">500<", ">1k<", ">2k<", ">4k<", ">8k<"] { #expect(Self.html.contains(label)) }
+        #expect(svgs.first { $0.contains("id=\"target-65\"") }!.contains("stroke-dasharray=\"6 4\""))
+        #expect(Self.html.contains("#d00000") && Self.html.contains("#0050d0"))
+    }
+
+    @Test func selfContainedAndPrintsOnA4() {
+        #expect(!Self.html.lowercased().contains("<script"))
+        #expect(!Self.html.contains("http://") || Self.html.components(separatedBy: "http://").count - 1 == Self.svgs(Self.html).count)
+        #expect(!Self.html.contains("https://"))
+        #expect(Self.html.contains("@page { size: A4"))
+        #expect(Self.html.contains("break-before: page"))
+        for term in ["OSPL90", "HFA", "reference test gain", "equivalent input noise", "Attack and release", "+-5 dB"] {
+            #expect(Self.html.lowercased().contains(term.lowercased()), "no definition of \(term)")
+        }
+    }
+
+    /// Debian's chromium (`make dev-deps`), headless: --print-to-pdf and --screenshot succeed.
+    @Test func rendersInAHeadlessBrowser() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ribbit-verify-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let page = directory.appendingPathComponent("report.html")
+        try Data(Self.html.utf8).write(to: page)
+        let pdf = directory.appendingPathComponent("report.pdf"), png = directory.appendingPathComponent("report.png")
+        for output in ["--print-to-pdf=\(pdf.path)", "--screenshot=\(png.path)"] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
+            process.arguments = [
+                "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer", "--user-data-dir=\(directory.path)/profile",
+                "--window-size=900,1300", output, page.absoluteString,
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "chromium \(output)")
+        }
+        let pdfData = try Data(contentsOf: pdf), pngData = try Data(contentsOf: png)
+        #expect(pdfData.starts(with: Array("%PDF".utf8)))
+        #expect(pngData.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        #expect(pdfData.count > 10000 && pngData.count > 10000)
+    }
+}
