@@ -20,7 +20,7 @@ public final class WearLog: Sendable {
     public struct Day: Sendable, Equatable, Codable {
         /// The local date, YYYY-MM-DD.
         public var date: String
-        /// Seconds processing (the prescription playing, JACK connected), by program name.
+        /// Seconds processing (JACK connected), by program name; "none": no prescription loaded.
         public var processingSeconds: [String: Double] = [:]
         public var bypassedSeconds = 0.0
         public var pausedSeconds = 0.0
