@@ -23,7 +23,7 @@ struct Ribbitd: ParsableCommand {
             RunCommand.self, StatusCommand.self, LoadCommand.self, UseCommand.self, ListCommand.self, HistoryShowCommand.self,
             RemoveCommand.self, ExportCommand.self, KeepCommand.self, RevertCommand.self, PauseCommand.self, ResumeCommand.self,
             BypassCommand.self, VolumeCommand.self, ProgramCommand.self, StopCommand.self, PortsCommand.self,
-            DumpCommand.self, ProcessCommand.self, RxCommand.self, MeasureCommand.self, CalibrateCommand.self,
+            DumpCommand.self, ProcessCommand.self, RxCommand.self, MeasureCommand.self, CalibrateCommand.self, LogCommand.self,
         ]
     )
 
