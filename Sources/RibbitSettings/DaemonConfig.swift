@@ -24,7 +24,9 @@ public struct DaemonConfig: Sendable, Equatable {
     public init() {}
 
     /// The keys a config file may set, in the order the documentation gives them.
-    public static let knownKeys = ["input", "output", "connect", "client-name", "log-level", "require-signed", "calibration", "log", "profile"]
+    public static let knownKeys = [
+        "input", "output", "connect", "client-name", "log-level", "require-signed", "calibration", "log", "profile",
+    ]
 
     /// The profile in use (nil: uncalibrated).
     public var calibrationProfile: CalibrationProfile? { calibration.flatMap { profiles[$0] } }

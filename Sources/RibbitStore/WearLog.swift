@@ -81,7 +81,9 @@ public final class WearLog: Sendable {
             // A flush survives a power cut once committed; erased rows are overwritten on disk;
             // the WAL is folded back every 64 pages (256 KB) and cut back to 256 KB after.
             try db.execute(
-                sql: "PRAGMA synchronous = FULL; PRAGMA secure_delete = ON; PRAGMA wal_autocheckpoint = 64; PRAGMA journal_size_limit = 262144")
+                sql:
+                    "PRAGMA synchronous = FULL; PRAGMA secure_delete = ON; PRAGMA wal_autocheckpoint = 64; PRAGMA journal_size_limit = 262144"
+            )
         }
         database = try DatabaseQueue(path: path, configuration: configuration)
         // WAL: `ribbitd log` reads while the daemon writes, and a commit is one append.

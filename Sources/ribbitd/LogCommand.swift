@@ -55,13 +55,19 @@ struct LogCommand: ParsableCommand {
     func run() throws {
         let path = WearLog.path(dataDirectory: RibbitPaths().dataDirectory)
         guard FileManager.default.fileExists(atPath: path) else {
-            if erase { print("nothing to erase: there is no data log (\(path))") } else if json { print("[]") } else {
+            if erase {
+                print("nothing to erase: there is no data log (\(path))")
+            } else if json {
+                print("[]")
+            } else {
                 print("nothing logged yet (\(path)); `ribbitd run` logs while it runs")
             }
             return
         }
         let log: WearLog
-        do { log = try WearLog.openRecovering(path: path).log } catch { throw RibbitError.noInput("cannot open the data log \(path) (\(error))") }
+        do { log = try WearLog.openRecovering(path: path).log } catch {
+            throw RibbitError.noInput("cannot open the data log \(path) (\(error))")
+        }
         if erase { return try eraseLog(log) }
         let days: [WearLog.Day]
         do { days = try log.days(since: since) } catch { throw RibbitError.noInput("cannot read the data log \(path) (\(error))") }

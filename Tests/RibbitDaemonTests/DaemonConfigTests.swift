@@ -22,6 +22,14 @@ import Testing
         #expect(try DaemonConfig.parse("", path: "empty") == DaemonConfig())
     }
 
+    /// The data log is on by default; `log = false` turns it off; anything but a boolean is a mistake.
+    @Test func logIsOnUnlessFalse() throws {
+        #expect(DaemonConfig().log == true)
+        #expect(try DaemonConfig.parse("log = false\n", path: "ribbitd.conf").log == false)
+        #expect(try DaemonConfig.parse("log = true\n", path: "ribbitd.conf").log == true)
+        #expect(throws: ConfigError.self) { try DaemonConfig.parse("log = \"off\"\n", path: "ribbitd.conf") }
+    }
+
     /// What makes it TOML rather than `key = value` lines: comments after values, literal
     /// strings, other spacing, arrays over several lines.
     @Test func readsTOMLAsTOMLToolsWriteIt() throws {

@@ -139,7 +139,8 @@ import Testing
         let path = try TestPaths.temporaryDirectory().appendingPathComponent("wearlog.sqlite").path
         let writer = Built.product("ribbit-wearlog-writer").path
         // dash's ulimit -f counts 512-byte blocks: 400 KB.
-        let result = try Built.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "ulimit -f 800 && exec \"$0\" \"$1\"", writer, path], timeoutSeconds: 120)
+        let result = try Built.run(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", "ulimit -f 800 && exec \"$0\" \"$1\"", writer, path], timeoutSeconds: 120)
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stderr.hasPrefix("data log: cannot write \(path): "), "\(result.stderr)")
         let committed = result.stdout.split(separator: "\n").compactMap { Int($0) }.max() ?? -1
