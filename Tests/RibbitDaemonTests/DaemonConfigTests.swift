@@ -54,11 +54,11 @@ import Testing
     @Test(arguments: [
         (
             "inptu = \"a:b\"",
-            "c:1: unknown key `inptu`; known: input, output, connect, client-name, log-level, require-signed, calibration, profile"
+            "c:1: unknown key `inptu`; known: input, output, connect, client-name, log-level, require-signed, calibration, log, profile"
         ),
         (
             "connect = false\n[jack]\nname = \"x\"",
-            "c:2: unknown table `[jack]`; known: input, output, connect, client-name, log-level, require-signed, calibration, profile"
+            "c:2: unknown table `[jack]`; known: input, output, connect, client-name, log-level, require-signed, calibration, log, profile"
         ),
         (
             "input",
@@ -105,7 +105,7 @@ import Testing
         #expect(result.status == 78)
         #expect(
             result.stderr
-                == "ribbitd: error: \(file.path):2: unknown key `inputs`; known: input, output, connect, client-name, log-level, require-signed, calibration, profile\n"
+                == "ribbitd: error: \(file.path):2: unknown key `inputs`; known: input, output, connect, client-name, log-level, require-signed, calibration, log, profile\n"
         )
     }
 }
