@@ -58,7 +58,7 @@ struct LogCommand: ParsableCommand {
             if erase {
                 print("nothing to erase: there is no data log (\(path))")
             } else if json {
-                print("[]")
+                printJSON([Day]())
             } else {
                 print("nothing logged yet (\(path)); `ribbitd run` logs while it runs")
             }

@@ -74,6 +74,21 @@ import Testing
         #expect(try log.days().isEmpty && (try log.integrityCheck()) == "ok")
     }
 
+    /// A file that is no SQLite database is moved aside and a new log started, with a line saying so.
+    @Test func aDamagedLogIsMovedAsideAndStartedAgain() throws {
+        let directory = try TestPaths.temporaryDirectory()
+        let path = directory.appendingPathComponent("wearlog.sqlite").path
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: path))
+        let (log, recovery) = try WearLog.openRecovering(path: path)
+        let line = try #require(recovery)
+        #expect(line.hasPrefix("the data log \(path) is damaged") && line.contains("a new log was started"), "\(line)")
+        try log.add([Self.sampleDay(0)])
+        #expect(try log.days() == [Self.sampleDay(0)])
+        let aside = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("wearlog.sqlite.damaged-") }
+        #expect(aside.count == 1, "\(aside)")
+        #expect(try WearLog.openRecovering(path: path).recovery == nil)
+    }
+
     /// A year of full days (every program, every level bin, every counter): the file stays
     /// far under 10 MB; and what one flush costs (a day's tally added to its rows, fsync'd).
     @Test func aYearIsSmallAndAFlushIsCheap() throws {
