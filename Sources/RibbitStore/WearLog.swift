@@ -205,6 +205,14 @@ public final class WearLog: Sendable {
         }
     }
 
+    /// The days logged in a data directory from `since` on, oldest first; [] when there is no
+    /// log (the file is not created). For readers other than the daemon (`verify`'s report).
+    public static func days(dataDirectory: String, since: String? = nil) throws -> [Day] {
+        let path = path(dataDirectory: dataDirectory)
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        return try WearLog(path: path).days(since: since)
+    }
+
     /// SQLite's own consistency check ("ok" when sound).
     public func integrityCheck() throws -> String {
         try database.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") ?? "no answer" }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RibbitStore
 import RibbitTestSupport
 import Testing
 
@@ -59,6 +60,26 @@ import Testing
         #expect(levels.filter { (Int($0.key) ?? 0) >= 75 }.isEmpty, "\(levels)")
         print(
             "data log after 4 s of \(Self.noiseDBSPL) dB SPL noise: \(programs) s, levels \(levels.sorted { Int($0.key)! < Int($1.key)! })")
+    }
+
+    /// The flush every 60 s: after 62 s of running, the first minute is in the file (read while
+    /// the daemon writes: WAL); a SIGKILL then loses nothing of it.
+    @Test func theFirstMinuteIsWrittenWhileRunningAndSurvivesSIGKILL() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("camfit-sloping.rx").path])
+        try daemon.waitUntilProcessing()
+        let path = daemon.directory.appendingPathComponent("data/ribbit/wearlog.sqlite").path
+        usleep(62_000_000)
+        let running = try WearLog(path: path).days()
+        let quiet = running.reduce(0) { $0 + ($1.processingSeconds["quiet"] ?? 0) }
+        #expect(quiet >= 55 && quiet <= 60.5, "\(running)")
+        #expect(running.reduce(0) { $0 + $1.starts } == 1)
+        kill(daemon.pid, SIGKILL)
+        usleep(200_000)
+        let log = try WearLog(path: path)
+        #expect(try log.integrityCheck() == "ok")
+        #expect(try log.days() == running)
     }
 
     /// `log = false` in ribbitd.conf: the daemon makes no data log.

@@ -70,6 +70,11 @@ import Testing
         #expect(days[0] == expected)
         #expect(days[0].wornSeconds == 135 && days[1].bypassedSeconds == 7 && days[1].programSwitches == 4)
         #expect(try log.days(since: "2026-11-23").map(\.date) == ["2026-11-23"])
+        // The read API for other readers: by data directory; none there is no days, and no file.
+        let directory = (log.path as NSString).deletingLastPathComponent
+        #expect(try WearLog.days(dataDirectory: directory) == days)
+        #expect(try WearLog.days(dataDirectory: directory + "/none").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: directory + "/none"))
         try log.erase()
         #expect(try log.days().isEmpty && (try log.integrityCheck()) == "ok")
     }
