@@ -60,7 +60,8 @@ public final class Daemon {
             wearLog = WearLogService(path: WearLog.path(dataDirectory: paths.dataDirectory), log: log) { [unowned self] in
                 let state = fitting.state
                 return WearLogService.Now(
-                    connected: audio.isConnected, output: state.output, program: state.active == nil ? "none" : state.program.rawValue,
+                    connected: audio.isConnected, calibrating: audio.tone.map { Self.now() < $0.until } ?? false, output: state.output,
+                    program: state.active == nil ? "none" : state.program.rawValue,
                     noiseReduction: state.active != nil && state.program.noiseReductionStrength > 0, volumeDB: state.listening.volumeDB,
                     xruns: audio.totalXruns)
             }

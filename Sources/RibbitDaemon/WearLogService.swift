@@ -5,7 +5,7 @@ import RibbitStore
 
 /// The data log's writer (`WearLog`): on the control thread, like every service. Each turn of
 /// the poll loop adds the time since the last one to what plays (the program, bypass or pause;
-/// only while JACK runs the session) and counts program switches, volume changes and xruns;
+/// only while JACK runs the session, and not while the calibration tone plays) and counts program switches, volume changes and xruns;
 /// the input levels come with the audio process's stats (about 10 a second, each ~100 ms in
 /// dB SPL), power-averaged into 1-s levels. Every 60 s, and at stop, the tally goes to the file
 /// in one transaction. Nothing of this touches the audio thread: the levels are the stats the
@@ -19,6 +19,8 @@ final class WearLogService: DaemonService {
     /// What plays at a turn of the loop.
     struct Now: Equatable {
         var connected: Bool
+        /// The calibration tone replaces the hearing aid: not wear.
+        var calibrating = false
         var output: DaemonStatus.Output
         var program: String
         var noiseReduction: Bool
@@ -93,7 +95,7 @@ final class WearLogService: DaemonService {
         // A turn is at most 100 ms; a longer gap (a stopped process) is not wear.
         let seconds = min(max(0, now - lastTick), 1)
         lastTick = now
-        if let last, last.connected {
+        if let last, last.connected, !last.calibrating {
             let mode: WearLog.Tally.Mode =
                 switch last.output {
                 case .processing: .processing(program: last.program, noiseReduction: last.noiseReduction)

@@ -82,6 +82,23 @@ import Testing
         #expect(try log.days() == running)
     }
 
+    /// The calibration tone replaces the hearing aid: its 3 s are not wear.
+    @Test func theCalibrationToneIsNotWear() throws {
+        let server = try JackTestServer(period: 256)
+        let started = Date()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("camfit-sloping.rx").path])
+        try daemon.waitUntilProcessing()
+        let tone = try daemon.ribbitd(["calibrate", "--play", "--ear", "left", "--level", "-30", "--seconds", "3"])
+        #expect(tone.status == 0, "\(tone.stderr)")
+        usleep(4_000_000)
+        #expect(try daemon.stop() == 0)
+        let wall = Date().timeIntervalSince(started)
+        let worn = try WearLog(path: daemon.directory.appendingPathComponent("data/ribbit/wearlog.sqlite").path).days()
+            .reduce(0) { $0 + $1.wornSeconds }
+        #expect(worn > 0.5 && worn <= wall - 2.9, "worn \(worn) s of \(wall) s with a 3 s tone")
+    }
+
     /// `log = false` in ribbitd.conf: the daemon makes no data log.
     @Test func logFalseInTheConfigLogsNothing() throws {
         let server = try JackTestServer(period: 256)
