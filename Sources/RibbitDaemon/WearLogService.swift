@@ -29,6 +29,8 @@ final class WearLogService: DaemonService {
     }
 
     static let flushSeconds = 60.0
+    /// How long a flush waits for another writer (`log --erase`): the control thread waits with it.
+    static let busySeconds = 0.5
 
     private let path: String
     private let log: Logger
@@ -54,7 +56,7 @@ final class WearLogService: DaemonService {
 
     func start(now: Double) throws {
         do {
-            let (store, recovery) = try WearLog.openRecovering(path: path)
+            let (store, recovery) = try WearLog.openRecovering(path: path, busySeconds: Self.busySeconds)
             self.store = store
             if let recovery { log.warning("\(recovery)") }
         } catch {

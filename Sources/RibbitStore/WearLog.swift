@@ -71,12 +71,13 @@ public final class WearLog: Sendable {
     /// `$XDG_DATA_HOME/ribbit/wearlog.sqlite` for a data directory.
     public static func path(dataDirectory: String) -> String { dataDirectory + "/wearlog.sqlite" }
 
-    /// Opens (creating 0600, as the history) and migrates.
-    public init(path: String) throws {
+    /// Opens (creating 0600, as the history) and migrates. `busySeconds`: how long a write
+    /// waits for another writer (`log --erase`) before it fails.
+    public init(path: String, busySeconds: Double = 5) throws {
         self.path = path
         try PrivateFile.prepare(path)
         var configuration = Configuration()
-        configuration.busyMode = .timeout(5)
+        configuration.busyMode = .timeout(busySeconds)
         configuration.prepareDatabase { db in
             // A flush survives a power cut once committed; erased rows are overwritten on disk;
             // the WAL is folded back every 64 pages (256 KB) and cut back to 256 KB after.
@@ -111,10 +112,12 @@ public final class WearLog: Sendable {
     /// Opens the log, or, when the file is damaged, moves it aside (`wearlog.sqlite.damaged-STAMP`)
     /// and starts a new one; `recovery` says so in one line (nil when sound). A log is worth less
     /// than the hearing aid: the daemon runs on either way.
-    public static func openRecovering(path: String, now: Date = Date()) throws -> (log: WearLog, recovery: String?) {
+    public static func openRecovering(path: String, busySeconds: Double = 5, now: Date = Date()) throws -> (
+        log: WearLog, recovery: String?
+    ) {
         let problem: String
         do {
-            let log = try WearLog(path: path)
+            let log = try WearLog(path: path, busySeconds: busySeconds)
             let check = try log.database.read { try String.fetchOne($0, sql: "PRAGMA quick_check") ?? "no answer" }
             if check == "ok" { return (log, nil) }
             problem = "is damaged (SQLite finds: \(check.prefix(120)))"
@@ -122,7 +125,10 @@ public final class WearLog: Sendable {
             problem = "is damaged (\(error.message ?? "SQLite error \(error.resultCode.rawValue)"))"
         }
         let aside = try PrescriptionStore.moveAside(path, now: now)
-        return (try WearLog(path: path), "the data log \(path) \(problem); it was moved to \(aside) and a new log was started")
+        return (
+            try WearLog(path: path, busySeconds: busySeconds),
+            "the data log \(path) \(problem); it was moved to \(aside) and a new log was started"
+        )
     }
 
     // MARK: Writing
