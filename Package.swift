@@ -114,6 +114,8 @@ let package = Package(
         .target(name: "RibbitRTAudit", path: "Tests/RibbitRTAudit", linkerSettings: [.linkedLibrary("dl")]),
         .executableTarget(
             name: "ribbit-probe", dependencies: ["CJack", "RibbitSignals", "RibbitAudioFile", "RibbitTestSupport"], path: "Tests/ribbit-probe"),
+        // The data log's crash tests' child: writes day after day until killed or the disk is full.
+        .executableTarget(name: "ribbit-wearlog-writer", dependencies: ["RibbitStore"], path: "Tests/ribbit-wearlog-writer"),
         .target(name: "RibbitTestSupport", dependencies: ["RibbitSignals"], path: "Tests/RibbitTestSupport"),
         .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "CFFTW"]),
         .testTarget(

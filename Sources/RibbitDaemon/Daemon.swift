@@ -7,6 +7,7 @@ import RibbitFitting
 import RibbitIntake
 import RibbitPrescription
 import RibbitSettings
+import RibbitStore
 
 /// `ribbitd run`: one control thread that owns all daemon state and runs the services' poll
 /// loop. The JACK client and its real-time thread live in a small child process,
@@ -14,7 +15,8 @@ import RibbitSettings
 /// Foundation, SQLite, crypto or QR code.
 ///
 /// The services, in start order: systemd notification, the history (`FittingService`), the
-/// control socket, the JACK session (`AudioService`), the dump. They stop in reverse.
+/// control socket, the JACK session (`AudioService`), the dump, the data log (`WearLogService`).
+/// They stop in reverse.
 /// Requests go through one table (`handlers`); what plays is derived from the fitting state.
 public final class Daemon {
     private let log: Logger
@@ -24,6 +26,8 @@ public final class Daemon {
     private let audio: AudioService
     private var systemd: SystemdService!
     private var dump: DumpService!
+    /// The data log (nil: `log = false` in ribbitd.conf).
+    private var wearLog: WearLogService?
     private var stopping = false
     /// The automatic program's classifier (nil until auto listens; reset when auto is chosen again).
     private var scenes: SceneClassifier?
@@ -48,12 +52,27 @@ public final class Daemon {
         }
         audio.onChange = { [unowned self] in systemd.jackAnswered(connected: audio.isConnected) }
         audio.wanted = { [unowned self] in (fitting.state.filterChoice, fitting.state.paused) }
-        audio.onInputLevels = { [unowned self] bands, broadband in listen(bands: bands, broadband: broadband) }
+        audio.onInputLevels = { [unowned self] bands, broadband in
+            listen(bands: bands, broadband: broadband)
+            wearLog?.hear(broadbandDBSPL: broadband, now: Self.now())
+        }
+        if config.log {
+            wearLog = WearLogService(path: WearLog.path(dataDirectory: paths.dataDirectory), log: log) { [unowned self] in
+                let state = fitting.state
+                return WearLogService.Now(
+                    connected: audio.isConnected, calibrating: audio.tone.map { Self.now() < $0.until } ?? false, output: state.output,
+                    program: state.active == nil ? "none" : state.program.rawValue,
+                    noiseReduction: state.active != nil && state.program.noiseReductionStrength > 0, volumeDB: state.listening.volumeDB,
+                    xruns: audio.totalXruns)
+            }
+        }
         control.handlers = handlers
         dump.calibration = calibrationStatus
     }
 
-    private var services: [DaemonService] { [systemd, fitting, control, audio, dump] }
+    /// The data log last: it starts once the history made the data directory, and stops
+    /// first, so its final flush happens while everything else still stands.
+    private var services: [DaemonService] { [systemd, fitting, control, audio, dump] + (wearLog.map { [$0] } ?? []) }
 
     /// Runs until `stop` or SIGTERM/SIGINT. Throws only when it cannot start: another daemon
     /// holds the history, or the socket cannot be made. A damaged or unusable history does not

@@ -18,11 +18,15 @@ public struct DaemonConfig: Sendable, Equatable {
     public var calibration: String? = nil
     /// The profiles of ribbitd.conf and calibration.toml, by name.
     public var profiles: [String: CalibrationProfile] = [:]
+    /// The data log (`ribbitd log`): on unless `log = false`.
+    public var log = true
 
     public init() {}
 
     /// The keys a config file may set, in the order the documentation gives them.
-    public static let knownKeys = ["input", "output", "connect", "client-name", "log-level", "require-signed", "calibration", "profile"]
+    public static let knownKeys = [
+        "input", "output", "connect", "client-name", "log-level", "require-signed", "calibration", "log", "profile",
+    ]
 
     /// The profile in use (nil: uncalibrated).
     public var calibrationProfile: CalibrationProfile? { calibration.flatMap { profiles[$0] } }
@@ -51,6 +55,7 @@ public struct DaemonConfig: Sendable, Equatable {
             case "client-name": config.clientName = try string(value, key: key, at: at)
             case "log-level": config.logLevel = try string(value, key: key, at: at)
             case "calibration": config.calibration = try string(value, key: key, at: at)
+            case "log": config.log = try bool(value, key: key, at: at)
             case "profile": config.profiles = try CalibrationProfile.parseAll(value, text: text, at: at)
             default:
                 let what = value.table != nil ? "table `[\(key)]`" : "key `\(key)`"

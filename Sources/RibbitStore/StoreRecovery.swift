@@ -41,7 +41,7 @@ extension PrescriptionStore {
     }
 
     /// Renames the database and its journal files to `PATH.damaged-STAMP` (a free name).
-    private static func moveAside(_ path: String, now: Date) throws(StoreError) -> String {
+    static func moveAside(_ path: String, now: Date) throws(StoreError) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")

@@ -22,6 +22,14 @@ import Testing
         #expect(try DaemonConfig.parse("", path: "empty") == DaemonConfig())
     }
 
+    /// The data log is on by default; `log = false` turns it off; anything but a boolean is a mistake.
+    @Test func logIsOnUnlessFalse() throws {
+        #expect(DaemonConfig().log == true)
+        #expect(try DaemonConfig.parse("log = false\n", path: "ribbitd.conf").log == false)
+        #expect(try DaemonConfig.parse("log = true\n", path: "ribbitd.conf").log == true)
+        #expect(throws: ConfigError.self) { try DaemonConfig.parse("log = \"off\"\n", path: "ribbitd.conf") }
+    }
+
     /// What makes it TOML rather than `key = value` lines: comments after values, literal
     /// strings, other spacing, arrays over several lines.
     @Test func readsTOMLAsTOMLToolsWriteIt() throws {
@@ -46,11 +54,11 @@ import Testing
     @Test(arguments: [
         (
             "inptu = \"a:b\"",
-            "c:1: unknown key `inptu`; known: input, output, connect, client-name, log-level, require-signed, calibration, profile"
+            "c:1: unknown key `inptu`; known: input, output, connect, client-name, log-level, require-signed, calibration, log, profile"
         ),
         (
             "connect = false\n[jack]\nname = \"x\"",
-            "c:2: unknown table `[jack]`; known: input, output, connect, client-name, log-level, require-signed, calibration, profile"
+            "c:2: unknown table `[jack]`; known: input, output, connect, client-name, log-level, require-signed, calibration, log, profile"
         ),
         (
             "input",
@@ -97,7 +105,7 @@ import Testing
         #expect(result.status == 78)
         #expect(
             result.stderr
-                == "ribbitd: error: \(file.path):2: unknown key `inputs`; known: input, output, connect, client-name, log-level, require-signed, calibration, profile\n"
+                == "ribbitd: error: \(file.path):2: unknown key `inputs`; known: input, output, connect, client-name, log-level, require-signed, calibration, log, profile\n"
         )
     }
 }
