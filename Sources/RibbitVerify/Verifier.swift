@@ -14,7 +14,7 @@ import RibbitSignals
 /// one tone's level into the next.
 ///
 /// Settings (ANSI S3.22 terms):
-/// - full-on: the wearer's volume at its top (`Listening.volumeRangeDB`, +10 dB), the most
+/// - full-on: the wearer's volume at its top (the prescription's `volumeRange`, +10 dB by default), the most
 ///   gain the aid gives; OSPL90 and the full-on gain are measured there;
 /// - reference test setting: the volume that brings the HFA gain at 60 dB SPL to the reference
 ///   test gain (HFA-OSPL90 - 77 dB, or the HFA full-on gain when lower), within the volume
@@ -118,7 +118,8 @@ public struct Verifier: Sendable {
 
     // MARK: The report
 
-    public static let fullOnVolumeDB = Listening.volumeRangeDB.upperBound
+    /// Full on: the wearer's volume at the top of the prescription's range (+10 dB by default).
+    public var fullOnVolumeDB: Double { prescription.volumeRange.upperBound }
     public static let referenceTestOffsetDB = 77.0
     public static let ioFrequenciesHz: [Double] = [500, 1000, 2000, 4000]
     public static let ioLevelsDBSPL: [Double] = stride(from: 40.0, through: 100, by: 5).map { $0 }
@@ -133,7 +134,7 @@ public struct Verifier: Sendable {
     public func report(calibrationInfo: VerifyReport.CalibrationInfo, date: String, prescriptionText: String) throws(EngineError)
         -> VerifyReport
     {
-        let fullOn = try plan(volumeDB: Self.fullOnVolumeDB)
+        let fullOn = try plan(volumeDB: fullOnVolumeDB)
         let asWorn = try plan(volumeDB: 0)
         let ospl = try sweep(VerifyAnalysis.sweepHz, inputDBSPL: 90, plan: fullOn)
         let fullOnGain = try sweep(VerifyAnalysis.sweepHz, inputDBSPL: 50, plan: fullOn).map { Self.gains($0, inputDBSPL: 50) }
@@ -155,7 +156,7 @@ public struct Verifier: Sendable {
                 hfa60[c] = VerifyAnalysis.highFrequencyAverage(
                     Self.gains(try sweep(VerifyAnalysis.hfaFrequenciesHz, inputDBSPL: 60, plan: plan)[c], inputDBSPL: 60))
                 guard let target = rtg[c], let measured = hfa60[c], abs(target - measured) > 0.5 else { break }
-                let range = Listening.volumeRangeDB
+                let range = prescription.volumeRange
                 let next = min(max(volumes[c] + target - measured, range.lowerBound), range.upperBound)
                 if next == volumes[c] { break }
                 volumes[c] = next
@@ -204,7 +205,7 @@ public struct Verifier: Sendable {
                     ear: ear.rawValue, fitted: prescription.targetGains(for: ear) != nil, ospl90: ospl[c], ospl90MaxDBSPL: maxPoint?.db,
                     ospl90MaxHz: maxPoint?.hz ?? 0, hfaOSPL90DBSPL: VerifyAnalysis.highFrequencyAverage(ospl[c]),
                     fullOnGain: fullOnGain[c], hfaFullOnGainDB: VerifyAnalysis.highFrequencyAverage(fullOnGain[c]),
-                    fullOnVolumeDB: Self.fullOnVolumeDB, referenceTestGainDB: rtg[c], referenceVolumeDB: volumes[c],
+                    fullOnVolumeDB: fullOnVolumeDB, referenceTestGainDB: rtg[c], referenceVolumeDB: volumes[c],
                     referenceHFAGainDB: hfa60[c], frequencyResponse: response[c], distortion: distortion[c], noise: noise[c],
                     attackMs: times[c].attack, releaseMs: times[c].release, designedAttackMs: settings.attackMs,
                     designedReleaseMs: settings.releaseMs, ioCurves: io[c], targetMatch: matches[c]))
