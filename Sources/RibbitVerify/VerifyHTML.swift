@@ -53,6 +53,7 @@ public enum VerifyHTML {
         )
         body.append(ioSection(report))
         body.append(targetSection(report))
+        body.append(wearSection(report))
         body.append(prescriptionSection(report))
         return """
             <!DOCTYPE html>
@@ -245,6 +246,71 @@ public enum VerifyHTML {
             \(rows.joined(separator: "\n"))
             </table>
             """
+    }
+
+    /// The data log: hours worn by program, and the levels the wearer lives in (a bar per 5 dB
+    /// of input level, as a share of the logged time).
+    static func wearSection(_ r: VerifyReport) -> String {
+        guard let w = r.wear, w.days > 0 else {
+            return """
+                <section>
+                <h2>What the wearer's days sound like</h2>
+                <p>No data log on this machine (nothing worn yet, or <code>log = false</code> in ribbitd.conf).</p>
+                </section>
+                """
+        }
+        let programs = w.processingHours.keys.sorted().map { "\(escape($0)) \(f(w.processingHours[$0]!)) h" }
+        let rows = [
+            ("Days logged", "\(w.days) (\(escape(w.firstDay)) to \(escape(w.lastDay)))"),
+            ("Hours worn", "\(f(w.wornHours)) (\(f(w.wornHours / Double(w.days))) a day)"),
+            ("Processing, by program", programs.isEmpty ? "-" : programs.joined(separator: ", ")),
+            ("Bypassed / paused", "\(f(w.bypassedHours)) h / \(f(w.pausedHours)) h"),
+            ("Noise reduction active", "\(f(w.noiseReductionHours)) h"),
+            (
+                "Median / 90th percentile input level",
+                "\(w.level(percentile: 0.5).map { "\($0) dB SPL" } ?? "-") / \(w.level(percentile: 0.9).map { "\($0) dB SPL" } ?? "-")"
+            ),
+            ("Program switches, volume changes", "\(w.programSwitches), \(w.volumeChanges)"),
+            ("xruns, daemon starts", "\(w.xruns), \(w.starts)"),
+        ]
+        let table = "<table>" + rows.map { "<tr><th class=\"l\">\($0.0)</th><td class=\"l\">\($0.1)</td></tr>" }.joined() + "</table>"
+        return """
+            <section>
+            <h2>What the wearer's days sound like</h2>
+            <div class="definition">From the data log (<code>ribbitd log</code>): the time worn and the input levels at the \
+            microphone, each second's level in dB SPL through the calibration, counted while the hearing aid processed. \
+            It is kept on this machine only; the wearer can switch it off and erase it.</div>
+            \(table)
+            \(levelHistogram(w))
+            </section>
+            """
+    }
+
+    /// Bars of the share of time per 5 dB input bin, 15 to 120 dB SPL.
+    static func levelHistogram(_ w: WearSummary) -> String {
+        let total = Double(max(w.levelSeconds.values.reduce(0, +), 1))
+        let (left, top, width, height) = (50.0, 10.0, 560.0, 160.0)
+        let bins = Array(stride(from: 15, through: 120, by: 5))
+        let share = bins.map { Double(w.levelSeconds[$0] ?? 0) / total * 100 }
+        let peak = share.max() ?? 0
+        let high = max(10, (peak / 10).rounded(.up) * 10)
+        let barWidth = width / Double(bins.count)
+        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"210\" id=\"wear-levels\">"
+        svg += "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(width)\" height=\"\(height)\" fill=\"none\" stroke=\"#999\"/>"
+        for (i, value) in share.enumerated() where value > 0 {
+            let h = height * value / high
+            svg +=
+                "<rect x=\"\(f(left + Double(i) * barWidth + 1))\" y=\"\(f(top + height - h))\" width=\"\(f(barWidth - 2))\" height=\"\(f(h))\" fill=\"#555\"/>"
+        }
+        for (i, bin) in bins.enumerated() where bin % 20 == 0 {
+            svg +=
+                "<text x=\"\(f(left + Double(i) * barWidth))\" y=\"\(f(top + height + 14))\" font-size=\"10\" text-anchor=\"middle\">\(bin)</text>"
+        }
+        svg += "<text x=\"\(f(left - 6))\" y=\"\(f(top + 4))\" font-size=\"10\" text-anchor=\"end\">\(Int(high)) %</text>"
+        svg += "<text x=\"\(f(left - 6))\" y=\"\(f(top + height))\" font-size=\"10\" text-anchor=\"end\">0</text>"
+        svg +=
+            "<text x=\"\(f(left + width / 2))\" y=\"\(f(top + height + 32))\" font-size=\"11\" text-anchor=\"middle\">Input level (dB SPL), share of the time worn</text>"
+        return svg + "</svg>"
     }
 
     static func prescriptionSection(_ r: VerifyReport) -> String {

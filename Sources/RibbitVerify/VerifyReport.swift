@@ -18,6 +18,8 @@ public struct VerifyReport: Codable, Sendable {
     public var latency: Latency
     /// In plot order: right ear, then left.
     public var ears: [EarReport]
+    /// The data log's summary (nil: no log on this machine, or logging off).
+    public var wear: WearSummary?
 
     public struct CalibrationInfo: Codable, Sendable, Equatable {
         /// The profile's name, or "uncalibrated, +-20 dB".

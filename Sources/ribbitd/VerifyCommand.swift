@@ -6,6 +6,7 @@ import RibbitFitting
 import RibbitIntake
 import RibbitPrescription
 import RibbitSettings
+import RibbitStore
 import RibbitVerify
 
 struct VerifyCommand: ParsableCommand {
@@ -65,6 +66,7 @@ struct VerifyCommand: ParsableCommand {
             throw RibbitError.data(error.description)
         }
         report.runSeconds = Date().timeIntervalSince(started)
+        report.wear = Self.wearSummary(dataDirectory: paths.dataDirectory)
         if let output {
             let partial = output + ".partial"
             do {
@@ -146,5 +148,24 @@ struct VerifyCommand: ParsableCommand {
         }
         if let output { lines.append("report        \(output)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// The data log of the last 90 days, summed (nil without a log; a log that cannot be read
+    /// is left out of the report, never a reason to refuse the measurement).
+    static func wearSummary(dataDirectory: String) -> WearSummary? {
+        let since = Date().addingTimeInterval(-90 * 86400)
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd"
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        guard let days = try? WearLog.days(dataDirectory: dataDirectory, since: formatter.string(from: since)), let first = days.first,
+            let last = days.last
+        else { return nil }
+        var total = WearLog.Day(date: last.date)
+        for day in days { total.add(day) }
+        return WearSummary(
+            firstDay: first.date, lastDay: last.date, days: days.count, processingHours: total.processingSeconds.mapValues { $0 / 3600 },
+            bypassedHours: total.bypassedSeconds / 3600, pausedHours: total.pausedSeconds / 3600,
+            noiseReductionHours: total.noiseReductionSeconds / 3600, levelSeconds: total.levelSeconds,
+            programSwitches: total.programSwitches, volumeChanges: total.volumeChanges, xruns: total.xruns, starts: total.starts)
     }
 }

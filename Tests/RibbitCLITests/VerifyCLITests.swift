@@ -1,4 +1,5 @@
 import Foundation
+import RibbitStore
 import RibbitTestSupport
 import Testing
 
@@ -41,6 +42,46 @@ import Testing
             #expect(page.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"\(id)\""), "no plot \(id)")
         }
         #expect(!FileManager.default.fileExists(atPath: html + ".partial"))
+    }
+
+    /// The report's log section reads the data log on this machine: two days written through
+    /// the store's own API come back summed, with their level bins, in the HTML and the JSON;
+    /// without a log the section says there is none.
+    @Test func theReportSaysWhatTheWearersDaysSoundLike() throws {
+        let bare = directory.appendingPathComponent("bare.html").path
+        #expect(try ribbitd(["verify", "--rx", TestPaths.prescription("flat.rx").path, "-o", bare]).status == 0)
+        #expect(try String(contentsOfFile: bare, encoding: .utf8).contains("No data log on this machine"))
+
+        let dataDirectory = try #require(environment["XDG_DATA_HOME"]) + "/ribbit"
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd"
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        var days: [WearLog.Day] = []
+        for (offset, hours) in [(2.0, 3.0), (1.0, 5.0)] {
+            var day = WearLog.Day(date: formatter.string(from: Date().addingTimeInterval(-offset * 86400)))
+            day.processingSeconds = ["noisy": hours * 3600 / 2, "quiet": hours * 3600 / 2]
+            day.noiseReductionSeconds = hours * 3600 / 2
+            day.levelSeconds = [60: 3000, 70: 1000]
+            day.programSwitches = 2
+            days.append(day)
+        }
+        try WearLog(path: WearLog.path(dataDirectory: dataDirectory)).add(days)
+        let html = directory.appendingPathComponent("worn.html").path
+        let result = try ribbitd(["verify", "--rx", TestPaths.prescription("flat.rx").path, "--json", "-o", html])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let wear = try #require(json["wear"] as? [String: Any])
+        #expect(wear["days"] as? Int == 2 && wear["programSwitches"] as? Int == 4)
+        #expect(abs((wear["noiseReductionHours"] as? Double ?? 0) - 4) < 1e-9)
+        let page = try String(contentsOfFile: html, encoding: .utf8)
+        #expect(
+            page.contains("What the wearer's days sound like")
+                && page.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"210\" id=\"wear-levels\">"))
+        #expect(page.contains("8.0 (4.0 a day)"), "8 hours over 2 days")
+        #expect(
+            page.contains("Median / 90th percentile input level</th><td class=\"l\">65 dB SPL / 75 dB SPL"),
+            "3000 s at 60-65, 1000 at 70-75")
     }
 
     @Test func summaryWithoutJSON() throws {
