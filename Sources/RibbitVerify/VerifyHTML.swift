@@ -454,19 +454,8 @@ public enum VerifyHTML {
     static func opt(_ v: Double?, _ digits: Int = 1) -> String { v.map { String(fixed: $0, digits) } ?? "-" }
     static func signed(_ v: Double) -> String { (v >= 0 ? "+" : "") + String(fixed: v, 1) }
 
-    public static func escape(_ text: String) -> String {
-        var out = ""
-        for ch in text {
-            switch ch {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(ch)
-            }
-        }
-        return out
-    }
+    /// Text for HTML: RibbitPlot's own escaping, which the plots use too.
+    public static func escape(_ text: String) -> String { xmlEscaped(text) }
 }
 
 extension String {
