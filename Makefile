@@ -35,7 +35,7 @@ test: dev-deps lint
 	$(MAKE) rt-check
 	$(RELEASE) --product ribbitd
 	$(RELEASE) --product ribbit-audio
-	swift test --disable-xctest
+	scripts/swift-test.sh
 
 # swift-format (ships with the toolchain), configured in .swift-format to the code's style:
 # `make format` rewrites the files in place, `make lint` fails on any file it would change.
