@@ -33,6 +33,10 @@ public struct Verifier: Sendable {
     /// Each speech-like signal's length; the first half second is left out of the analysis.
     public var speechSeconds: Double
 
+    /// Where the signals go: nil plays them through a fresh engine in this process per signal;
+    /// `ribbitd verify --live` gives the running daemon over JACK.
+    public var path: (any VerifyPath)?
+
     public static let ears: [Ear] = [.left, .right]
     /// The daemon's JACK period need not be known: any multiple of the hop adds no buffering delay.
     public static let blockFrames = 1024
@@ -55,13 +59,22 @@ public struct Verifier: Sendable {
 
     // MARK: The engine
 
-    /// What the daemon would run at this volume.
-    public func plan(volumeDB: Double) throws(EngineError) -> (filters: FilterSet, compressor: CompressorPlan) {
-        let fitting = try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
-        return fitting.processing(ears: Self.ears, trusted: trusted, calibration: calibration, program: program, volumeDB: volumeDB)
+    /// A volume and what the daemon runs at it.
+    public struct Setting: Sendable {
+        public var volumeDB: Double
+        public var filters: FilterSet
+        public var compressor: CompressorPlan
     }
 
-    public func engine(_ plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError) -> OverlapSaveEngine {
+    /// What the daemon would run at this volume.
+    public func plan(volumeDB: Double) throws -> Setting {
+        let fitting = try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
+        let processing = fitting.processing(
+            ears: Self.ears, trusted: trusted, calibration: calibration, program: program, volumeDB: volumeDB)
+        return Setting(volumeDB: volumeDB, filters: processing.filters, compressor: processing.compressor)
+    }
+
+    public func engine(_ plan: Setting) throws -> OverlapSaveEngine {
         let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: sampleRate, filters: plan.filters, blockSize: Self.blockFrames)
         try engine.publish(
             CompressorConfig(plan: plan.compressor, fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: sampleRate))
@@ -70,7 +83,8 @@ public struct Verifier: Sendable {
 
     /// The input through a fresh engine, both channels, with the latency removed (output i is
     /// the engine's output i + latency; the input is padded with zeros to flush).
-    public func run(_ input: [Float], plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError) -> [[Float]] {
+    public func run(_ input: [Float], plan: Setting) throws -> [[Float]] {
+        if let path { return try path.run(input, volumeDB: plan.volumeDB) }
         let engine = try engine(plan)
         let latency = engine.latencyFrames
         let padded = input + [Float](repeating: 0, count: (latency + Self.blockFrames - 1) / Self.blockFrames * Self.blockFrames)
@@ -87,8 +101,8 @@ public struct Verifier: Sendable {
     }
 
     /// Per channel, the output level (dB SPL) of the tone's fundamental over its second half.
-    public func toneOutputDBSPL(_ hz: Double, inputDBSPL: Double, plan: (filters: FilterSet, compressor: CompressorPlan))
-        throws(EngineError)
+    public func toneOutputDBSPL(_ hz: Double, inputDBSPL: Double, plan: Setting)
+        throws
         -> [Double?]
     {
         let out = try run(tone(hz, dbSPL: inputDBSPL), plan: plan)
@@ -101,7 +115,7 @@ public struct Verifier: Sendable {
     }
 
     /// Per channel, a sweep's output levels.
-    func sweep(_ frequencies: [Double], inputDBSPL: Double, plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError)
+    func sweep(_ frequencies: [Double], inputDBSPL: Double, plan: Setting) throws
         -> [[FrequencyPoint]]
     {
         var result: [[FrequencyPoint]] = Self.ears.map { _ in [] }
@@ -129,9 +143,11 @@ public struct Verifier: Sendable {
     public static let targetFrequenciesHz = Camfit.defaultCentresHz
     public static let strictRangeHz = 250.0...2000.0
     public static let floorDBFS = -120.0
+    public static let offlineDescription =
+        "offline: ribbit's engine in this process (the code and settings the daemon runs), a fresh one per signal"
 
     /// Measures everything; `calibrationInfo`, `date` and the run time come from the caller.
-    public func report(calibrationInfo: VerifyReport.CalibrationInfo, date: String, prescriptionText: String) throws(EngineError)
+    public func report(calibrationInfo: VerifyReport.CalibrationInfo, date: String, prescriptionText: String) throws
         -> VerifyReport
     {
         let fullOn = try plan(volumeDB: fullOnVolumeDB)
@@ -148,7 +164,7 @@ public struct Verifier: Sendable {
         }
         var volumes = Self.ears.map { _ in 0.0 }
         var hfa60: [Double?] = Self.ears.map { _ in nil }
-        var referencePlans: [(filters: FilterSet, compressor: CompressorPlan)] = []
+        var referencePlans: [Setting] = []
         var response: [[FrequencyPoint]] = Self.ears.map { _ in [] }
         for c in Self.ears.indices {
             var plan = asWorn
@@ -183,11 +199,11 @@ public struct Verifier: Sendable {
             times.append(try attackRelease(channel: c, plan: plan))
         }
 
-        let io = try Self.ears.indices.map { c throws(EngineError) in
-            try Self.ioFrequenciesHz.map { hz throws(EngineError) in
+        let io = try Self.ears.indices.map { c throws in
+            try Self.ioFrequenciesHz.map { hz throws in
                 EarReport.IOCurve(
                     hz: hz,
-                    points: try Self.ioLevelsDBSPL.map { level throws(EngineError) in
+                    points: try Self.ioLevelsDBSPL.map { level throws in
                         EarReport.IOPoint(inputDBSPL: level, outputDBSPL: try toneOutputDBSPL(hz, inputDBSPL: level, plan: asWorn)[c])
                     })
             }
@@ -213,12 +229,13 @@ public struct Verifier: Sendable {
         return VerifyReport(
             prescriptionName: prescription.name, prescriptionText: prescriptionText, rule: prescription.rule.rawValue,
             program: resolvedProgram.rawValue, trusted: trusted, calibration: calibrationInfo, date: date, runSeconds: 0,
-            sampleRate: sampleRate, engine: geometry.description, toneSeconds: toneSeconds, latency: latency, ears: ears)
+            sampleRate: sampleRate, engine: geometry.description, toneSeconds: toneSeconds,
+            live: path != nil, measuredThrough: path?.description ?? Self.offlineDescription, latency: latency, ears: ears)
     }
 
     /// Digital silence, then white noise at `floorDBFS`, at the reference setting; the
     /// equivalent input noise is the floor's output less the HFA gain at 50 dB SPL.
-    func noise(channel c: Int, plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError) -> EarReport.Noise {
+    func noise(channel c: Int, plan: Setting) throws -> EarReport.Noise {
         let count = Int(sampleRate * toneSeconds)
         let silent = try run([Float](repeating: 0, count: count), plan: plan)[c]
         let floorRMS = pow(10, Self.floorDBFS / 20) / 2.0.squareRoot()  // sine-referenced: peak 10^(L/20)
@@ -236,7 +253,7 @@ public struct Verifier: Sendable {
     /// ANSI S3.22: a 2 kHz tone steps 55 -> 90 -> 55 dB SPL (on whole periods); the output's
     /// envelope (RMS per 0.5 ms) settles within 3 dB of its level at 90 (attack) and within 4 dB
     /// of its level at 55 (release). Each step lasts max(0.5 s, 4 x the release time).
-    public func attackRelease(channel c: Int, plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError) -> (
+    public func attackRelease(channel c: Int, plan: Setting) throws -> (
         attack: Double?, release: Double?
     ) {
         let settings = plan.compressor.settings[c]
@@ -268,7 +285,7 @@ public struct Verifier: Sendable {
     /// per frequency = the output's long-term third-octave level less the input's, against the
     /// prescription's targets for that level (compressive fits: g50 / g65 / g80; linear fits:
     /// the one target), each with the prescription's low-pass, as the engine plays it.
-    func targetMatch(plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError) -> [[EarReport.TargetMatch]] {
+    func targetMatch(plan: Setting) throws -> [[EarReport.TargetMatch]] {
         let count = Int(sampleRate * speechSeconds)
         let skip = min(Int(sampleRate / 2), count / 4)
         var result: [[EarReport.TargetMatch]] = Self.ears.map { _ in [] }
@@ -314,7 +331,8 @@ public struct Verifier: Sendable {
 
     /// An impulse (one sample at 0.1, -20 dBFS) through the as-worn
     /// engine: where the output's largest sample lies, against what the engine reports.
-    func measureLatency(plan: (filters: FilterSet, compressor: CompressorPlan)) throws(EngineError) -> VerifyReport.Latency {
+    func measureLatency(plan: Setting) throws -> VerifyReport.Latency {
+        if let path { return try path.latency(volumeDB: plan.volumeDB) }
         let engine = try engine(plan)
         let at = Self.blockFrames
         let count = 4 * Self.blockFrames
@@ -327,4 +345,15 @@ public struct Verifier: Sendable {
             measuredFrames: peak - at, reportedFrames: reported, measuredMs: 1000 * Double(peak - at) / sampleRate,
             reportedMs: 1000 * Double(reported) / sampleRate)
     }
+}
+
+/// Where `Verifier` sends its signals instead of a fresh engine: the running hearing aid. Its
+/// detectors carry state from one signal to the next, so it must leave silence between them
+/// long enough for them to release (the offline engine starts each signal fresh).
+public protocol VerifyPath: AnyObject, Sendable, CustomStringConvertible {
+    /// `input` into both ears at the wearer's volume `volumeDB`; per channel (left, right), the
+    /// output aligned with the input (the latency removed), as long as the input.
+    func run(_ input: [Float], volumeDB: Double) throws -> [[Float]]
+    /// The latency by impulse, and what the hearing aid reports.
+    func latency(volumeDB: Double) throws -> VerifyReport.Latency
 }

@@ -94,6 +94,14 @@ public enum VerifyHTML {
         let calibration =
             "\(escape(cal.label)): 0 dBFS in = \(num(cal.inputDBSPLAtFullScale)) dB SPL, out left \(num(cal.outputLeftDBSPLAtFullScale)) / right \(num(cal.outputRightDBSPLAtFullScale)) dB SPL"
             + (cal.uncertaintyDB.map { "; every level is uncertain by about +-\(num($0)) dB" } ?? "")
+        // "live: through ..." / "offline: ribbit's engine ...": the mode in bold.
+        let parts = r.measuredThrough.split(separator: ":", maxSplits: 1).map(String.init)
+        let measured =
+            parts.count == 2 ? "<strong>\(escape(parts[0]))</strong>:\(escape(parts[1]))" : escape(r.measuredThrough)
+        let driven =
+            r.live
+            ? "a test client took the daemon's JACK inputs and outputs (microphone and earphones disconnected meanwhile) and drove the whole path"
+            : "the engine is driven"
         return """
             <section class="first">
             <h1>ribbit hearing-aid verification</h1>
@@ -101,9 +109,9 @@ public enum VerifyHTML {
             <tr><th class="l">Prescription</th><td class="l">\(escape(r.prescriptionName)) (rule \(escape(r.rule))\(r.trusted ? ", signed by a trusted key" : ""))</td></tr>
             <tr><th class="l">Program</th><td class="l">\(escape(r.program))</td></tr>
             <tr><th class="l">Calibration</th><td class="l">\(calibration)</td></tr>
-            <tr><th class="l">Measured</th><td class="l">offline, on ribbit's own engine (the code and settings the daemon runs), \(num(r.sampleRate)) Hz, \(escape(r.engine)); \(escape(r.date)); run time \(String(fixed: r.runSeconds, 1)) s</td></tr>
+            <tr><th class="l">Measured</th><td class="l">\(measured); \(num(r.sampleRate)) Hz, \(escape(r.engine)); \(escape(r.date)); run time \(String(fixed: r.runSeconds, 1)) s</td></tr>
             </table>
-            <p class="definition">A software test box: the engine is driven with generated signals and its output is read \
+            <p class="definition">A software test box: \(driven) with generated signals and its output is read \
             through the calibration, as ANSI S3.22 / IEC 60118-0 measure a hearing aid in a coupler. It measures the \
             digital processing only: not the microphone, the earphone or the ear. Levels in dB SPL hold only as far as \
             the calibration does.</p>
@@ -144,7 +152,7 @@ public enum VerifyHTML {
             <h2>Summary</h2>
             <table>\(head)\(rows.joined())</table>
             <p>Added latency: \(latency.measuredFrames) samples (\(String(fixed: latency.measuredMs, 2)) ms) measured by an impulse \
-            (where the output's peak lies); the engine reports \(latency.reportedFrames) samples (\(String(fixed: latency.reportedMs, 2)) ms), \
+            (where the output's peak lies\(latency.loopFrames.map { "; through JACK, less the \($0)-sample period the test client's own loop adds" } ?? "")); the engine reports \(latency.reportedFrames) samples (\(String(fixed: latency.reportedMs, 2)) ms), \
             which the daemon tells JACK (for a JACK period that is a multiple of the engine's hop).</p>
             <p class="definition">Distortion (ANSI S3.22): total harmonic distortion, 100 x sqrt(sum of the 2nd to 5th harmonics' \
             squared amplitudes) / the fundamental, at the reference test setting. Equivalent input noise (ANSI S3.22): \

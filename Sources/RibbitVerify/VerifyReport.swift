@@ -15,6 +15,10 @@ public struct VerifyReport: Codable, Sendable {
     public var sampleRate: Double
     public var engine: String
     public var toneSeconds: Double
+    /// Measured through the running daemon over JACK (`--live`), or offline on the engine.
+    public var live: Bool
+    /// Which of the two, in words the report prints.
+    public var measuredThrough: String
     public var latency: Latency
     /// In plot order: right ear, then left.
     public var ears: [EarReport]
@@ -48,6 +52,17 @@ public struct VerifyReport: Codable, Sendable {
         public var reportedFrames: Int
         public var measuredMs: Double
         public var reportedMs: Double
+        /// Live: what the test client's own loop through JACK added to the impulse's delay and
+        /// was taken off `measuredFrames` (nil offline).
+        public var loopFrames: Int? = nil
+
+        public init(measuredFrames: Int, reportedFrames: Int, measuredMs: Double, reportedMs: Double, loopFrames: Int? = nil) {
+            self.measuredFrames = measuredFrames
+            self.reportedFrames = reportedFrames
+            self.measuredMs = measuredMs
+            self.reportedMs = reportedMs
+            self.loopFrames = loopFrames
+        }
     }
 }
 

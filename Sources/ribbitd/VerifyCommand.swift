@@ -19,7 +19,8 @@ struct VerifyCommand: ParsableCommand {
             (OSPL90, full-on gain, reference test gain and frequency response, harmonic distortion, equivalent input \
             noise, attack and release, input/output curves, latency) and how the gains for speech at 50, 65 and 80 dB \
             SPL match the prescription's targets (+-5 dB; +-3 dB from 250 to 2000 Hz). Without --rx, the prescription \
-            the running daemon plays, in its program. Writes an HTML report (-o; plots, definitions, prints on A4) and \
+            the running daemon plays, in its program; --live measures that through the running daemon over JACK (the \
+            whole path, about 3 minutes; the report says which). Writes an HTML report (-o; plots, definitions, prints on A4) and \
             prints a summary, or the whole report as JSON with --json. It measures the digital processing only, not \
             the microphone or the earphones; exits 1 when the target match fails at +-5 dB.
             """
@@ -35,9 +36,19 @@ struct VerifyCommand: ParsableCommand {
     @Flag(help: "Print the whole report as one JSON object.") var json = false
     @Option(help: "The listening program (quiet, noisy, outdoor, music; default: the daemon's, or the one the prescription's env selects).")
     var program: Program?
+    @Flag(
+        help: ArgumentHelp(
+            "Measure through the running daemon over JACK (the whole path) instead of the engine offline.",
+            discussion:
+                "Disconnects the microphone and the earphones from the daemon while it measures, and puts them, the program and the volume back after."
+        ))
+    var live = false
 
     func run() throws {
         let started = Date()
+        if live, prescriptionPath != nil {
+            throw RibbitError.usage("--live measures what the daemon plays; load the prescription (`ribbitd load RX`) or leave out --live")
+        }
         if let output {
             // Before measuring: a report that cannot be written is said at once.
             let directory = (output as NSString).deletingLastPathComponent
@@ -47,7 +58,11 @@ struct VerifyCommand: ParsableCommand {
         }
         let paths = RibbitPaths()
         let config = try loadConfig(paths)
-        let (rx, text, trusted, daemonProgram, daemonRate) = try prescription(paths: paths, config: config)
+        let (rx, text, trusted, daemonStatus) = try prescription(paths: paths, config: config)
+        let daemonProgram = daemonStatus?.listening.flatMap { Program(rawValue: $0.program) }
+        let daemonRate = daemonStatus?.jack.map { Double($0.sampleRate) }.flatMap {
+            EngineGeometry.supportedSampleRates.contains($0) ? $0 : nil
+        }
         let profile = config.calibrationProfile
         let calibration = profile?.calibration ?? .uncalibrated
         let info = VerifyReport.CalibrationInfo(
@@ -55,16 +70,35 @@ struct VerifyCommand: ParsableCommand {
             inputDBSPLAtFullScale: calibration.inputDBSPLAtFullScale, outputLeftDBSPLAtFullScale: calibration.outputDBSPLAtFullScale[0],
             outputRightDBSPLAtFullScale: calibration.outputDBSPLAtFullScale[1],
             uncertaintyDB: profile == nil ? CalibrationProfile.uncalibratedUncertaintyDB : nil)
-        let verifier = Verifier(
+        var verifier = Verifier(
             prescription: rx, trusted: trusted, calibration: calibration, program: program ?? daemonProgram, sampleRate: daemonRate ?? 48000
         )
+        var livePath: LiveVerifyPath?
+        var signalSources: [DispatchSourceSignal] = []
+        if live, let daemonStatus {
+            let releaseMs = (try? verifier.plan(volumeDB: 0).compressor.settings.map(\.releaseMs).max()) ?? nil
+            let path = try LiveVerifyPath(
+                status: daemonStatus, program: verifier.resolvedProgram.rawValue, releaseMs: releaseMs ?? 100)
+            // Ctrl-C (or a stop) must not leave the microphone disconnected or the volume at full on.
+            signalSources = Self.restoreOnSignals(path)
+            verifier.path = path
+            livePath = path
+        }
+        defer {
+            livePath?.restore()
+            signalSources.forEach { $0.cancel() }
+        }
         var report: VerifyReport
         do {
             let date = ISO8601DateFormatter.string(from: started, timeZone: .current, formatOptions: [.withInternetDateTime])
             report = try verifier.report(calibrationInfo: info, date: date, prescriptionText: text)
+        } catch let error as RibbitError {
+            throw error
         } catch {
-            throw RibbitError.data(error.description)
+            throw RibbitError.data("\(error)")
         }
+        livePath?.restore()
+        if let repeats = livePath?.repeats, repeats > 0 { report.measuredThrough += "; \(repeats) signals played again after an xrun" }
         report.runSeconds = Date().timeIntervalSince(started)
         report.wear = Self.wearSummary(dataDirectory: paths.dataDirectory)
         if let output {
@@ -89,13 +123,13 @@ struct VerifyCommand: ParsableCommand {
     }
 
     /// The prescription to verify: --rx (at 48 kHz), or what the daemon plays (from the history,
-    /// by the id its status gives), with the trust verdict, the daemon's program and JACK's
-    /// sample rate (the daemon's engine geometry follows it).
-    func prescription(paths: RibbitPaths, config: DaemonConfig) throws(RibbitError) -> (Prescription, String, Bool, Program?, Double?) {
+    /// by the id its status gives), with the trust verdict and the daemon's status (its program,
+    /// and JACK's sample rate, which the daemon's engine geometry follows).
+    func prescription(paths: RibbitPaths, config: DaemonConfig) throws(RibbitError) -> (Prescription, String, Bool, DaemonStatus?) {
         if let prescriptionPath {
             let intake = Intake(trusted: Intake.load(paths: paths, config: config).trusted, requireSigned: false)
             let accepted = try readPrescription(prescriptionPath, intake: intake).accepted
-            return (accepted.prescription, accepted.prescription.text, accepted.isTrusted, nil, nil)
+            return (accepted.prescription, accepted.prescription.text, accepted.isTrusted, nil)
         }
         let status: DaemonStatus?
         do { status = try sendToDaemon(ControlRequest(command: .status)) } catch {
@@ -111,11 +145,23 @@ struct VerifyCommand: ParsableCommand {
         do {
             let payload = try record.intactPayload()
             let rx = try Prescription.parse(Array(payload.utf8))
-            let program: String? = status?.listening?.program
-            let rate = status?.jack.map { Double($0.sampleRate) }.flatMap { EngineGeometry.supportedSampleRates.contains($0) ? $0 : nil }
-            return (rx, payload, record.isIntact && record.signature == "trusted", program.flatMap(Program.init(rawValue:)), rate)
+            return (rx, payload, record.isIntact && record.signature == "trusted", status)
         } catch {
             throw .data("history entry \(id) cannot be read (\(error)); give the prescription with --rx RX")
+        }
+    }
+
+    /// SIGINT, SIGTERM and SIGHUP put the daemon back as it was before exiting.
+    static func restoreOnSignals(_ path: LiveVerifyPath) -> [DispatchSourceSignal] {
+        [SIGINT, SIGTERM, SIGHUP].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                path.restore()
+                Glibc.exit(128 + number)
+            }
+            source.resume()
+            return source
         }
     }
 
@@ -123,7 +169,9 @@ struct VerifyCommand: ParsableCommand {
         func fixed(_ v: Double?, _ digits: Int = 1) -> String { v.map { String(format: "%.\(digits)f", $0) } ?? "-" }
         var lines = [
             "verify \(r.prescriptionName) (\(r.rule)), program \(r.program), \(r.calibration.label); \(String(format: "%.1f", r.runSeconds)) s",
-            "latency       \(r.latency.measuredFrames) samples (\(String(format: "%.2f", r.latency.measuredMs)) ms) by impulse; reported \(r.latency.reportedFrames)",
+            "measured      \(r.measuredThrough)",
+            "latency       \(r.latency.measuredFrames) samples (\(String(format: "%.2f", r.latency.measuredMs)) ms) by impulse; reported \(r.latency.reportedFrames)"
+                + (r.latency.loopFrames.map { " (through JACK, less the \($0)-frame period the test client's loop adds)" } ?? ""),
         ]
         for ear in r.ears {
             let worst = ear.targetMatch.max { abs($0.worstDeviationDB) < abs($1.worstDeviationDB) }

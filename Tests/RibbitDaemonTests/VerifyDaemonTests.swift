@@ -4,7 +4,8 @@ import Testing
 
 /// `ribbitd verify` without --rx: what the running daemon plays (its history entry), in its
 /// program, at JACK's sample rate.
-@Suite struct VerifyDaemonTests {
+/// Serialized: JACK servers started at once by parallel tests can miss their start-up window.
+@Suite(.serialized) struct VerifyDaemonTests {
     @Test func verifiesTheActivePrescription() throws {
         let server = try JackTestServer(sampleRate: 44100)
         defer { server.stop() }
@@ -18,5 +19,101 @@ import Testing
         #expect(json["program"] as? String == "music")
         #expect(json["sampleRate"] as? Double == 44100)
         #expect((json["prescriptionText"] as? String)?.hasPrefix("RIBBIT-RX 1") == true)
+    }
+
+    /// `--live` drives the running daemon over JACK and must read what the offline engine reads:
+    /// every level and gain within 0.5 dB, the times within a millisecond, the latency exactly.
+    /// It must put back the microphone and earphone connections, the program and the volume,
+    /// and the audio thread stays clean while it sets them (the RT audit). A 512-frame period
+    /// keeps a loaded machine's xruns rare (a signal an xrun breaks is played again).
+    @Test func liveAgreesWithOfflineAndPutsEverythingBack() throws {
+        let server = try JackTestServer(period: 512)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(server: server, arguments: [], audit: true)
+        #expect(try daemon.ribbitd(["load", TestPaths.prescription("camfit-sloping.rx").path]).status == 0)
+        _ = try daemon.waitUntilProcessing()
+        #expect(try daemon.ribbitd(["volume", "2"]).status == 0)
+        #expect(try daemon.ribbitd(["program", "auto"]).status == 0)
+        let lsp = try #require(Built.tool("jack_lsp"))
+        let connected = try Built.run(lsp, ["-c"], environment: server.environment).stdout
+        #expect(connected.contains("system:capture_1\n   ribbit:in_left"), "\(connected)")
+
+        let live = try daemon.ribbitd(["verify", "--live", "--json", "--program", "quiet"])
+        #expect([0, 1].contains(live.status), "\(live.stderr)")
+        let offline = try daemon.ribbitd(["verify", "--json", "--program", "quiet"])
+        #expect([0, 1].contains(offline.status), "\(offline.stderr)")
+        let a = try #require(try JSONSerialization.jsonObject(with: Data(live.stdout.utf8)) as? [String: Any])
+        let b = try #require(try JSONSerialization.jsonObject(with: Data(offline.stdout.utf8)) as? [String: Any])
+        #expect(a["live"] as? Bool == true && b["live"] as? Bool == false)
+        #expect((a["measuredThrough"] as? String)?.hasPrefix("live: through the running daemon over JACK (client ribbit") == true)
+
+        let levels = Self.figures(a), expected = Self.figures(b)
+        #expect(levels.count == expected.count && levels.count > 250)
+        for (name, value) in expected {
+            let tolerance = name.hasSuffix("Ms") ? 1.0 : name.contains("thd") ? 0.05 : 0.5
+            #expect(abs((levels[name] ?? .nan) - value) <= tolerance, "\(name): live \(levels[name] ?? .nan), offline \(value)")
+        }
+        let latency = try #require(a["latency"] as? [String: Any])
+        #expect(latency["measuredFrames"] as? Int == 96 && latency["reportedFrames"] as? Int == 96 && latency["loopFrames"] as? Int == 512)
+
+        // Everything as it was.
+        #expect(try Built.run(lsp, ["-c"], environment: server.environment).stdout == connected)
+        let listening = try #require(try daemon.status().listening)
+        #expect(listening.volumeDB == 2 && listening.chosenBy == "auto")
+        #expect(try daemon.stop() == 0)
+        let counts = try daemon.auditCounts()
+        for name in ["malloc", "calloc", "realloc", "free", "memalign", "pthread_mutex_lock", "syscall"] {
+            #expect(counts[name] == 0, "\(name) was called \(counts[name] ?? -1) times on the RT thread")
+        }
+    }
+
+    /// --live with --rx, or with a paused hearing aid: one line, nothing touched.
+    @Test func liveRefusesWhatItCannotMeasure() throws {
+        let server = try JackTestServer()
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(server: server, arguments: [])
+        let rx = TestPaths.prescription("camfit-sloping.rx").path
+        #expect(try daemon.ribbitd(["load", rx]).status == 0)
+        _ = try daemon.waitUntilProcessing()
+        let lsp = try #require(Built.tool("jack_lsp"))
+        let connected = try Built.run(lsp, ["-c"], environment: server.environment).stdout
+        let withRx = try daemon.ribbitd(["verify", "--live", "--rx", rx])
+        #expect(withRx.status == 64 && withRx.stderr.contains("--live measures what the daemon plays"), "\(withRx.stderr)")
+        #expect(try daemon.ribbitd(["pause"]).status == 0)
+        let paused = try daemon.ribbitd(["verify", "--live"])
+        #expect(paused.status == 65 && paused.stderr.contains("paused; `ribbitd resume` first"), "\(paused.stderr)")
+        #expect(paused.stderr.split(separator: "\n").count == 1)
+        #expect(try Built.run(lsp, ["-c"], environment: server.environment).stdout == connected)
+    }
+
+    /// Every figure of a report by name: levels, gains, times, distortion.
+    static func figures(_ report: [String: Any]) -> [String: Double] {
+        var result: [String: Double] = [:]
+        for case let ear as [String: Any] in report["ears"] as? [Any] ?? [] {
+            let side = ear["ear"] as? String ?? "?"
+            for key in ["hfaOSPL90DBSPL", "hfaFullOnGainDB", "referenceVolumeDB", "referenceHFAGainDB", "attackMs", "releaseMs"] {
+                result["\(side) \(key)"] = ear[key] as? Double
+            }
+            for key in ["ospl90", "fullOnGain", "frequencyResponse"] {
+                for case let point as [String: Any] in ear[key] as? [Any] ?? [] {
+                    result["\(side) \(key) \(point["hz"] ?? "")"] = point["db"] as? Double
+                }
+            }
+            for case let d as [String: Any] in ear["distortion"] as? [Any] ?? [] {
+                result["\(side) thd \(d["hz"] ?? "")"] = d["thdPercent"] as? Double
+            }
+            result["\(side) ein"] = (ear["noise"] as? [String: Any])?["einDBSPL"] as? Double
+            for case let curve as [String: Any] in ear["ioCurves"] as? [Any] ?? [] {
+                for case let point as [String: Any] in curve["points"] as? [Any] ?? [] {
+                    result["\(side) io \(curve["hz"] ?? "") \(point["inputDBSPL"] ?? "")"] = point["outputDBSPL"] as? Double
+                }
+            }
+            for case let match as [String: Any] in ear["targetMatch"] as? [Any] ?? [] {
+                for case let row as [String: Any] in match["rows"] as? [Any] ?? [] {
+                    result["\(side) match \(match["levelDBSPL"] ?? "") \(row["hz"] ?? "")"] = row["measuredGainDB"] as? Double
+                }
+            }
+        }
+        return result
     }
 }

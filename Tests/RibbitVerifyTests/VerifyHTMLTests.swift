@@ -50,6 +50,19 @@ import Testing
         }
     }
 
+    /// The report says how it was measured: offline, or live through JACK with the loop's period.
+    @Test func saysWhetherItWasMeasuredLive() {
+        #expect(Self.html.contains("<strong>offline</strong>") && !Self.html.contains("<strong>live</strong>"))
+        var live = VerifierTests.flatReport
+        live.live = true
+        live.measuredThrough = "live: through the running daemon over JACK (client ribbit, 48000 Hz, 512-frame periods)"
+        live.latency.loopFrames = 512
+        let html = VerifyHTML.render(live)
+        #expect(html.contains("<strong>live</strong>: through the running daemon over JACK (client ribbit"))
+        #expect(html.contains("less the 512-sample period the test client's own loop adds"))
+        #expect(!html.contains("<strong>offline</strong>"))
+    }
+
     /// Debian's chromium (`make dev-deps`), headless: --print-to-pdf and --screenshot succeed.
     @Test func rendersInAHeadlessBrowser() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ribbit-verify-\(getpid())")
