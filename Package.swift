@@ -48,7 +48,7 @@ let package = Package(
         // web pages): ear order, colours and symbols, the square audiogram form, round ticks. No Foundation.
         .target(name: "RibbitPlot", dependencies: ["RibbitPrescription"]),
         // Prescription -> per-ear combination curves -> filters for the engine.
-        .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription", "RibbitSettings"]),
+        .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription", "RibbitSettings", "RibbitSignals"]),
         // `ribbitd verify`'s measurements (ANSI S3.22-style test box and target match) on the real
         // engine as the daemon configures it, and its HTML report. No I/O, no Foundation.
         .target(name: "RibbitVerify", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitSignals", "RibbitPlot"]),
@@ -122,7 +122,7 @@ let package = Package(
             name: "RibbitMonitorTests", dependencies: ["RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitFitting", "RibbitPrescription"]),
         // FuzzFindings are read from the source tree at run time (as the help snapshots are), not bundled.
         .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"], exclude: ["FuzzFindings"]),
-        .testTarget(name: "RibbitVerifyTests", dependencies: ["RibbitVerify", "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals"]),
+        .testTarget(name: "RibbitVerifyTests", dependencies: ["RibbitVerify", "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(name: "RibbitPlotTests", dependencies: ["RibbitPlot", "RibbitPrescription"]),
         .testTarget(
             name: "RibbitFittingTests",
