@@ -9,6 +9,8 @@ status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
 	echo
 	echo "== what failed (repeated from above) =="
-	grep -E 'recorded an issue|error:|Fatal error|Crash|signal [0-9]' "$log" | cut -c1-600 | tail -n 40
+	# Each issue line, and the comment lines (↳) Swift Testing prints under it.
+	awk '/recorded an issue|error:|Fatal error|Crash|signal [0-9]/ { print; n = 4; next }
+		n > 0 && /^↳/ { print; n--; next } { n = 0 }' "$log" | cut -c1-600 | tail -n 60
 fi
 exit "$status"

@@ -1,5 +1,6 @@
 import Foundation
 import RibbitDSP
+import RibbitTestSupport
 import Testing
 
 @testable import RibbitVerify
@@ -74,15 +75,26 @@ import Testing
         for output in ["--print-to-pdf=\(pdf.path)", "--screenshot=\(png.path)"] {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
+            // What a fresh machine or a container needs: no sandbox as root, /tmp instead of a
+            // small /dev/shm, no first-run or crash-reporter work.
             process.arguments = [
-                "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer", "--user-data-dir=\(directory.path)/profile",
-                "--window-size=900,1300", output, page.absoluteString,
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-crash-reporter",
+                "--no-pdf-header-footer", "--user-data-dir=\(directory.path)/profile", "--window-size=900,1300", output,
+                page.absoluteString,
             ]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
+            let log = directory.appendingPathComponent("chromium.log")
+            FileManager.default.createFile(atPath: log.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: log)
+            defer { try? handle.close() }
+            process.standardOutput = handle
+            process.standardError = handle
             try process.run()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "chromium \(output)")
+            // A browser that hangs must not hold the suite: 60 s, then it is stopped.
+            let deadline = Date().addingTimeInterval(60)
+            while process.isRunning && Date() < deadline { usleep(50_000) }
+            if process.isRunning { stopProcess(process) }
+            let said = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            #expect(process.terminationStatus == 0, "chromium \(output): \(said.split(separator: "\n").suffix(8).joined(separator: " | "))")
         }
         let pdfData = try Data(contentsOf: pdf), pngData = try Data(contentsOf: png)
         #expect(pdfData.starts(with: Array("%PDF".utf8)))
