@@ -142,6 +142,8 @@ public struct Verifier: Sendable {
     /// Where target match is judged: the compressor's band centres (audiometric frequencies).
     public static let targetFrequenciesHz = Camfit.defaultCentresHz
     public static let strictRangeHz = 250.0...2000.0
+    /// A speech signal whose output peaks come this close to the sample ceiling is output-limited.
+    public static let limitedWithinDB = 1.0
     public static let floorDBFS = -120.0
     public static let offlineDescription =
         "offline: ribbit's engine in this process (the code and settings the daemon runs), a fresh one per signal"
@@ -312,11 +314,13 @@ public struct Verifier: Sendable {
                             strictPass: Self.strictRangeHz.contains(hz) ? abs(deviation) <= 3 : nil))
                 }
                 let worst = rows.max { abs($0.deviationDB) < abs($1.deviationDB) }
+                let peak = VerifyAnalysis.db(Double(out[c][skip...].reduce(Float(0)) { max($0, abs($1)) }))
                 result[c].append(
                     EarReport.TargetMatch(
                         levelDBSPL: level, rows: rows, pass: !rows.isEmpty && rows.allSatisfy(\.pass),
                         strictPass: rows.allSatisfy { $0.strictPass ?? true }, worstDeviationDB: worst?.deviationDB ?? 0,
-                        worstHz: worst?.hz ?? 0))
+                        worstHz: worst?.hz ?? 0, outputPeakDBFS: peak,
+                        outputLimited: peak.map { $0 >= 20 * log10(Double(plan.filters.ceiling)) - Self.limitedWithinDB } ?? false))
             }
         }
         return result

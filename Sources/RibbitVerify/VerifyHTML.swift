@@ -140,7 +140,7 @@ public enum VerifyHTML {
                 "\(opt($0.attackMs)) / \(opt($0.releaseMs)) (set \(num($0.designedAttackMs)) / \(num($0.designedReleaseMs)))"
             },
             row("Target match at 50 / 65 / 80 dB SPL, +-5 dB") {
-                $0.targetMatch.map { passWord($0.pass) }.joined(separator: " / ")
+                $0.targetMatch.map { passWord($0.pass) + ($0.outputLimited ? " (output limit)" : "") }.joined(separator: " / ")
             },
             row("Worst deviation (dB)") { ear in
                 let worst = ear.targetMatch.max { abs($0.worstDeviationDB) < abs($1.worstDeviationDB) }
@@ -219,6 +219,12 @@ public enum VerifyHTML {
                 chart(
                     id: "target-\(num(level))", title: "Insertion gain for speech at \(num(level)) dB SPL",
                     x: .logFrequency(200, 8000), xLabel: "Frequency (Hz)", yLabel: "Insertion gain (dB)", series: series))
+            let limited = r.ears.filter { i < $0.targetMatch.count && $0.targetMatch[i].outputLimited }.map { earTitle($0.ear) }
+            if !limited.isEmpty {
+                parts.append(
+                    "<p>\(limited.joined(separator: " and ")): at \(num(level)) dB SPL the output reached its ceiling (output limit); "
+                        + "the gains above are what the limit leaves.</p>")
+            }
             parts.append(targetTable(r, index: i))
         }
         return """
@@ -229,7 +235,9 @@ public enum VerifyHTML {
             and 80 dB SPL, as worn (volume 0). Measured insertion gain: the output's long-term one-third-octave level less \
             the input's, per audiometric frequency. Targets (dashed): the prescription's gains for that speech level \
             (compressive fits: g50, g65, g80; linear fits: the one target), with its low-pass. Clinics accept +-5 dB; the \
-            stricter column asks +-3 dB from 250 to 2000 Hz.</p>
+            stricter column asks +-3 dB from 250 to 2000 Hz. Where the output's peaks reach the output ceiling (marked \
+            "output limit"), loud speech cannot get its target gain: the limit protects the wearer's ears, and only the \
+            wearer's measured UCLs or a trusted audiologist's signature raise it.</p>
             \(parts.joined(separator: "\n"))
             </section>
             """

@@ -157,6 +157,10 @@ public struct EarReport: Codable, Sendable {
         /// The largest |deviation|, and where.
         public var worstDeviationDB: Double
         public var worstHz: Double
+        /// The output's largest sample (dBFS) and whether it reached the sample ceiling (within
+        /// 1 dB): loud speech then gets less than its target gain, by design.
+        public var outputPeakDBFS: Double?
+        public var outputLimited: Bool
     }
 
     public struct TargetRow: Codable, Sendable, Equatable {

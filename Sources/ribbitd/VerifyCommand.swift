@@ -186,7 +186,9 @@ struct VerifyCommand: ParsableCommand {
                 "  attack        \(fixed(ear.attackMs)) ms, release \(fixed(ear.releaseMs)) ms (set \(Prescription.number(ear.designedAttackMs)) / \(Prescription.number(ear.designedReleaseMs)))",
                 "  target match  "
                     + ear.targetMatch.map {
-                        "\(Prescription.number($0.levelDBSPL)) dB SPL \($0.pass ? "pass" : "FAIL")\($0.strictPass ? "" : " (+-3 dB: fail)")"
+                        let notes = ($0.strictPass ? [] : ["+-3 dB: fail"]) + ($0.outputLimited ? ["output limit"] : [])
+                        return "\(Prescription.number($0.levelDBSPL)) dB SPL \($0.pass ? "pass" : "FAIL")"
+                            + (notes.isEmpty ? "" : " (\(notes.joined(separator: "; ")))")
                     }
                     .joined(separator: ", ")
                     + (worst.map {
