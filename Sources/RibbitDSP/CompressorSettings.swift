@@ -12,7 +12,7 @@ import Glibc
 ///         = gainDB - (L - kneeDBSPL) * (1 - 1 / ratio)                 L > knee
 /// and never more than limitDBSPL - L (the band's output limit).
 /// ```
-public struct CompressorBand: Sendable, Equatable {
+public struct CompressorBand: Sendable, Hashable {
     /// Where the band is centred (its level detector and its share of the filter).
     public var centreHz: Double
     /// Insertion gain between the two knees.
@@ -61,7 +61,7 @@ public struct CompressorBand: Sendable, Equatable {
 }
 
 /// Per ear, the bands and how fast their level detectors follow.
-public struct CompressorSettings: Sendable, Equatable {
+public struct CompressorSettings: Sendable, Hashable {
     /// Ascending centre frequencies.
     public var bands: [CompressorBand]
     /// ANSI S3.22 attack time (settling within 3 dB after a 55 -> 90 dB SPL step).

@@ -11,21 +11,21 @@ import Synchronization
 /// hears speech up to 16 kHz. Uncorrected, speech was compressed as if 2-8 dB louder and
 /// `ribbitd verify` read the camfit sample 1-3 dB under its targets (5 dB at 8 kHz).
 ///
-/// Read off the real detector: `SpeechLikeSignal` at 65 dB SPL through a linear compressor of
-/// the same bands, geometry and times, the detector's smoothed level after every hop from the
-/// second half second on; the offset is the power-weighted mean of that level (loud moments
+/// Read off the real detector: `SpeechLikeSignal` at 65 dB SPL through a compressor with the
+/// ear's own bands and times (the detector's time constants follow each band's curve) at the
+/// engine's geometry, the detector's smoothed level after every hop from the second half second on; the offset is the power-weighted mean of that level (loud moments
 /// carry the output's power, and they set its gain) less the rule's band level. `Fitting` adds
-/// it to every knee (compression and expansion), moving the rule's curves onto the scale the
+/// it to every speech-derived knee (`placed`), moving the rule's curves onto the scale the
 /// detector reads. Tones are not speech: a tone at a band centre now gets the gain of speech
 /// whose band level is that much lower (`verify` shows it in the input/output curves).
 public enum DetectorSpeechLevels {
     public static let seed: UInt64 = 65
     public static let seconds = 3.0
+    /// Offsets outside this range mean the measurement went wrong: they are held to it.
+    public static let plausibleDB = -3.0...12.0
 
     struct Key: Hashable {
-        var centresHz: [Double]
-        var attackMs: Double
-        var releaseMs: Double
+        var settings: CompressorSettings
         var geometry: [Int]
         var sampleRate: Double
     }
@@ -33,26 +33,45 @@ public enum DetectorSpeechLevels {
     /// A daemon refits on every volume or program change: read each detector once.
     static let cache = Mutex<[Key: [Double]]>([:])
 
-    /// The offsets (dB) for bands at `centresHz` with these times, at this geometry.
-    public static func offsetsDB(
-        centresHz: [Double], attackMs: Double, releaseMs: Double, geometry: EngineGeometry, sampleRate: Double
-    ) -> [Double] {
-        let key = Key(
-            centresHz: centresHz, attackMs: attackMs, releaseMs: releaseMs,
-            geometry: [geometry.fftLength, geometry.hopSize, geometry.filterLength], sampleRate: sampleRate)
+    /// The settings the engine runs for `settings` (one ear, from `CompressorFitting`) in
+    /// `program`: the compression knees, which the rules set at band levels of speech, and the
+    /// program's expansion knees (speech 10 dB below soft) moved to what the detector reads of
+    /// speech. A prescription's own expansion knee is an absolute level for room noise, not
+    /// speech: it stays, never above the compression knee.
+    public static func placed(
+        _ settings: CompressorSettings, program: Program, prescription rx: Prescription, geometry: EngineGeometry, sampleRate: Double
+    ) -> CompressorSettings {
+        let unplaced = program.expand(settings, prescription: rx)
+        guard unplaced.bands.contains(where: { $0.ratio > 1 || $0.expansionRatio > 1 }) else { return unplaced }
+        // The detector's time constants follow each band's curve (`CompressorStage.detectorTau`):
+        // read it with the ear's own bands.
+        let offsets = offsetsDB(unplaced, geometry: geometry, sampleRate: sampleRate)
+        var shifted = settings
+        for b in shifted.bands.indices where shifted.bands[b].ratio > 1 {
+            shifted.bands[b].kneeDBSPL += offsets[b]
+            shifted.bands[b].expansionKneeDBSPL = min(shifted.bands[b].expansionKneeDBSPL, shifted.bands[b].kneeDBSPL)
+        }
+        return program.expand(shifted, prescription: rx, detectorOffsetsDB: offsets)
+    }
+
+    /// The offsets (dB) for these bands and times, at this geometry.
+    public static func offsetsDB(_ settings: CompressorSettings, geometry: EngineGeometry, sampleRate: Double) -> [Double] {
+        let key = Key(settings: settings, geometry: [geometry.fftLength, geometry.hopSize, geometry.filterLength], sampleRate: sampleRate)
         if let known = cache.withLock({ $0[key] }) { return known }
-        let offsets = measure(centresHz: centresHz, attackMs: attackMs, releaseMs: releaseMs, geometry: geometry, sampleRate: sampleRate)
-        cache.withLock { $0[key] = offsets }
+        let offsets = measure(settings, geometry: geometry, sampleRate: sampleRate).map {
+            min(max($0, plausibleDB.lowerBound), plausibleDB.upperBound)
+        }
+        cache.withLock { cache in
+            if cache.count > 256 { cache.removeAll() }  // bounded: a wearer has few settings
+            cache[key] = offsets
+        }
         return offsets
     }
 
-    static func measure(centresHz: [Double], attackMs: Double, releaseMs: Double, geometry: EngineGeometry, sampleRate: Double)
-        -> [Double]
-    {
+    static func measure(_ settings: CompressorSettings, geometry: EngineGeometry, sampleRate: Double) -> [Double] {
         let calibration = Calibration.uncalibrated
         let speechDBSPL = 65.0
-        let bands = centresHz.map { CompressorBand.linear(centreHz: $0, gainDB: 0) }
-        let settings = CompressorSettings(bands: bands, attackMs: attackMs, releaseMs: releaseMs)
+        let centresHz = settings.bands.map(\.centreHz)
         let config = CompressorConfig(
             settings: [settings], amplitude: [{ _ in 1 }], calibration: calibration, taps: geometry.filterLength,
             fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: sampleRate)

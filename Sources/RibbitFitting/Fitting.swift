@@ -76,19 +76,10 @@ extension Fitting {
         let range = prescription.volumeRange
         let volume = min(max(volumeDB, range.lowerBound), range.upperBound)
         let settings = ears.map { ear in
-            var relative = program.expand(
+            var relative = DetectorSpeechLevels.placed(
                 CompressorFitting.settings(rx, ear: ear, trusted: trusted, centresHz: centres)
-                    ?? CompressorFitting.passThrough(rx, trusted: trusted, centresHz: centres), prescription: rx)
-            // The rule's knees are band levels of speech; move them to what the detector reads.
-            if relative.bands.contains(where: { $0.ratio > 1 || $0.expansionRatio > 1 }) {
-                let offsets = DetectorSpeechLevels.offsetsDB(
-                    centresHz: centres, attackMs: relative.attackMs, releaseMs: relative.releaseMs, geometry: geometry,
-                    sampleRate: sampleRate)
-                for b in relative.bands.indices {
-                    relative.bands[b].kneeDBSPL += offsets[b]
-                    if relative.bands[b].expansionRatio > 1 { relative.bands[b].expansionKneeDBSPL += offsets[b] }
-                }
-            }
+                    ?? CompressorFitting.passThrough(rx, trusted: trusted, centresHz: centres), program: program, prescription: rx,
+                geometry: geometry, sampleRate: sampleRate)
             let gain = curve(for: ear).gain
             for b in relative.bands.indices {
                 let shape = gain.gainDB(atHz: relative.bands[b].centreHz)

@@ -57,12 +57,17 @@ public enum Program: String, CaseIterable, Sendable, Codable {
     /// The expander this program adds to fitted settings (`adjust` first): knees at the band
     /// levels of speech 10 dB below soft, never above the compression knee, ratio
     /// `CompressorFitting.expansionRatio`. Unchanged when the prescription sets its own.
-    public func expand(_ settings: CompressorSettings, prescription rx: Prescription) -> CompressorSettings {
+    /// `detectorOffsetsDB`: per band, how much louder the detector hears speech than the rule's
+    /// band level (`DetectorSpeechLevels`); the knees sit where the detector reads that speech.
+    public func expand(_ settings: CompressorSettings, prescription rx: Prescription, detectorOffsetsDB: [Double]? = nil)
+        -> CompressorSettings
+    {
         guard expandsBelowSoftSpeech, rx.expansion == .off else { return settings }
         var expanded = settings
         let levels = Camfit.speechBandLevelsDBSPL(centresHz: settings.bands.map(\.centreHz), overallDBSPL: Self.softSpeechDBSPL - 10)
         for b in expanded.bands.indices {
-            expanded.bands[b].expansionKneeDBSPL = min(levels[b], expanded.bands[b].kneeDBSPL)
+            let level = levels[b] + (detectorOffsetsDB?[b] ?? 0)
+            expanded.bands[b].expansionKneeDBSPL = min(level, expanded.bands[b].kneeDBSPL)
             expanded.bands[b].expansionRatio = CompressorFitting.expansionRatio
         }
         return expanded

@@ -128,11 +128,11 @@ import Testing
         print("known compressor: attack \(times.attack!) ms, release \(times.release!) ms (set 5 / 70)")
         #expect(abs(times.attack! - 5) <= 1)
         #expect(abs(times.release! - 70) <= 14)
-        var band = try #require(CompressorFitting.settings(rx, ear: .left, trusted: false)?.bands.first { $0.centreHz == 2000 })
-        #expect(band.ratio == 3)
-        let offsets = DetectorSpeechLevels.offsetsDB(
-            centresHz: Camfit.defaultCentresHz, attackMs: 5, releaseMs: 70, geometry: verifier.geometry, sampleRate: 48000)
-        band.kneeDBSPL += try #require(offsets[Camfit.defaultCentresHz.firstIndex(of: 2000)!])
+        let fitted = try #require(CompressorFitting.settings(rx, ear: .left, trusted: false))
+        #expect(fitted.bands.first { $0.centreHz == 2000 }?.ratio == 3)
+        let placed = DetectorSpeechLevels.placed(fitted, program: .quiet, prescription: rx, geometry: verifier.geometry, sampleRate: 48000)
+        let band = try #require(placed.bands.first { $0.centreHz == 2000 })
+        #expect(band.kneeDBSPL > fitted.bands.first { $0.centreHz == 2000 }!.kneeDBSPL)
         for level in stride(from: 40.0, through: 100, by: 10) {
             let measured = try verifier.toneOutputDBSPL(2000, inputDBSPL: level, plan: plan)[0]! - level
             print("2 kHz at \(level) dB SPL: gain \(measured), designed \(band.gainDB(inputDBSPL: level))")
@@ -156,19 +156,34 @@ import Testing
         }
     }
 
-    /// The detector's reading of speech is measured once per band layout, times and geometry.
-    @Test func detectorOffsetsAreMeasuredOnceAndArePositive() {
+    /// The detector's reading of speech is measured once per ear's settings and geometry; a
+    /// prescription's own expansion knee (room noise, not speech) is not moved.
+    @Test func detectorOffsetsAreMeasuredOnceAndMoveOnlySpeechKnees() throws {
+        let rx = try Prescription.parse(Array(try String(contentsOf: TestPaths.prescription("camfit-sloping.rx"), encoding: .utf8).utf8))
         let geometry = EngineGeometry.standard(sampleRate: 48000)
-        let first = DetectorSpeechLevels.offsetsDB(
-            centresHz: Camfit.defaultCentresHz, attackMs: 5, releaseMs: 70, geometry: geometry, sampleRate: 48000)
-        let again = DetectorSpeechLevels.offsetsDB(
-            centresHz: Camfit.defaultCentresHz, attackMs: 5, releaseMs: 70, geometry: geometry, sampleRate: 48000)
-        #expect(first == again && first.count == Camfit.defaultCentresHz.count)
+        let speech = try #require(CompressorFitting.settings(rx, ear: .right, trusted: false))
+        let first = DetectorSpeechLevels.offsetsDB(speech, geometry: geometry, sampleRate: 48000)
+        let again = DetectorSpeechLevels.offsetsDB(speech, geometry: geometry, sampleRate: 48000)
+        #expect(first == again && first.count == speech.bands.count)
         // A fast attack reads above the mean in every band; the slow music times read less above it.
         #expect(first.allSatisfy { $0 > 0.5 && $0 < 12 }, "\(first)")
-        let slow = DetectorSpeechLevels.offsetsDB(
-            centresHz: Camfit.defaultCentresHz, attackMs: 50, releaseMs: 1000, geometry: geometry, sampleRate: 48000)
+        var music = speech
+        (music.attackMs, music.releaseMs) = (50, 1000)
+        let slow = DetectorSpeechLevels.offsetsDB(music, geometry: geometry, sampleRate: 48000)
         #expect(zip(slow, first).allSatisfy { $0 < $1 }, "music \(slow), speech \(first)")
+
+        var expanding = rx
+        expanding.expansion = .knee(30)
+        let own = try #require(CompressorFitting.settings(expanding, ear: .right, trusted: false))
+        let placed = DetectorSpeechLevels.placed(own, program: .noisy, prescription: expanding, geometry: geometry, sampleRate: 48000)
+        for (band, before) in zip(placed.bands, own.bands) {
+            #expect(band.kneeDBSPL > before.kneeDBSPL)
+            #expect(band.expansionKneeDBSPL == before.expansionKneeDBSPL, "\(band.centreHz) Hz: the prescription's own knee moved")
+        }
+        // The program's expander (speech 10 dB below soft) moves with the speech it is set by.
+        let programOnly = DetectorSpeechLevels.placed(speech, program: .noisy, prescription: rx, geometry: geometry, sampleRate: 48000)
+        let unplaced = Program.noisy.expand(speech, prescription: rx)
+        #expect(zip(programOnly.bands, unplaced.bands).allSatisfy { $0.expansionKneeDBSPL > $1.expansionKneeDBSPL })
     }
 
     // MARK: The instruments
