@@ -28,9 +28,8 @@ public final class JackLoopback {
         var ports = [OpaquePointer]()
         for (index, portName) in Self.portNames.enumerated() {
             let flags = UInt(index < 2 ? JackPortIsOutput.rawValue : JackPortIsInput.rawValue)
+            // On a throw from here on, deinit closes the client and frees the context.
             guard let port = jack_port_register(client, portName, JACK_DEFAULT_AUDIO_TYPE, flags, 0) else {
-                jack_client_close(client)
-                context.deallocate()
                 throw JackError("JACK refused to register the port \(portName)")
             }
             ports.append(port)
@@ -38,11 +37,7 @@ public final class JackLoopback {
         context.pointee.ports = (ports[0], ports[1], ports[2], ports[3])
         jack_set_process_callback(client, LoopbackCallbacks.process, context)
         jack_set_xrun_callback(client, LoopbackCallbacks.xrun, context)
-        guard jack_activate(client) == 0 else {
-            jack_client_close(client)
-            context.deallocate()
-            throw JackError("JACK refused to activate the client \(name)")
-        }
+        guard jack_activate(client) == 0 else { throw JackError("JACK refused to activate the client \(name)") }
     }
 
     deinit {
@@ -82,9 +77,16 @@ public final class JackLoopback {
     /// Plays `signal` (left, right; equal lengths) and records `frames` frames from the
     /// recording ports, starting in the cycle the signal starts; silence follows the signal.
     /// Returns the recording and the xruns JACK reported meanwhile (a recording with xruns
-    /// has lost or repeated periods). Throws when JACK stops calling the client.
-    public func play(_ signal: [[Float]], recordFrames frames: Int) throws(JackError) -> (recorded: [[Float]], xruns: Int) {
+    /// has lost or repeated periods). Throws when JACK stops calling the client, or when
+    /// `stop` says so (checked every 5 ms; the callback lets go of the buffers first).
+    public func play(_ signal: [[Float]], recordFrames frames: Int, stop: () -> Bool = { false }) throws(JackError) -> (
+        recorded: [[Float]], xruns: Int
+    ) {
         precondition(signal.count == 2 && signal[0].count == signal[1].count && frames >= signal[0].count)
+        // After a run JACK never finished, the callback may still hold the buffers.
+        guard !closed, state.phase.load(ordering: .acquiring) == LoopbackState.idle else {
+            throw JackError("\(name) is closed or still busy with an earlier signal")
+        }
         // Idle: the callback reads nothing but the phase, so the buffers can be replaced.
         freeBuffers()
         let playing = signal.map { channel in
@@ -107,17 +109,25 @@ public final class JackLoopback {
 
         let timeout = Double(frames) / sampleRate * 4 + 5
         var waited = 0.0
+        var stopped = false
         while state.phase.load(ordering: .acquiring) != LoopbackState.done {
-            guard waited < timeout else {
-                state.phase.store(LoopbackState.idle, ordering: .releasing)
-                throw JackError("JACK stopped calling \(name) (is the server running?)")
+            // Left running (JACK gone): deinit frees the buffers once the client is closed.
+            guard waited < timeout else { throw JackError("JACK stopped calling \(name) (is the server running?)") }
+            if !stopped && stop() {
+                stopped =
+                    state.phase.compareExchange(
+                        expected: LoopbackState.running, desired: LoopbackState.stopping, ordering: .acquiringAndReleasing
+                    ).exchanged
             }
             usleep(5000)
             waited += 0.005
         }
+        // JACK reports an xrun after the cycle it broke: give it two periods to arrive.
+        usleep(UInt32(2 * Double(bufferSize) / sampleRate * 1_000_000))
         let recorded = recording.map { Array(UnsafeBufferPointer(start: $0, count: frames)) }
         let xruns = state.xruns.load(ordering: .relaxed)
         state.phase.store(LoopbackState.idle, ordering: .releasing)
+        if stopped { throw JackError("stopped") }
         return (recorded, xruns)
     }
 
@@ -142,6 +152,8 @@ final class LoopbackState: Sendable {
     static let idle = 0
     static let running = 1
     static let done = 2
+    /// Asked to stop: the callback answers with done at its next cycle.
+    static let stopping = 3
     let phase = Atomic<Int>(LoopbackState.idle)
     let position = Atomic<Int>(0)
     let xruns = Atomic<Int>(0)
@@ -167,7 +179,9 @@ enum LoopbackCallbacks {
         outLeft.update(repeating: 0, count: n)
         outRight.update(repeating: 0, count: n)
         context.pointee.state._withUnsafeGuaranteedRef { state in
-            guard state.phase.load(ordering: .acquiring) == LoopbackState.running else { return }
+            let phase = state.phase.load(ordering: .acquiring)
+            if phase == LoopbackState.stopping { state.phase.store(LoopbackState.done, ordering: .releasing) }
+            guard phase == LoopbackState.running else { return }
             let at = state.position.load(ordering: .relaxed)
             let count = min(n, context.pointee.totalFrames - at)
             let fromSignal = max(0, min(count, context.pointee.playFrames - at))
@@ -190,7 +204,8 @@ enum LoopbackCallbacks {
     static let xrun: JackXRunCallback = { arg in
         let context = arg.unsafelyUnwrapped.assumingMemoryBound(to: LoopbackContext.self)
         context.pointee.state._withUnsafeGuaranteedRef { state in
-            if state.phase.load(ordering: .relaxed) == LoopbackState.running { _ = state.xruns.add(1, ordering: .relaxed) }
+            // Also just after the run: JACK reports an xrun after the cycle it broke.
+            if state.phase.load(ordering: .relaxed) != LoopbackState.idle { _ = state.xruns.add(1, ordering: .relaxed) }
         }
         return 0
     }

@@ -9,8 +9,15 @@ import Synchronization
 /// the daemon's inputs and outputs for the measurement: the microphone is disconnected (room
 /// sound would add to the tones) and so are the earphones (the tones reach 90 dB SPL at full-on
 /// gain); the daemon's volume and program are set as each measurement needs. `restore()` puts
-/// every connection, the program and the volume back, also after Ctrl-C.
+/// the program, the volume and then every connection back.
+///
+/// Everything runs on the calling thread. A signal only sets `interrupted` (`VerifyCommand`'s
+/// signal sources); every step checks it, a signal being played stops within 5 ms, and the
+/// error that follows brings the caller to `restore()`: nothing races the restore.
 final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
+    /// The signal that asked to stop (0: none).
+    static let interrupted = Atomic<Int32>(0)
+
     let loop: JackLoopback
     let daemonClient: String
     let sampleRate: Double
@@ -27,9 +34,11 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
     private let listening: DaemonStatus.Listening
     /// The connections taken away, to put back.
     private var removed: [(source: String, destination: String)] = []
-    private let restored = Atomic<Bool>(false)
+    private var restored = false
 
-    static let maxAttempts = 6
+    /// A loaded machine's xruns hit about one 1-s signal in three (seen at a 512-frame period
+    /// while two compilers ran): twelve tries leave a run of 150 signals about 1 in 10^4 to fail.
+    static let maxAttempts = 12
     /// After a volume change: the daemon builds the new plan and the audio process crossfades to it.
     static let settleSeconds = 0.5
 
@@ -58,7 +67,8 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
         do {
             try takePorts()
             try setProgram(program)
-            loopDelay = try measureLoopDelay()
+            try setVolume(0)
+            loopDelay = try impulseDelay()
         } catch {
             restore()
             throw error
@@ -97,18 +107,53 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
         }
     }
 
-    /// Puts back the connections, the program and the volume; once, from whichever thread first.
+    /// Still wired as `takePorts` left it: a restarted audio process (its ports new, the
+    /// microphone and earphones on them) or a patchbay that rewired them ends the measurement
+    /// before a tone could reach the earphones or a silent recording the report.
+    private func checkWiring() throws(RibbitError) {
+        for c in 0..<2 {
+            guard loop.connections(of: daemonInputs[c]) == [loop.playPorts[c]],
+                loop.connections(of: daemonOutputs[c]) == [loop.recordPorts[c]]
+            else {
+                throw .unavailable(
+                    "the daemon's JACK ports were reconnected during the measurement (its audio process restarted, or a patchbay); "
+                        + "measure again")
+            }
+        }
+    }
+
+    private func checkInterrupted() throws(RibbitError) {
+        let signal = Self.interrupted.load(ordering: .relaxed)
+        guard signal == 0 else { throw RibbitError(message: "interrupted", exitCode: .init(128 + signal)) }
+    }
+
+    /// Puts back the program and the volume, waits for them to play, then reconnects the
+    /// microphone and earphones (never the live microphone at a measurement's volume). What
+    /// cannot be put back is said, with the command that does it.
     func restore() {
-        guard !restored.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        loop.close()
-        let putBack = (try? JackLoopback(name: "ribbit-verify")) ?? nil
-        for connection in removed { try? putBack?.connect(connection.source, connection.destination) }
-        putBack?.close()
+        guard !restored else { return }
+        restored = true
+        var failures: [String] = []
         let program = listening.chosenBy == "auto" ? "auto" : listening.chosenBy == "prescription" ? "default" : listening.program
-        try? setProgram(program)
+        do { try setProgram(program) } catch { failures.append("the program (`ribbitd program \(program)`)") }
         var volume = ControlRequest(command: .volume)
         volume.volumeDB = listening.volumeDB
-        _ = try? send(volume)
+        do { try send(volume) } catch {
+            failures.append("the volume (`ribbitd volume \(VolumeCommand.signed(listening.volumeDB))`)")
+        }
+        usleep(UInt32(Self.settleSeconds * 1_000_000))
+        loop.close()
+        let putBack = try? JackLoopback(name: "ribbit-verify")
+        for connection in removed {
+            do { try putBack?.connect(connection.source, connection.destination) } catch {
+                failures.append("\(connection.source) -> \(connection.destination) (`jack_connect`)")
+            }
+            if putBack == nil { failures.append("\(connection.source) -> \(connection.destination) (`jack_connect`)") }
+        }
+        putBack?.close()
+        if !failures.isEmpty {
+            FileHandle.standardError.write(Data("ribbitd: could not put back \(failures.joined(separator: ", "))\n".utf8))
+        }
     }
 
     private func send(_ request: ControlRequest) throws(RibbitError) {
@@ -122,6 +167,7 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
     }
 
     private func setVolume(_ db: Double) throws(RibbitError) {
+        try checkInterrupted()
         guard db != volumeDB else { return }
         var request = ControlRequest(command: .volume)
         request.volumeDB = db
@@ -135,10 +181,18 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
     private func record(_ input: [Float], extra: Int) throws(RibbitError) -> [[Float]] {
         let signal = [Float](repeating: 0, count: gapFrames) + input
         for _ in 0..<Self.maxAttempts {
+            try checkInterrupted()
+            try checkWiring()
             let result: (recorded: [[Float]], xruns: Int)
-            do { result = try loop.play([signal, signal], recordFrames: signal.count + extra) } catch {
+            do {
+                result = try loop.play([signal, signal], recordFrames: signal.count + extra) {
+                    Self.interrupted.load(ordering: .relaxed) != 0
+                }
+            } catch {
+                try checkInterrupted()
                 throw .unavailable(error.description)
             }
+            try checkWiring()
             if result.xruns == 0 { return result.recorded.map { Array($0[gapFrames...]) } }
             repeats += 1
         }
@@ -153,19 +207,19 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
     }
 
     static let impulseAmplitude: Float = 0.1
+    /// The engine's latency is far below this; a period up to 8192 frames fits twice beside it.
     static let impulseListenFrames = 8192
 
-    /// Where an impulse's largest output sample lies, in frames after it went out.
+    /// Where an impulse's largest output sample lies, in frames after it went out; an impulse
+    /// that does not come back (a silent output) is an error, not a latency.
     private func impulseDelay() throws(RibbitError) -> Int {
-        var impulse = [Float](repeating: 0, count: Self.impulseListenFrames)
+        var impulse = [Float](repeating: 0, count: Self.impulseListenFrames + 2 * period)
         impulse[0] = Self.impulseAmplitude
         let out = try record(impulse, extra: 0)[0]
-        return out.indices.max { abs(out[$0]) < abs(out[$1]) } ?? 0
-    }
-
-    private func measureLoopDelay() throws(RibbitError) -> Int {
-        try setVolume(0)
-        return try impulseDelay()
+        guard let peak = out.indices.max(by: { abs(out[$0]) < abs(out[$1]) }), abs(out[peak]) >= 1e-4 else {
+            throw .unavailable("an impulse played into the daemon did not come back: is it processing?")
+        }
+        return peak
     }
 
     /// The impulse's delay less the one period a test client's loop through JACK adds (it runs

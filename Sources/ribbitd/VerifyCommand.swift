@@ -77,10 +77,11 @@ struct VerifyCommand: ParsableCommand {
         var signalSources: [DispatchSourceSignal] = []
         if live, let daemonStatus {
             let releaseMs = (try? verifier.plan(volumeDB: 0).compressor.settings.map(\.releaseMs).max()) ?? nil
+            // Ctrl-C (or a stop) must not leave the microphone disconnected or the volume at full
+            // on: from before the ports are taken, a signal stops the measurement, which restores.
+            signalSources = Self.stopOnSignals()
             let path = try LiveVerifyPath(
                 status: daemonStatus, program: verifier.resolvedProgram.rawValue, releaseMs: releaseMs ?? 100)
-            // Ctrl-C (or a stop) must not leave the microphone disconnected or the volume at full on.
-            signalSources = Self.restoreOnSignals(path)
             verifier.path = path
             livePath = path
         }
@@ -151,15 +152,14 @@ struct VerifyCommand: ParsableCommand {
         }
     }
 
-    /// SIGINT, SIGTERM and SIGHUP put the daemon back as it was before exiting.
-    static func restoreOnSignals(_ path: LiveVerifyPath) -> [DispatchSourceSignal] {
+    /// SIGINT, SIGTERM and SIGHUP stop a live measurement (`LiveVerifyPath.interrupted`): it
+    /// ends with an error, the daemon is put back as it was, and the exit status is 128 + the
+    /// signal's number.
+    static func stopOnSignals() -> [DispatchSourceSignal] {
         [SIGINT, SIGTERM, SIGHUP].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                path.restore()
-                Glibc.exit(128 + number)
-            }
+            source.setEventHandler { LiveVerifyPath.interrupted.store(number, ordering: .relaxed) }
             source.resume()
             return source
         }

@@ -27,8 +27,9 @@ extension DaemonTests {
         #expect(result.status == 0, "\(result.stderr)")
         let frames = try result.stdout.split(separator: "\n").map { try JSONDecoder().decode(DumpFrame.self, from: Data($0.utf8)) }
         // 20 a second on a fixed grid: 3 s gives 60 (61 with one at each end). Other test suites
-        // may load the machine meanwhile, so allow a few late ones, but not a slower rate.
-        #expect((50...61).contains(frames.count), "\(frames.count) frames in 3 s")
+        // may load the machine meanwhile: a few frames late (fewer), or the client's 3 s ending a
+        // frame or two late (62 seen under two compilers); the rate itself is the spacing below.
+        #expect((50...63).contains(frames.count), "\(frames.count) frames in 3 s")
         let spacing = (frames.last!.time - frames.first!.time) / Double(frames.count - 1)
         #expect(abs(spacing - 0.05) < 0.01, "frames every \(spacing) s")
         let rx = try Prescription.parse(Data(contentsOf: URL(fileURLWithPath: rxPath)))

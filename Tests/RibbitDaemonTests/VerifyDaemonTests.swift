@@ -38,7 +38,14 @@ import Testing
         let connected = try Built.run(lsp, ["-c"], environment: server.environment).stdout
         #expect(connected.contains("system:capture_1\n   ribbit:in_left"), "\(connected)")
 
-        let live = try daemon.ribbitd(["verify", "--live", "--json", "--program", "quiet"])
+        // While it measures, the earphones and the microphone are off the daemon: only the test
+        // client is wired to it.
+        let running = try Self.start(daemon, ["verify", "--live", "--json", "--program", "quiet"])
+        try Self.waitUntilTaken(server)
+        let during = try Built.run(lsp, ["-c"], environment: server.environment).stdout
+        #expect(!during.contains("system:playback_1\n   ribbit:out_left") && !during.contains("system:playback_2\n   ribbit:out_right"))
+        #expect(!during.contains("system:capture_1\n   ribbit:in_left") && !during.contains("system:capture_2\n   ribbit:in_right"))
+        let live = try running.finish(timeoutSeconds: 600)
         #expect([0, 1].contains(live.status), "\(live.stderr)")
         let offline = try daemon.ribbitd(["verify", "--json", "--program", "quiet"])
         #expect([0, 1].contains(offline.status), "\(offline.stderr)")
@@ -65,6 +72,72 @@ import Testing
         for name in ["malloc", "calloc", "realloc", "free", "memalign", "pthread_mutex_lock", "syscall"] {
             #expect(counts[name] == 0, "\(name) was called \(counts[name] ?? -1) times on the RT thread")
         }
+    }
+
+    /// Ctrl-C in the middle of a live measurement: exit 130, and the connections, the program
+    /// and the volume are as they were.
+    @Test func liveStopsOnCtrlCAndPutsEverythingBack() throws {
+        let server = try JackTestServer(period: 512)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(server: server, arguments: [])
+        #expect(try daemon.ribbitd(["load", TestPaths.prescription("camfit-sloping.rx").path]).status == 0)
+        try daemon.waitUntilProcessing()
+        #expect(try daemon.ribbitd(["volume", "4"]).status == 0)
+        let lsp = try #require(Built.tool("jack_lsp"))
+        let connected = try Built.run(lsp, ["-c"], environment: server.environment).stdout
+        let running = try Self.start(daemon, ["verify", "--live"])
+        try Self.waitUntilTaken(server)
+        sleep(3)  // in the OSPL90 sweep: full on
+        kill(running.process.processIdentifier, SIGINT)
+        let result = try running.finish(timeoutSeconds: 20)
+        #expect(result.status == 130 && result.stderr.contains("interrupted"), "\(result.status): \(result.stderr)")
+        #expect(try Built.run(lsp, ["-c"], environment: server.environment).stdout == connected)
+        let listening = try #require(try daemon.status().listening)
+        #expect(listening.volumeDB == 4 && listening.chosenBy == "prescription", "\(listening)")
+    }
+
+    /// A client command left running, its output in files (a report's JSON outgrows a pipe).
+    struct Running {
+        let process: Process
+        let stdout: URL
+        let stderr: URL
+
+        func finish(timeoutSeconds: Double) throws -> RunResult {
+            let deadline = Date().addingTimeInterval(timeoutSeconds)
+            while process.isRunning && Date() < deadline { usleep(100_000) }
+            if process.isRunning { stopProcess(process) }
+            return RunResult(
+                status: process.terminationStatus, stdout: (try? String(contentsOf: stdout, encoding: .utf8)) ?? "",
+                stderr: (try? String(contentsOf: stderr, encoding: .utf8)) ?? "")
+        }
+    }
+
+    static func start(_ daemon: DaemonUnderTest, _ arguments: [String]) throws -> Running {
+        let directory = try TestPaths.temporaryDirectory()
+        let (out, err) = (directory.appendingPathComponent("stdout"), directory.appendingPathComponent("stderr"))
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        let process = Process()
+        process.executableURL = DaemonUnderTest.binary
+        process.arguments = arguments
+        process.environment = daemon.environment
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        return Running(process: process, stdout: out, stderr: err)
+    }
+
+    /// Until the test client is wired to the daemon (at most 20 s).
+    static func waitUntilTaken(_ server: JackTestServer) throws {
+        let lsp = try #require(Built.tool("jack_lsp"))
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if try Built.run(lsp, ["-c"], environment: server.environment).stdout.contains("ribbit-verify:out_left\n   ribbit:in_left") {
+                return
+            }
+            usleep(100_000)
+        }
+        throw TestSetupError("verify --live never took the daemon's ports")
     }
 
     /// --live with --rx, or with a paused hearing aid: one line, nothing touched.
