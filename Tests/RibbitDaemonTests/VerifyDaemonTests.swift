@@ -56,6 +56,9 @@ import Testing
 
         let levels = Self.figures(a), expected = Self.figures(b)
         #expect(levels.count == expected.count && levels.count > 250)
+        let worst =
+            expected.filter { !$0.key.hasSuffix("Ms") && levels[$0.key] != nil }.map { abs(levels[$0.key]! - $0.value) }.max() ?? .nan
+        print("live against offline: \(expected.count) figures, worst level difference \(worst) dB")
         for (name, value) in expected {
             let tolerance = name.hasSuffix("Ms") ? 1.0 : name.contains("thd") ? 0.05 : 0.5
             #expect(abs((levels[name] ?? .nan) - value) <= tolerance, "\(name): live \(levels[name] ?? .nan), offline \(value)")
