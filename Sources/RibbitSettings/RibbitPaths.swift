@@ -36,3 +36,19 @@ public struct RibbitPaths: Sendable {
         return home + "/" + relative
     }
 }
+
+extension RibbitPaths {
+    /// A program installed with ribbitd (`ribbit-audio`, `ribbit-web`): the path in the environment
+    /// variable `override` when set, else beside this executable (a build directory), else
+    /// ../libexec/ribbit/ beside its directory (the Debian layout); nil when none can run.
+    public static func companionExecutable(_ name: String, override: String?) -> String? {
+        if let path = override, !path.isEmpty { return access(path, X_OK) == 0 ? path : nil }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let own = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let directory = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let parent = directory.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return [directory + "/" + name, parent + "/libexec/ribbit/" + name].first { access($0, X_OK) == 0 }
+    }
+}
