@@ -28,7 +28,8 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
             response = WebApp.plain(error.status, error.body ?? error.status.reasonPhrase)
         } catch let error as any HTTPResponseError {
             // NIOTooManyBytesError (a chunked body over the limit) is one: 413.
-            let message = error.status == .contentTooLarge ? "the request body is over \(Self.maxBodyBytes) bytes" : error.status.reasonPhrase
+            let message =
+                error.status == .contentTooLarge ? "the request body is over \(Self.maxBodyBytes) bytes" : error.status.reasonPhrase
             response = WebApp.plain(error.status, message)
         } catch {
             response = WebApp.plain(.internalServerError, "internal error: \(error)")

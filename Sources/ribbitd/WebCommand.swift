@@ -22,7 +22,9 @@ struct WebCommand: ParsableCommand {
 
     func run() throws {
         let address: WebListenAddress
-        do throws(WebListenAddressError) { address = try WebListenAddress.parse(listen) } catch { throw RibbitError.usage(error.description) }
+        do throws(WebListenAddressError) { address = try WebListenAddress.parse(listen) } catch {
+            throw RibbitError.usage(error.description)
+        }
         let environment = ProcessInfo.processInfo.environment
         guard let program = RibbitPaths.companionExecutable("ribbit-web", override: environment["RIBBIT_WEB"]) else {
             throw RibbitError.unavailable(
