@@ -61,7 +61,7 @@ enum Assets {
             <p id="volume-range" class="hint">–</p>
           </section>
 
-          <section class="card" aria-labelledby="program-title">
+          <section class="card" id="program-card" aria-labelledby="program-title">
             <h2 id="program-title">Program</h2>
             <fieldset id="programs" disabled>
               <legend>Listening program</legend>
@@ -69,7 +69,7 @@ enum Assets {
               <label><input type="radio" name="program" value="noisy"> Noisy</label>
               <label><input type="radio" name="program" value="outdoor"> Outdoor</label>
               <label><input type="radio" name="program" value="music"> Music</label>
-              <label><input type="radio" name="program" value="auto"> Automatic</label>
+              <label><input type="radio" name="program" value="auto"> Auto</label>
             </fieldset>
             <p id="program-reason" class="hint">–</p>
           </section>
@@ -102,9 +102,13 @@ enum Assets {
         #connection { margin: 0; font-weight: 600; }
         #connection.down, #message { color: var(--warn); }
         #message { margin: 0.8rem 1rem 0; padding: 0.6rem 0.8rem; border: 3px solid var(--warn); font-weight: 600; }
-        main { display: grid; gap: 1rem; padding: 1rem; max-width: 70rem; margin: 0 auto; grid-template-columns: 1fr; }
-        @media (min-width: 48rem) { main { grid-template-columns: 1fr 1fr; } }
-        .card { border: 3px solid var(--line); border-radius: 0.6rem; padding: 0.8rem 1rem 1rem; }
+        main { display: grid; gap: 0.8rem; padding: 0.8rem 0.6rem; max-width: 70rem; margin: 0 auto; grid-template-columns: 1fr; }
+        @media (min-width: 40rem) { main { grid-template-columns: 1fr 1fr; gap: 1rem; padding: 1rem; } .card { padding: 0.8rem 1rem 1rem; } }
+        @media (min-width: 60rem) {
+          main { grid-template-columns: 1fr 1fr 1fr; }
+          #program-card { grid-column: span 2; }
+        }
+        .card { border: 3px solid var(--line); border-radius: 0.6rem; padding: 0.7rem 0.8rem 0.9rem; }
         .name { font-size: 1.6rem; font-weight: 700; margin: 0 0 0.5rem; overflow-wrap: anywhere; }
         .state { font-size: 1.4rem; font-weight: 700; margin: 0 0 0.7rem; }
         .hint { color: var(--muted); margin: 0.5rem 0 0; font-size: 0.9rem; }
@@ -119,15 +123,15 @@ enum Assets {
         button:disabled, fieldset:disabled { opacity: 0.45; cursor: not-allowed; }
         #bypass { width: 100%; }
         :focus-visible { outline: 4px solid #ffbf00; outline-offset: 2px; box-shadow: 0 0 0 7px #000; }
-        .volume { display: flex; align-items: center; gap: 1rem; }
-        .volume button { width: 4.5rem; min-height: 4.5rem; font-size: 2rem; line-height: 1; padding: 0; }
-        .volume output { flex: 1; text-align: center; font-size: 2rem; font-weight: 700; }
-        fieldset { border: 0; margin: 0; padding: 0; display: grid; grid-template-columns: repeat(auto-fit, minmax(7.5rem, 1fr)); gap: 0.5rem; }
+        .volume { display: flex; align-items: center; gap: 0.6rem; }
+        .volume button { flex: none; width: 3.8rem; min-height: 3.8rem; font-size: 2rem; line-height: 1; padding: 0; }
+        .volume output { flex: 1; text-align: center; font-size: 1.7rem; font-weight: 700; white-space: nowrap; }
+        fieldset { border: 0; margin: 0; padding: 0; display: grid; grid-template-columns: repeat(auto-fit, minmax(6rem, 1fr)); gap: 0.5rem; }
         legend { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
-        fieldset label { display: flex; align-items: center; gap: 0.5rem; min-height: 3rem; padding: 0.3rem 0.7rem;
+        fieldset label { display: flex; align-items: center; gap: 0.4rem; min-height: 3rem; padding: 0.3rem 0.5rem;
           border: 3px solid var(--line); border-radius: 0.5rem; font-weight: 600; cursor: pointer; }
         fieldset label:has(input:checked) { background: var(--ink); color: var(--paper); }
-        input[type="radio"] { width: 1.3rem; height: 1.3rem; margin: 0; accent-color: var(--accent); }
+        input[type="radio"] { flex: none; width: 1.3rem; height: 1.3rem; margin: 0; accent-color: var(--accent); }
         @media (prefers-color-scheme: dark) {
           :root { color-scheme: dark; --ink: #fff; --paper: #000; --accent: #7fb0ff; --muted: #ddd; --line: #fff; --warn: #ff8080; }
           button.primary { color: #000; }
@@ -204,7 +208,7 @@ enum Assets {
           $("latency").textContent = jack ? jack.latencyMilliseconds.toFixed(1) + " ms (" + jack.latencyFrames + " frames)" : "–";
           $("xruns").textContent = String(status.totalXruns);
           $("cpu").textContent = jack
-            ? "ribbit " + jack.ribbitLoadPercent.toFixed(1) + " %, JACK " + jack.dspLoadPercent.toFixed(1) + " %"
+            ? "ribbit " + jack.ribbitLoadPercent.toFixed(1) + "\u00a0%, JACK " + jack.dspLoadPercent.toFixed(1) + "\u00a0%"
             : "–";
         }
 
