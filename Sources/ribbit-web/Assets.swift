@@ -128,10 +128,10 @@ enum Assets {
         .volume output { flex: 1; text-align: center; font-size: 1.7rem; font-weight: 700; white-space: nowrap; }
         fieldset { border: 0; margin: 0; padding: 0; display: grid; grid-template-columns: repeat(auto-fit, minmax(6rem, 1fr)); gap: 0.5rem; }
         legend { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
-        fieldset label { display: flex; align-items: center; gap: 0.4rem; min-height: 3rem; padding: 0.3rem 0.5rem;
+        fieldset label { display: flex; align-items: center; gap: 0.35rem; min-height: 3rem; padding: 0.3rem 0.4rem;
           border: 3px solid var(--line); border-radius: 0.5rem; font-weight: 600; cursor: pointer; }
         fieldset label:has(input:checked) { background: var(--ink); color: var(--paper); }
-        input[type="radio"] { flex: none; width: 1.3rem; height: 1.3rem; margin: 0; accent-color: var(--accent); }
+        input[type="radio"] { flex: none; width: 1.15rem; height: 1.15rem; margin: 0; accent-color: var(--accent); }
         @media (prefers-color-scheme: dark) {
           :root { color-scheme: dark; --ink: #fff; --paper: #000; --accent: #7fb0ff; --muted: #ddd; --line: #fff; --warn: #ff8080; }
           button.primary { color: #000; }
