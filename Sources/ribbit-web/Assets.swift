@@ -101,7 +101,9 @@ enum Assets {
         h2 { margin: 0 0 0.5rem; font-size: 1.1rem; text-transform: uppercase; letter-spacing: 0.05em; }
         #connection { margin: 0; font-weight: 600; }
         #connection.down, #message { color: var(--warn); }
-        #message { margin: 0.8rem 1rem 0; padding: 0.6rem 0.8rem; border: 3px solid var(--warn); font-weight: 600; }
+        #message { max-width: 70rem; margin: 0.8rem 0.6rem 0; padding: 0.6rem 0.8rem; border: 3px solid var(--warn); font-weight: 600;
+          overflow-wrap: anywhere; }
+        @media (min-width: 40rem) { #message { margin: 1rem auto 0; width: calc(100% - 2rem); } }
         main { display: grid; gap: 0.8rem; padding: 0.8rem 0.6rem; max-width: 70rem; margin: 0 auto; grid-template-columns: 1fr; }
         @media (min-width: 40rem) { main { grid-template-columns: 1fr 1fr; gap: 1rem; padding: 1rem; } .card { padding: 0.8rem 1rem 1rem; } }
         @media (min-width: 60rem) {
@@ -120,7 +122,7 @@ enum Assets {
         button.primary { display: block; width: 100%; min-height: 4.5rem; font-size: 1.5rem; background: var(--accent);
           border-color: var(--accent); color: #fff; margin-bottom: 0.7rem; }
         button[aria-pressed="true"] { background: var(--ink); color: var(--paper); }
-        button:disabled, fieldset:disabled { opacity: 0.45; cursor: not-allowed; }
+        button:disabled, fieldset:disabled { opacity: 0.55; cursor: not-allowed; }
         #bypass { width: 100%; }
         :focus-visible { outline: 4px solid #ffbf00; outline-offset: 2px; box-shadow: 0 0 0 7px #000; }
         .volume { display: flex; align-items: center; gap: 0.6rem; }
@@ -219,6 +221,7 @@ enum Assets {
           const connection = $("connection");
           connection.textContent = "Not connected";
           connection.classList.add("down");
+          $("output").textContent = "Unknown: not connected";
           showMessage(text);
           for (const id of ["pause", "bypass", "volume-down", "volume-up"]) $(id).disabled = true;
           $("programs").disabled = true;

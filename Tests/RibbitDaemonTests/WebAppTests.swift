@@ -40,6 +40,18 @@ extension DaemonTests {
         }
         let token = try web.csrfToken()
 
+        // Keyboard and screen readers: native controls only, in document order (no tabindex),
+        // every button with a name and every input inside its label; no inline script or style.
+        let page = String(decoding: try web.request("GET", "/").body, as: UTF8.self)
+        #expect(!page.contains("tabindex") && !page.contains("onclick") && !page.contains("style="))
+        #expect(!page.contains("<script>") && page.contains(#"<script src="/app.js" defer></script>"#))
+        for button in page.components(separatedBy: "<button").dropFirst() {
+            let name = button.split(separator: ">", maxSplits: 1).last?.prefix { $0 != "<" } ?? ""
+            #expect(!name.trimmingCharacters(in: .whitespaces).isEmpty || button.contains("aria-label="), "<button\(button.prefix(80))")
+        }
+        let inputs = page.components(separatedBy: "<input").count - 1
+        #expect(inputs == 5 && page.components(separatedBy: "<label><input").count - 1 == inputs)
+
         // Without the token (or with a wrong one) nothing changes.
         #expect(try web.request("POST", "/api/pause").status == 403)
         #expect(try web.request("POST", "/api/pause", token: String(repeating: "0", count: 64)).status == 403)
