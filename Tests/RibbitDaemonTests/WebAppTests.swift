@@ -87,6 +87,10 @@ extension DaemonTests {
         #expect(try web.request("POST", "/api/volume", token: token, json: big).status == 413)
         #expect(try daemon.status().listening?.volumeDB == 3)
 
+        // A page of another site whose name was rebound to 127.0.0.1 sends its own Host: refused.
+        #expect(try web.rawStatusLine("GET /api/status HTTP/1.1\r\nHost: attacker.example:\(web.port)\r\n\r\n").contains(" 421 "))
+        #expect(try web.rawStatusLine("GET /api/status HTTP/1.1\r\nHost: localhost:\(web.port)\r\n\r\n").contains(" 200 "))
+
         // ribbit-web never opens JACK; the daemon is its only way to the sound.
         let jackClients = try Built.run(try #require(Built.tool("jack_lsp")), [], environment: server.environment).stdout
         #expect(!jackClients.contains("web"), "\(jackClients)")
@@ -243,6 +247,29 @@ final class WebAppUnderTest {
         print(
             "ribbit-web: \(rss.split(separator: " ", omittingEmptySubsequences: true).dropFirst().joined(separator: " ")) resident; \(weights.joined(separator: ", "))"
         )
+    }
+
+    /// Sends `text` as it is (URLSession sets its own Host header) and returns the status line.
+    func rawStatusLine(_ text: String) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestSetupError("socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { throw TestSetupError("connect: \(String(cString: strerror(errno)))") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let bytes = Array(text.utf8)
+        guard write(fd, bytes, bytes.count) == bytes.count else { throw TestSetupError("write failed") }
+        var reply = [UInt8](repeating: 0, count: 4096)
+        let count = read(fd, &reply, reply.count)
+        guard count > 0 else { throw TestSetupError("no reply to \(text)") }
+        return String(decoding: reply[0..<count], as: UTF8.self).split(separator: "\r\n").first.map(String.init) ?? ""
     }
 
     static func freePort() throws -> Int {
