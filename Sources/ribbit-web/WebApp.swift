@@ -7,7 +7,10 @@ import RibbitControl
 /// The routes: the Home page and its two assets, the daemon's status, and the requests that
 /// change it (each a control request, answered with the new status).
 enum WebApp {
-    static func make(listen: WebListenAddress, daemon: DaemonBridge, token: String) -> some ApplicationProtocol {
+    /// `onRunning` is called once the port is bound (so a message then is true).
+    static func make(
+        listen: WebListenAddress, daemon: DaemonBridge, token: String, onRunning: @escaping @Sendable () -> Void
+    ) -> some ApplicationProtocol {
         let router = Router()
         router.add(middleware: SecurityMiddleware(listen: listen, token: token))
 
@@ -45,6 +48,7 @@ enum WebApp {
         return Application(
             router: router,
             configuration: .init(address: .hostname(listen.host, port: listen.port), serverName: nil),
+            onServerRunning: { _ in onRunning() },
             logger: {
                 var logger = Logger(label: "ribbit-web")
                 logger.logLevel = .warning

@@ -28,9 +28,10 @@ while let argument = arguments.first {
 }
 
 let daemon = DaemonBridge(socketPath: RibbitPaths().socketPath)
-let app = WebApp.make(listen: listen, daemon: daemon, token: CSRFToken.make())
-// Written at once (no buffering): a service manager's log and a test read it.
-FileHandle.standardOutput.write(Data("ribbit web app: \(listen.url) (Ctrl-C stops it)\n".utf8))
+let app = WebApp.make(listen: listen, daemon: daemon, token: CSRFToken.make()) { [listen] in
+    // Written at once (no buffering), once listening: a service manager's log and a test read it.
+    FileHandle.standardOutput.write(Data("ribbit web app: \(listen.url) (Ctrl-C stops it)\n".utf8))
+}
 do {
     try await app.runService()
 } catch {
