@@ -21,6 +21,8 @@ public struct RibbitPaths: Sendable {
         return "/tmp/ribbit-\(getuid())"
     }
     public var socketPath: String { runtimeDirectory + "/ribbitd.sock" }
+    /// The running web app's personal link (its URL with the access token), 0600; gone when it stops.
+    public var webTokenPath: String { runtimeDirectory + "/web-token" }
     /// `$XDG_STATE_HOME/ribbit` (default ~/.local/state/ribbit): where version 0.0 kept the active prescription.
     public var stateDirectory: String { directory("XDG_STATE_HOME", default: ".local/state") + "/ribbit" }
     /// `$XDG_CONFIG_HOME/ribbit` (default ~/.config/ribbit): ribbitd.conf and trusted/ keys.

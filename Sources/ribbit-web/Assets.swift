@@ -4,11 +4,29 @@ import Hummingbird
 /// build step, nothing fetched from the network). The script is a file of its own because the
 /// Content-Security-Policy allows no inline script.
 enum Assets {
-    static func response(_ text: String, type: String) -> Response {
+    static func response(_ text: String, type: String, status: HTTPResponse.Status = .ok) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = type
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
+
+    /// What GET / answers without a session (401): self-contained, no script, no style sheet.
+    static let loginHTML = #"""
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>ribbit: open your link</title>
+        </head>
+        <body>
+        <h1>ribbit</h1>
+        <p>This web app controls a hearing aid, so it needs its owner's personal link:
+        open the link <code>ribbitd web</code> printed (or run <code>ribbitd web --url</code>).</p>
+        </body>
+        </html>
+
+        """#
 
     /// The page with the CSRF token in a meta tag (hex, so it needs no escaping).
     static func homeHTML(csrfToken: String) -> String {

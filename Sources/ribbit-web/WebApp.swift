@@ -9,10 +9,10 @@ import RibbitControl
 enum WebApp {
     /// `onRunning` is called once the port is bound (so a message then is true).
     static func make(
-        listen: WebListenAddress, daemon: DaemonBridge, token: String, onRunning: @escaping @Sendable () -> Void
+        listen: WebListenAddress, daemon: DaemonBridge, token: String, access: WebAccess, onRunning: @escaping @Sendable () -> Void
     ) -> some ApplicationProtocol {
         let router = Router()
-        router.add(middleware: SecurityMiddleware(listen: listen, token: token))
+        router.add(middleware: SecurityMiddleware(listen: listen, token: token, access: access))
 
         let page = Assets.response(Assets.homeHTML(csrfToken: token), type: "text/html; charset=utf-8")
         let script = Assets.response(Assets.javaScript, type: "text/javascript; charset=utf-8")

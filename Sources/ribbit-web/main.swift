@@ -27,13 +27,27 @@ while let argument = arguments.first {
     }
 }
 
-let daemon = DaemonBridge(socketPath: RibbitPaths().socketPath)
-let app = WebApp.make(listen: listen, daemon: daemon, token: CSRFToken.make()) { [listen] in
-    // Written at once (no buffering), once listening: a service manager's log and a test read it.
-    FileHandle.standardOutput.write(Data("ribbit web app: \(listen.url) (Ctrl-C stops it)\n".utf8))
+let paths = RibbitPaths()
+let daemon = DaemonBridge(socketPath: paths.socketPath)
+let access = WebAccess()
+let personalURL = "\(listen.url)?token=\(access.token)"
+let tokenFile = paths.webTokenPath
+let app = WebApp.make(listen: listen, daemon: daemon, token: CSRFToken.make(), access: access) {
+    // Once listening (a port in use leaves another web app's file alone): the file, then the
+    // link, written at once (no buffering): a service manager's log and a test read it.
+    do throws(WebTokenFile.Failure) { try WebTokenFile.write(personalURL + "\n", to: tokenFile) } catch {
+        fail(error.description, code: 73)
+    }
+    FileHandle.standardOutput.write(
+        Data(
+            ("ribbit web app: \(personalURL) (Ctrl-C stops it)\n"
+                + "This link is personal: whoever opens it controls your hearing aid; `ribbitd web --url` shows it again.\n")
+                .utf8))
 }
 do {
     try await app.runService()
+    WebTokenFile.remove(tokenFile, ifHolding: personalURL + "\n")
 } catch {
+    WebTokenFile.remove(tokenFile, ifHolding: personalURL + "\n")
     fail("cannot serve on \(listen): \(error)", code: 69)
 }

@@ -18,6 +18,40 @@ extension DaemonTests {
         try daemon.waitUntilProcessing()
         let web = try WebAppUnderTest(daemon: daemon)
 
+        // The access token: 0600 in the 0700 runtime directory; `ribbitd web --url` prints the link.
+        let tokenFile = try #require(daemon.environment["XDG_RUNTIME_DIR"]) + "/ribbit/web-token"
+        let fileMode = try #require(FileManager.default.attributesOfItem(atPath: tokenFile)[.posixPermissions] as? Int)
+        let directoryMode = try #require(
+            FileManager.default.attributesOfItem(atPath: (tokenFile as NSString).deletingLastPathComponent)[.posixPermissions] as? Int)
+        #expect(fileMode == 0o600 && directoryMode == 0o700, "\(String(fileMode, radix: 8)) \(String(directoryMode, radix: 8))")
+        let printed = try daemon.ribbitd(["web", "--url"])
+        #expect(printed.status == 0 && printed.stdout == web.personalURL + "\n", "\(printed.stdout) \(printed.stderr)")
+        #expect(web.personalURL.range(of: #"\?token=[A-Za-z0-9_-]{43}$"#, options: .regularExpression) != nil, "\(web.personalURL)")
+
+        // Without the session cookie nothing is served and nothing changes.
+        let locked = try web.request("GET", "/", withSession: false)
+        #expect(locked.status == 401 && String(decoding: locked.body, as: UTF8.self).contains("ribbitd web --url"))
+        #expect(locked.headers["content-type"]?.hasPrefix("text/html") == true)
+        for path in ["/api/status", "/app.js", "/app.css"] {
+            let answer = try web.request("GET", path, withSession: false)
+            #expect(answer.status == 401 && String(decoding: answer.body, as: UTF8.self).contains("ribbitd web --url"), "\(path)")
+        }
+        #expect(try web.request("GET", "/", withSession: false, cookie: "ribbit_session=" + String(repeating: "A", count: 43)).status == 401)
+
+        // The right token: a session cookie and a redirect that takes the token out of the address bar.
+        let login = try web.logIn()
+        #expect(login.status == 303, "\(login)")
+        let setCookie = try #require(login.headers["set-cookie"])
+        #expect(setCookie.hasPrefix("ribbit_session=") && setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"))
+        #expect(setCookie.contains("Path=/") && !setCookie.lowercased().contains("expires") && !setCookie.lowercased().contains("max-age"))
+        #expect(login.headers["location"] == "/", "\(login)")
+        #expect(try web.logIn(path: "/app.css").headers["location"] == "/app.css")
+
+        let csrf = try web.csrfToken()
+        #expect(try web.request("POST", "/api/pause", token: csrf, withSession: false).status == 401)
+        #expect(try daemon.status().output == .processing)
+        #expect(try daemon.ribbitd(["status"]).stdout.contains("processing"))
+
         let answer = try web.request("GET", "/api/status")
         #expect(answer.status == 200)
         let fromWeb = try JSONDecoder().decode(DaemonStatus.self, from: answer.body)
@@ -89,17 +123,33 @@ extension DaemonTests {
 
         // A page of another site whose name was rebound to 127.0.0.1 sends its own Host: refused.
         #expect(try web.rawStatusLine("GET /api/status HTTP/1.1\r\nHost: attacker.example:\(web.port)\r\n\r\n").contains(" 421 "))
-        #expect(try web.rawStatusLine("GET /api/status HTTP/1.1\r\nHost: localhost:\(web.port)\r\n\r\n").contains(" 200 "))
+        #expect(
+            try web.rawStatusLine("GET /api/status HTTP/1.1\r\nHost: localhost:\(web.port)\r\nCookie: \(web.cookie ?? "")\r\n\r\n")
+                .contains(" 200 "))
 
         // ribbit-web never opens JACK; the daemon is its only way to the sound.
         let jackClients = try Built.run(try #require(Built.tool("jack_lsp")), [], environment: server.environment).stdout
         #expect(!jackClients.contains("web"), "\(jackClients)")
         web.recordFigures()
 
+        // 5 wrong tokens lock the token out until ribbit-web restarts; a session already open stays.
+        for _ in 0..<WebAppUnderTest.wrongTokens {
+            #expect([401, 429].contains(try web.logIn(token: String(repeating: "x", count: 43)).status))
+        }
+        let lockedOut = try web.logIn()
+        #expect(lockedOut.status == 429 && lockedOut.headers["set-cookie"] == nil, "\(lockedOut)")
+        #expect(try web.request("GET", "/api/status").status == 200)
+
         #expect(try daemon.stop() == 0)
         let gone = try web.request("GET", "/api/status")
         #expect(gone.status == 503)
         #expect(String(decoding: gone.body, as: UTF8.self).contains("not running"))
+
+        // Stopped: the token file is gone and `ribbitd web --url` says none runs.
+        web.stop()
+        #expect(!FileManager.default.fileExists(atPath: tokenFile))
+        let none = try daemon.ribbitd(["web", "--url"])
+        #expect(none.status == 69 && none.stderr.split(separator: "\n").count == 1, "\(none.stderr)")
     }
 
     /// Headless Chromium runs the page's script (the prescription's name comes from the daemon
@@ -117,7 +167,9 @@ extension DaemonTests {
         let common = ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile.path)", "--virtual-time-budget=4000"]
 
         // With the console on stderr: a CSP violation or a script error would show there.
-        let dom = try Built.run(chromium, common + ["--enable-logging=stderr", "--v=0", "--dump-dom", web.url], timeoutSeconds: 60)
+        // The personal link: Chromium follows the redirect and keeps the cookie within one run.
+        let dom = try Built.run(
+            chromium, common + ["--enable-logging=stderr", "--v=0", "--dump-dom", web.personalURL], timeoutSeconds: 60)
         #expect(dom.status == 0, "\(dom.stderr)")
         let escaped = name.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
         #expect(dom.stdout.contains(#"<p id="rx-name" class="name">\#(escaped)</p>"#), "\(dom.stdout)")
@@ -129,7 +181,7 @@ extension DaemonTests {
         for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
             let png = web.directory.appendingPathComponent("web-home-\(label).png")
             let shot = try Built.run(
-                chromium, common + ["--hide-scrollbars", "--window-size=\(width),\(height)", "--screenshot=\(png.path)", web.url],
+                chromium, common + ["--hide-scrollbars", "--window-size=\(width),\(height)", "--screenshot=\(png.path)", web.personalURL],
                 timeoutSeconds: 60)
             #expect(shot.status == 0, "\(shot.stderr)")
             let data = try Data(contentsOf: png)
@@ -167,9 +219,17 @@ final class WebAppUnderTest {
     let port: Int
     let directory: URL
     var url: String { "http://127.0.0.1:\(port)/" }
+    static let wrongTokens = 5
+    /// The link ribbit-web printed: the URL with the access token.
+    private(set) var personalURL = ""
+    var accessToken: String { personalURL.components(separatedBy: "?token=").last ?? "" }
+    /// `ribbit_session=...` once logged in.
+    private(set) var cookie: String?
     private let session: URLSession = {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieStorage = nil
         return URLSession(configuration: configuration)
     }()
 
@@ -196,7 +256,13 @@ final class WebAppUnderTest {
             guard process.isRunning else {
                 throw TestSetupError("ribbitd web exited: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
             }
-            if (try? request("GET", "/app.css"))?.status == 200 { return }
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if let range = text.range(of: #"http://127\.0\.0\.1:[0-9]+/\?token=[A-Za-z0-9_-]+"#, options: .regularExpression),
+                (try? request("GET", "/app.css", withSession: false))?.status == 401
+            {
+                personalURL = String(text[range])
+                return
+            }
             usleep(50_000)
         }
         throw TestSetupError("ribbitd web did not answer on port \(port) within 15 s")
@@ -204,9 +270,29 @@ final class WebAppUnderTest {
 
     deinit { stopProcess(process) }
 
-    func request(_ method: String, _ path: String, token: String? = nil, json: String? = nil) throws -> Answer {
+    func stop() { stopProcess(process) }
+
+    /// `GET path?token=...` (the right token unless given), sent as it is so the 303 is not
+    /// followed; a session cookie it sets is kept for `request`.
+    func logIn(path: String = "/", token: String? = nil) throws -> Answer {
+        let head = try rawHead("GET \(path)?token=\(token ?? accessToken) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+        let lines = head.components(separatedBy: "\r\n")
+        let status = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
+        var headers = [String: String]()
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        if status == 303, let value = headers["set-cookie"]?.split(separator: ";").first { cookie = String(value) }
+        return Answer(status: status, body: Data(), headers: headers)
+    }
+
+    func request(
+        _ method: String, _ path: String, token: String? = nil, json: String? = nil, withSession: Bool = true, cookie given: String? = nil
+    ) throws -> Answer {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         request.httpMethod = method
+        if let value = given ?? (withSession ? cookie : nil) { request.setValue(value, forHTTPHeaderField: "Cookie") }
         if let token { request.setValue(token, forHTTPHeaderField: "X-CSRF-Token") }
         if let json {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -251,6 +337,11 @@ final class WebAppUnderTest {
 
     /// Sends `text` as it is (URLSession sets its own Host header) and returns the status line.
     func rawStatusLine(_ text: String) throws -> String {
+        try rawHead(text).components(separatedBy: "\r\n").first ?? ""
+    }
+
+    /// Sends `text` as it is and returns the response's status line and headers.
+    func rawHead(_ text: String) throws -> String {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSetupError("socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -269,7 +360,7 @@ final class WebAppUnderTest {
         var reply = [UInt8](repeating: 0, count: 4096)
         let count = read(fd, &reply, reply.count)
         guard count > 0 else { throw TestSetupError("no reply to \(text)") }
-        return String(decoding: reply[0..<count], as: UTF8.self).split(separator: "\r\n").first.map(String.init) ?? ""
+        return String(decoding: reply[0..<count], as: UTF8.self).components(separatedBy: "\r\n\r\n").first ?? ""
     }
 
     static func freePort() throws -> Int {
