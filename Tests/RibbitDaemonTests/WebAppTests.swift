@@ -36,7 +36,8 @@ extension DaemonTests {
             let answer = try web.request("GET", path, withSession: false)
             #expect(answer.status == 401 && String(decoding: answer.body, as: UTF8.self).contains("ribbitd web --url"), "\(path)")
         }
-        #expect(try web.request("GET", "/", withSession: false, cookie: "ribbit_session=" + String(repeating: "A", count: 43)).status == 401)
+        #expect(
+            try web.request("GET", "/", withSession: false, cookie: "ribbit_session=" + String(repeating: "A", count: 43)).status == 401)
 
         // The right token: a session cookie and a redirect that takes the token out of the address bar.
         let login = try web.logIn()
