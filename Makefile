@@ -35,6 +35,7 @@ test: dev-deps lint
 	$(MAKE) rt-check
 	$(RELEASE) --product ribbitd
 	$(RELEASE) --product ribbit-audio
+	$(RELEASE) --product ribbit-web
 	scripts/swift-test.sh
 
 # swift-format (ships with the toolchain), configured in .swift-format to the code's style:
@@ -68,6 +69,7 @@ RELEASE := swift build -c release --static-swift-stdlib
 build:
 	$(RELEASE) --product ribbitd
 	$(RELEASE) --product ribbit-audio
+	$(RELEASE) --product ribbit-web
 
 # The demo: synthetic speech at a microphone-like level through a sample prescription, with its
 # debug dump, then the measured response against the prescription (fails beyond 2 dB).
@@ -131,7 +133,7 @@ codes: build
 # The binaries as installed: built, and carrying the Swift runtime inside them, so they run on
 # machines without a Swift toolchain. Builds nothing: a test can run what depends on it.
 check-static:
-	@for binary in ribbitd ribbit-audio; do \
+	@for binary in ribbitd ribbit-audio ribbit-web; do \
 		[ -x .build/release/$$binary ] || { echo "error: .build/release/$$binary is not built; run make build" >&2; exit 1; }; \
 		if ldd .build/release/$$binary | grep -q libswift; then \
 		echo "error: .build/release/$$binary loads the Swift runtime from the toolchain, so installed it would not run without one; run make clean build" >&2; exit 1; fi; done
@@ -179,8 +181,9 @@ deb-package: check-static
 
 # `make install` puts the same files as the package under PREFIX (default /usr/local).
 BINDIR = $(PREFIX)/bin
-# ribbit-audio, the process `ribbitd run` starts for the JACK client, is not for users: libexec
-# (ribbitd finds it in ../libexec/ribbit/ from its own directory).
+# ribbit-audio, the process `ribbitd run` starts for the JACK client, and ribbit-web, the web app
+# `ribbitd web` runs, are not for users: libexec (ribbitd finds them in ../libexec/ribbit/ from its
+# own directory).
 LIBEXECDIR = $(PREFIX)/libexec/ribbit
 MANDIR = $(PREFIX)/share/man
 USERUNITDIR = $(PREFIX)/lib/systemd/user
@@ -196,18 +199,22 @@ install: build
 install-files: check-static $(COMPLETIONS)
 	install -Dm755 .build/release/ribbitd $(DESTDIR)$(BINDIR)/ribbitd
 	install -Dm755 .build/release/ribbit-audio $(DESTDIR)$(LIBEXECDIR)/ribbit-audio
+	install -Dm755 .build/release/ribbit-web $(DESTDIR)$(LIBEXECDIR)/ribbit-web
 	install -Dm644 -t $(DESTDIR)$(MANDIR)/man1 docs/man/ribbitd.1
 	install -Dm644 -t $(DESTDIR)$(MANDIR)/man5 docs/man/ribbitd.conf.5 docs/man/ribbit-rx.5
 	install -d $(DESTDIR)$(USERUNITDIR)
 	sed 's|@BINDIR@|$(BINDIR)|' systemd/ribbitd.service > $(DESTDIR)$(USERUNITDIR)/ribbitd.service
 	chmod 644 $(DESTDIR)$(USERUNITDIR)/ribbitd.service
+	sed 's|@BINDIR@|$(BINDIR)|' systemd/ribbit-web.service > $(DESTDIR)$(USERUNITDIR)/ribbit-web.service
+	chmod 644 $(DESTDIR)$(USERUNITDIR)/ribbit-web.service
 	install -Dm644 .build/completions/ribbitd.bash $(DESTDIR)$(BASH_COMPLETIONDIR)/ribbitd
 	install -Dm644 .build/completions/_ribbitd $(DESTDIR)$(ZSH_COMPLETIONDIR)/_ribbitd
 	install -Dm644 .build/completions/ribbitd.fish $(DESTDIR)$(FISH_COMPLETIONDIR)/ribbitd.fish
 	install -Dm644 -t $(DESTDIR)$(SAMPLEDIR) Prescriptions/*.rx Prescriptions/*.png
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ribbitd $(DESTDIR)$(LIBEXECDIR)/ribbit-audio $(DESTDIR)$(USERUNITDIR)/ribbitd.service \
+	rm -f $(DESTDIR)$(BINDIR)/ribbitd $(DESTDIR)$(LIBEXECDIR)/ribbit-audio $(DESTDIR)$(LIBEXECDIR)/ribbit-web \
+		$(DESTDIR)$(USERUNITDIR)/ribbitd.service $(DESTDIR)$(USERUNITDIR)/ribbit-web.service \
 		$(DESTDIR)$(MANDIR)/man1/ribbitd.1 $(DESTDIR)$(MANDIR)/man5/ribbitd.conf.5 $(DESTDIR)$(MANDIR)/man5/ribbit-rx.5 \
 		$(DESTDIR)$(BASH_COMPLETIONDIR)/ribbitd $(DESTDIR)$(ZSH_COMPLETIONDIR)/_ribbitd $(DESTDIR)$(FISH_COMPLETIONDIR)/ribbitd.fish
 	rm -rf $(DESTDIR)$(SAMPLEDIR)

@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // Release builds bind every library symbol at load time, so the first audio callback
@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .executable(name: "ribbitd", targets: ["ribbitd"]),
         .executable(name: "ribbit-audio", targets: ["ribbit-audio"]),
+        .executable(name: "ribbit-web", targets: ["ribbit-web"]),
         .library(name: "RibbitDSP", targets: ["RibbitDSP"]),
         // For the libFuzzer targets in fuzz/.
         .library(name: "RibbitPrescription", targets: ["RibbitPrescription"]),
@@ -25,6 +26,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // The web app's HTTP server, in ribbit-web only. No traits: swift-configuration is not needed.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Thin C system-library targets: nothing else imports C.
@@ -104,6 +108,15 @@ let package = Package(
         // The process that holds the JACK client and its real-time thread, started by `ribbitd run`:
         // the engine and libjack only, so it stays small (no Foundation, SQLite, crypto or QR code).
         .executableTarget(name: "ribbit-audio", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "RibbitAudioLink"], linkerSettings: bindNow),
+        // `ribbitd web`: the web app, a client of the control socket like the CLI (never JACK), in its
+        // own process so ribbitd does not link the HTTP server and a crash here cannot touch the sound.
+        .executableTarget(
+            name: "ribbit-web",
+            dependencies: [
+                "RibbitControl", "RibbitSettings", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "ribbit-bench",
             dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl", "RibbitMonitor", "RibbitSignals", "CFFTW"],

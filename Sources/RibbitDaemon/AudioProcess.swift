@@ -1,6 +1,7 @@
 import Glibc
 import RibbitAudioLink
 import RibbitControl
+import RibbitSettings
 
 /// The `ribbit-audio` child process and its end of the link: started with posix_spawn, the
 /// link on its descriptor 3, stopped through the link and killed when it does not go.
@@ -12,14 +13,7 @@ final class AudioProcess {
     /// Where `ribbit-audio` is: $RIBBIT_AUDIO, else beside this executable, else
     /// ../libexec/ribbit/ beside its directory (the Debian layout); nil when none can run.
     static func executablePath(environment: [String: String]) -> String? {
-        if let path = environment["RIBBIT_AUDIO"], !path.isEmpty { return access(path, X_OK) == 0 ? path : nil }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        let own = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let directory = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        let parent = directory.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        return [directory + "/ribbit-audio", parent + "/libexec/ribbit/ribbit-audio"].first { access($0, X_OK) == 0 }
+        RibbitPaths.companionExecutable("ribbit-audio", override: environment["RIBBIT_AUDIO"])
     }
 
     /// Starts it; the error says what to do.

@@ -21,6 +21,8 @@ public struct RibbitPaths: Sendable {
         return "/tmp/ribbit-\(getuid())"
     }
     public var socketPath: String { runtimeDirectory + "/ribbitd.sock" }
+    /// The running web app's personal link (its URL with the access token), 0600; gone when it stops.
+    public var webTokenPath: String { runtimeDirectory + "/web-token" }
     /// `$XDG_STATE_HOME/ribbit` (default ~/.local/state/ribbit): where version 0.0 kept the active prescription.
     public var stateDirectory: String { directory("XDG_STATE_HOME", default: ".local/state") + "/ribbit" }
     /// `$XDG_CONFIG_HOME/ribbit` (default ~/.config/ribbit): ribbitd.conf and trusted/ keys.
@@ -34,5 +36,21 @@ public struct RibbitPaths: Sendable {
     private func directory(_ variable: String, default relative: String) -> String {
         if let dir = environment[variable], dir.hasPrefix("/") { return dir }
         return home + "/" + relative
+    }
+}
+
+extension RibbitPaths {
+    /// A program installed with ribbitd (`ribbit-audio`, `ribbit-web`): the path in the environment
+    /// variable `override` when set, else beside this executable (a build directory), else
+    /// ../libexec/ribbit/ beside its directory (the Debian layout); nil when none can run.
+    public static func companionExecutable(_ name: String, override: String?) -> String? {
+        if let path = override, !path.isEmpty { return access(path, X_OK) == 0 ? path : nil }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let own = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let directory = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let parent = directory.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return [directory + "/" + name, parent + "/libexec/ribbit/" + name].first { access($0, X_OK) == 0 }
     }
 }

@@ -52,7 +52,7 @@ import Testing
             #expect(depends.contains(library), "Depends has no \(library): \(depends)")
         }
         // Every library the binaries load directly is there (dpkg-shlibdeps saw them all).
-        for binary in ["ribbitd", "ribbit-audio"] {
+        for binary in ["ribbitd", "ribbit-audio", "ribbit-web"] {
             let needed = try Built.run(try Self.tool("readelf"), ["-d", Self.root.appendingPathComponent(".build/release/\(binary)").path])
             let libraries = needed.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
             #expect(libraries.count >= (binary == "ribbitd" ? 9 : 3), "\(needed.stdout)")
@@ -65,8 +65,9 @@ import Testing
         let contents = try Built.run(try Self.tool("dpkg-deb"), ["--contents", deb.path])
         let paths = Set(contents.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").last.map { String($0.dropFirst()) } })
         let expected = [
-            "/usr/bin/ribbitd", "/usr/libexec/ribbit/ribbit-audio", "/usr/share/man/man1/ribbitd.1.gz",
+            "/usr/bin/ribbitd", "/usr/libexec/ribbit/ribbit-audio", "/usr/libexec/ribbit/ribbit-web", "/usr/share/man/man1/ribbitd.1.gz",
             "/usr/share/man/man5/ribbitd.conf.5.gz", "/usr/share/man/man5/ribbit-rx.5.gz", "/usr/lib/systemd/user/ribbitd.service",
+            "/usr/lib/systemd/user/ribbit-web.service",
             "/usr/share/bash-completion/completions/ribbitd", "/usr/share/zsh/vendor-completions/_ribbitd",
             "/usr/share/fish/vendor_completions.d/ribbitd.fish", "/usr/share/ribbit/mild-presbycusis.rx",
             "/usr/share/ribbit/mild-presbycusis.png", "/usr/share/doc/ribbit/copyright",

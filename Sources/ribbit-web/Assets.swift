@@ -1,0 +1,292 @@
+import Hummingbird
+
+/// The Home screen: one HTML page, its style sheet and its script, compiled into the binary (no
+/// build step, nothing fetched from the network). The script is a file of its own because the
+/// Content-Security-Policy allows no inline script.
+enum Assets {
+    static func response(_ text: String, type: String, status: HTTPResponse.Status = .ok) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = type
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// What GET / answers without a session (401): self-contained, no script, no style sheet.
+    static let loginHTML = #"""
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>ribbit: open your link</title>
+        </head>
+        <body>
+        <h1>ribbit</h1>
+        <p>This web app controls a hearing aid, so it needs its owner's personal link:
+        open the link <code>ribbitd web</code> printed (or run <code>ribbitd web --url</code>).</p>
+        </body>
+        </html>
+
+        """#
+
+    /// The page with the CSRF token in a meta tag (hex, so it needs no escaping).
+    static func homeHTML(csrfToken: String) -> String {
+        homeTemplate.replacingOccurrences(of: "{{csrf-token}}", with: csrfToken)
+    }
+
+    static let homeTemplate = #"""
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="csrf-token" content="{{csrf-token}}">
+        <title>ribbit</title>
+        <link rel="stylesheet" href="/app.css">
+        <script src="/app.js" defer></script>
+        </head>
+        <body>
+        <header>
+          <h1>ribbit</h1>
+          <p id="connection" role="status">Connecting to the hearing aid…</p>
+        </header>
+        <p id="message" role="alert" hidden></p>
+        <main>
+          <section class="card" aria-labelledby="rx-title">
+            <h2 id="rx-title">Prescription</h2>
+            <p id="rx-name" class="name">–</p>
+            <dl>
+              <dt>Environment</dt><dd id="rx-env">–</dd>
+              <dt>Signature</dt><dd id="rx-signature">–</dd>
+              <dt>Audiologist</dt><dd id="rx-audiologist">–</dd>
+            </dl>
+          </section>
+
+          <section class="card" aria-labelledby="sound-title">
+            <h2 id="sound-title">Sound</h2>
+            <p id="output" class="state">–</p>
+            <button id="pause" type="button" class="primary" disabled>Pause</button>
+            <button id="bypass" type="button" aria-pressed="false" disabled>Bypass: off</button>
+            <p class="hint">Bypass plays the world unprocessed, with the same delay.</p>
+          </section>
+
+          <section class="card" aria-labelledby="volume-title">
+            <h2 id="volume-title">Volume</h2>
+            <div class="volume">
+              <button id="volume-down" type="button" aria-label="Softer by 1 dB" disabled>−</button>
+              <output id="volume" aria-live="polite" aria-labelledby="volume-title">–</output>
+              <button id="volume-up" type="button" aria-label="Louder by 1 dB" disabled>+</button>
+            </div>
+            <p id="volume-range" class="hint">–</p>
+          </section>
+
+          <section class="card" id="program-card" aria-labelledby="program-title">
+            <h2 id="program-title">Program</h2>
+            <fieldset id="programs" disabled>
+              <legend>Listening program</legend>
+              <label><input type="radio" name="program" value="quiet"> Quiet</label>
+              <label><input type="radio" name="program" value="noisy"> Noisy</label>
+              <label><input type="radio" name="program" value="outdoor"> Outdoor</label>
+              <label><input type="radio" name="program" value="music"> Music</label>
+              <label><input type="radio" name="program" value="auto"> Auto</label>
+            </fieldset>
+            <p id="program-reason" class="hint">–</p>
+          </section>
+
+          <section class="card" aria-labelledby="system-title">
+            <h2 id="system-title">System</h2>
+            <dl>
+              <dt>JACK</dt><dd id="jack">–</dd>
+              <dt>Latency</dt><dd id="latency">–</dd>
+              <dt>Xruns</dt><dd id="xruns">–</dd>
+              <dt>CPU</dt><dd id="cpu">–</dd>
+            </dl>
+          </section>
+        </main>
+        </body>
+        </html>
+
+        """#
+
+    static let styleSheet = #"""
+        :root { color-scheme: light; --ink: #000; --paper: #fff; --accent: #0040c0; --muted: #333; --line: #000; --warn: #8a0000; }
+        * { box-sizing: border-box; }
+        html { font-size: 125%; }
+        body { margin: 0; font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; line-height: 1.4;
+          color: var(--ink); background: var(--paper); }
+        header { display: flex; flex-wrap: wrap; align-items: baseline; justify-content: space-between; gap: 0 1rem;
+          padding: 0.6rem 1rem; border-bottom: 3px solid var(--line); }
+        h1 { margin: 0; font-size: 1.6rem; }
+        h2 { margin: 0 0 0.5rem; font-size: 1.1rem; text-transform: uppercase; letter-spacing: 0.05em; }
+        #connection { margin: 0; font-weight: 600; }
+        #connection.down, #message { color: var(--warn); }
+        #message { max-width: 70rem; margin: 0.8rem 0.6rem 0; padding: 0.6rem 0.8rem; border: 3px solid var(--warn); font-weight: 600;
+          overflow-wrap: anywhere; }
+        @media (min-width: 40rem) { #message { margin: 1rem auto 0; width: calc(100% - 2rem); } }
+        main { display: grid; gap: 0.8rem; padding: 0.8rem 0.6rem; max-width: 70rem; margin: 0 auto; grid-template-columns: 1fr; }
+        @media (min-width: 40rem) { main { grid-template-columns: 1fr 1fr; gap: 1rem; padding: 1rem; } .card { padding: 0.8rem 1rem 1rem; } }
+        @media (min-width: 60rem) {
+          main { grid-template-columns: 1fr 1fr 1fr; }
+          #program-card { grid-column: span 2; }
+        }
+        .card { border: 3px solid var(--line); border-radius: 0.6rem; padding: 0.7rem 0.8rem 0.9rem; }
+        .name { font-size: 1.6rem; font-weight: 700; margin: 0 0 0.5rem; overflow-wrap: anywhere; }
+        .state { font-size: 1.4rem; font-weight: 700; margin: 0 0 0.7rem; }
+        .hint { color: var(--muted); margin: 0.5rem 0 0; font-size: 0.9rem; }
+        dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; margin: 0; }
+        dt { font-weight: 600; }
+        dd { margin: 0; overflow-wrap: anywhere; }
+        button { font: inherit; font-weight: 700; min-height: 3rem; padding: 0.4rem 1rem; border: 3px solid var(--line);
+          border-radius: 0.5rem; background: var(--paper); color: var(--ink); cursor: pointer; }
+        button.primary { display: block; width: 100%; min-height: 4.5rem; font-size: 1.5rem; background: var(--accent);
+          border-color: var(--accent); color: #fff; margin-bottom: 0.7rem; }
+        button[aria-pressed="true"] { background: var(--ink); color: var(--paper); }
+        button:disabled, fieldset:disabled { opacity: 0.55; cursor: not-allowed; }
+        #bypass { width: 100%; }
+        :focus-visible { outline: 4px solid #ffbf00; outline-offset: 2px; box-shadow: 0 0 0 7px #000; }
+        .volume { display: flex; align-items: center; gap: 0.6rem; }
+        .volume button { flex: none; width: 3.8rem; min-height: 3.8rem; font-size: 2rem; line-height: 1; padding: 0; }
+        .volume output { flex: 1; text-align: center; font-size: 1.7rem; font-weight: 700; white-space: nowrap; }
+        fieldset { border: 0; margin: 0; padding: 0; display: grid; grid-template-columns: repeat(auto-fit, minmax(6rem, 1fr)); gap: 0.5rem; }
+        legend { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+        fieldset label { display: flex; align-items: center; gap: 0.35rem; min-height: 3rem; padding: 0.3rem 0.4rem;
+          border: 3px solid var(--line); border-radius: 0.5rem; font-weight: 600; cursor: pointer; }
+        fieldset label:has(input:checked) { background: var(--ink); color: var(--paper); }
+        input[type="radio"] { flex: none; width: 1.15rem; height: 1.15rem; margin: 0; accent-color: var(--accent); }
+        @media (prefers-color-scheme: dark) {
+          :root { color-scheme: dark; --ink: #fff; --paper: #000; --accent: #7fb0ff; --muted: #ddd; --line: #fff; --warn: #ff8080; }
+          button.primary { color: #000; }
+        }
+
+        """#
+
+    static let javaScript = #"""
+        "use strict";
+        // The Home screen: polls /api/status every second and sends the controls' requests with
+        // the CSRF token from the page's meta tag. Every answer with a status redraws the page.
+        const token = document.querySelector('meta[name="csrf-token"]').content;
+        const $ = (id) => document.getElementById(id);
+        let current = null;
+        let busy = false;
+
+        function signed(db) {
+          const text = Number.isInteger(db) ? String(db) : db.toFixed(1);
+          return (db > 0 ? "+" : "") + text.replace("-", "−");
+        }
+
+        function showMessage(text) {
+          const box = $("message");
+          box.textContent = text || "";
+          box.hidden = !text;
+        }
+
+        function render(status) {
+          current = status;
+          const connection = $("connection");
+          connection.textContent = "Connected: ribbitd " + status.version;
+          connection.classList.remove("down");
+          const rx = status.prescription;
+          $("rx-name").textContent = rx ? rx.name : "No prescription loaded";
+          $("rx-env").textContent = rx ? rx.environment : "–";
+          $("rx-signature").textContent = rx ? (rx.signature || "unsigned") : "–";
+          $("rx-audiologist").textContent = rx && rx.audiologist ? rx.audiologist : "–";
+
+          const output = { processing: "Playing", paused: "Paused: silent", bypassed: "Bypassed: unprocessed sound" };
+          $("output").textContent = output[status.output] || status.output;
+          const pause = $("pause");
+          pause.disabled = false;
+          pause.textContent = status.output === "paused" ? "Resume" : "Pause";
+          const bypass = $("bypass");
+          bypass.disabled = false;
+          bypass.setAttribute("aria-pressed", status.output === "bypassed" ? "true" : "false");
+          bypass.textContent = status.output === "bypassed" ? "Bypass: on" : "Bypass: off";
+
+          const listening = status.listening;
+          $("volume-down").disabled = !listening || listening.volumeDB <= listening.volumeMinDB;
+          $("volume-up").disabled = !listening || listening.volumeDB >= listening.volumeMaxDB;
+          $("volume").textContent = listening ? signed(listening.volumeDB) + " dB" : "–";
+          $("volume-range").textContent = listening
+            ? "Range " + signed(listening.volumeMinDB) + " to " + signed(listening.volumeMaxDB) + " dB"
+            : "Load a prescription to set the volume.";
+          $("programs").disabled = !listening;
+          const chosen = listening ? (listening.chosenBy === "auto" ? "auto" : listening.program) : null;
+          for (const radio of document.querySelectorAll('input[name="program"]')) {
+            if (document.activeElement !== radio || !busy) radio.checked = radio.value === chosen;
+          }
+          let reason = "Load a prescription to choose a program.";
+          if (listening) {
+            reason = listening.chosenBy === "auto"
+              ? "Playing " + listening.program + (listening.reason ? ": " + listening.reason : "")
+              : listening.chosenBy === "wearer" ? "Playing " + listening.program + ", your choice"
+              : "Playing " + listening.program + ", as the prescription's environment selects";
+          }
+          $("program-reason").textContent = reason;
+
+          const jack = status.jack;
+          $("jack").textContent = jack
+            ? "Running, " + jack.sampleRate + " Hz, period " + jack.period
+            : (status.jackProblem || "Not connected");
+          $("latency").textContent = jack ? jack.latencyMilliseconds.toFixed(1) + " ms (" + jack.latencyFrames + " frames)" : "–";
+          $("xruns").textContent = String(status.totalXruns);
+          $("cpu").textContent = jack
+            ? "ribbit " + jack.ribbitLoadPercent.toFixed(1) + "\u00a0%, JACK " + jack.dspLoadPercent.toFixed(1) + "\u00a0%"
+            : "–";
+        }
+
+        let daemonDown = false;
+        function disconnected(text) {
+          current = null;
+          daemonDown = true;
+          const connection = $("connection");
+          connection.textContent = "Not connected";
+          connection.classList.add("down");
+          $("output").textContent = "Unknown: not connected";
+          showMessage(text);
+          for (const id of ["pause", "bypass", "volume-down", "volume-up"]) $(id).disabled = true;
+          $("programs").disabled = true;
+        }
+
+        async function refresh() {
+          if (busy) return;
+          try {
+            const response = await fetch("/api/status", { cache: "no-store" });
+            if (!response.ok) { disconnected((await response.text()).trim()); return; }
+            render(await response.json());
+            if (daemonDown) { daemonDown = false; showMessage(""); }
+          } catch (error) {
+            disconnected("The web app does not answer: is `ribbitd web` still running?");
+          }
+        }
+
+        async function send(path, body) {
+          busy = true;
+          try {
+            const response = await fetch(path, {
+              method: "POST",
+              headers: { "Content-Type": "application/json", "X-CSRF-Token": token },
+              body: JSON.stringify(body || {}),
+            });
+            if (response.ok) {
+              showMessage("");
+              render(await response.json());
+            } else {
+              showMessage((await response.text()).trim());
+            }
+          } catch (error) {
+            showMessage("The web app does not answer: is `ribbitd web` still running?");
+          } finally {
+            busy = false;
+          }
+        }
+
+        $("pause").addEventListener("click", () => send(current && current.output === "paused" ? "/api/resume" : "/api/pause"));
+        $("bypass").addEventListener("click", () => send("/api/bypass", { on: !(current && current.output === "bypassed") }));
+        $("volume-down").addEventListener("click", () => send("/api/volume", { stepDB: -1 }));
+        $("volume-up").addEventListener("click", () => send("/api/volume", { stepDB: 1 }));
+        for (const radio of document.querySelectorAll('input[name="program"]')) {
+          radio.addEventListener("change", () => { if (radio.checked) send("/api/program", { program: radio.value }); });
+        }
+        refresh();
+        setInterval(() => { if (!document.hidden) refresh(); }, 1000);
+
+        """#
+}

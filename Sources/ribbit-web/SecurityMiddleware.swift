@@ -1,0 +1,103 @@
+import HTTPTypes
+import Hummingbird
+import RibbitControl
+
+/// Runs around every request. It answers only to the address it listens on (a page of another
+/// site that rebinds its DNS name to 127.0.0.1 is refused), trades a right `?token=` for a
+/// session cookie (303 to the same path without it), refuses any request without a live session
+/// (401; 429 once the token is locked out), refuses a body over 4 KiB (413) and a POST without
+/// the CSRF token (403), and puts the security headers on every response,
+/// errors included. No CORS header is ever sent, so other origins cannot read any answer.
+struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
+    static var maxBodyBytes: Int { WebSecurity.maxBodyBytes }
+
+    let hosts: Set<String>
+    let token: String
+    let access: WebAccess
+
+    init(listen: WebListenAddress, token: String, access: WebAccess) {
+        var hosts: Set<String> = [listen.description]
+        if listen.host == "127.0.0.1" { hosts.insert("localhost:\(listen.port)") }
+        if listen.port == 80 { hosts.insert(listen.host) }
+        self.hosts = hosts
+        self.token = token
+        self.access = access
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response: Response
+        do {
+            response = try await check(request, context: context, next: next)
+        } catch let error as HTTPError {
+            response = WebApp.plain(error.status, error.body ?? error.status.reasonPhrase)
+        } catch let error as any HTTPResponseError {
+            // NIOTooManyBytesError (a chunked body over the limit) is one: 413.
+            let message =
+                error.status == .contentTooLarge ? "the request body is over \(Self.maxBodyBytes) bytes" : error.status.reasonPhrase
+            response = WebApp.plain(error.status, message)
+        } catch {
+            response = WebApp.plain(.internalServerError, "internal error: \(error)")
+        }
+        WebSecurity.secure(&response.headers)
+        return response
+    }
+
+    private func check(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let authority = request.head.authority, hosts.contains(authority.lowercased()) else {
+            return WebApp.plain(.misdirectedRequest, "this web app answers only at http://\(hosts.sorted().first ?? "")/")
+        }
+        let query = request.uri.queryParameters
+        if let given = query["token"] {
+            switch access.logIn(with: String(given)) {
+            case .session(let session):
+                var headers = HTTPFields()
+                headers[.location] = request.uri.path.isEmpty ? "/" : request.uri.path
+                headers[.setCookie] = WebAccess.setCookie(session)
+                headers[.contentType] = "text/plain; charset=utf-8"
+                return Response(status: .seeOther, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "logged in\n")))
+            case .wrongToken:
+                return WebApp.plain(.unauthorized, "wrong token: \(WebSecurity.howToOpen)")
+            case .lockedOut:
+                return WebApp.plain(
+                    .tooManyRequests,
+                    "\(WebAccess.maxWrongTokens) wrong tokens: the token is locked out until ribbit-web restarts (`ribbitd web`)")
+            }
+        }
+        guard access.isSession(cookieHeader: request.headers[.cookie]) else {
+            if request.method == .get && (request.uri.path == "/" || request.uri.path.isEmpty) {
+                return Assets.response(Assets.loginHTML, type: "text/html; charset=utf-8", status: .unauthorized)
+            }
+            return WebApp.plain(.unauthorized, "not logged in: \(WebSecurity.howToOpen)")
+        }
+        guard request.method == .post else { return try await next(request, context) }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > Self.maxBodyBytes {
+            return WebApp.plain(.contentTooLarge, "the request body is over \(Self.maxBodyBytes) bytes")
+        }
+        var request = request
+        _ = try await request.collectBody(upTo: Self.maxBodyBytes)
+        guard CSRFToken.matches(request.headers[WebSecurity.csrfHeader], token) else {
+            return WebApp.plain(.forbidden, "missing or wrong X-CSRF-Token: reload the page and try again")
+        }
+        return try await next(request, context)
+    }
+}
+
+/// The limits and headers, outside the generic middleware (which cannot hold stored statics).
+enum WebSecurity {
+    static let maxBodyBytes = 4096
+    static let csrfHeader = HTTPField.Name("X-CSRF-Token")!
+    static let howToOpen = "open the link `ribbitd web` printed (or run `ribbitd web --url`)"
+
+    /// script-src 'self' and no 'unsafe-inline': only /app.js runs; nothing comes from elsewhere.
+    static let contentSecurityPolicy =
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        + "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+    static func secure(_ headers: inout HTTPFields) {
+        headers[HTTPField.Name("Content-Security-Policy")!] = contentSecurityPolicy
+        headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        headers[.cacheControl] = "no-store"
+    }
+}

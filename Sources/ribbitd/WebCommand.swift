@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import RibbitControl
+import RibbitSettings
+
+/// Runs `ribbit-web`, the web app: a separate program, so ribbitd does not link the HTTP server.
+/// It replaces this process (exec), so a service manager or the shell sees the server itself.
+struct WebCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "web",
+        abstract: "Serve the web app (the Home screen) to a browser on this machine.",
+        discussion: """
+            The Home screen shows the active prescription and the daemon's state, with pause, bypass, \
+            volume and program. It talks to the running daemon like the other commands and never opens \
+            JACK. It listens on 127.0.0.1:\(WebListenAddress.defaultPort) until stopped (Ctrl-C); only \
+            a loopback address is accepted until pairing for other devices is built. It prints a \
+            personal link with an access token (new at each start, also in $XDG_RUNTIME_DIR/ribbit/web-token, \
+            mode 0600): opening it gives the browser a session; without one every request is refused, \
+            and after 5 wrong tokens the token is locked out until the web app restarts.
+            """)
+
+    @Flag(help: "Print the running web app's personal link again (with its token) and exit.")
+    var url = false
+
+    @Option(help: ArgumentHelp("The loopback address and port to listen on.", valueName: "address:port"))
+    var listen = WebListenAddress.default.description
+
+    func run() throws {
+        if url {
+            print(try Self.runningURL(path: RibbitPaths().webTokenPath))
+            return
+        }
+        let address: WebListenAddress
+        do throws(WebListenAddressError) { address = try WebListenAddress.parse(listen) } catch {
+            throw RibbitError.usage(error.description)
+        }
+        let environment = ProcessInfo.processInfo.environment
+        guard let program = RibbitPaths.companionExecutable("ribbit-web", override: environment["RIBBIT_WEB"]) else {
+            throw RibbitError.unavailable(
+                "ribbit-web is not installed beside ribbitd (nor in ../libexec/ribbit/); build it with `swift build --product ribbit-web`")
+        }
+        let arguments = [program, "--listen", address.description]
+        var cArguments = arguments.map { strdup($0) } + [nil]
+        execv(program, &cArguments)
+        throw RibbitError.unavailable("cannot start \(program): \(String(cString: strerror(errno)))")
+    }
+
+    /// The link in the web app's token file, read without following a symbolic link.
+    static func runningURL(path: String) throws -> String {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw RibbitError.unavailable("no web app is running (no \(path)); start it with `ribbitd web`")
+        }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = read(fd, &buffer, buffer.count)
+        let text = count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
+        guard text.hasPrefix("http://"), text.contains("?token=") else {
+            throw RibbitError.unavailable("\(path) does not hold the web app's link; restart it with `ribbitd web`")
+        }
+        return text
+    }
+}

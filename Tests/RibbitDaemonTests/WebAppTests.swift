@@ -1,0 +1,382 @@
+import Foundation
+import Glibc
+import RibbitControl
+import RibbitTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `ribbitd web` (the release build, which execs the ribbit-web beside it) against a real daemon
+/// on a private jackd: its API over HTTP, and its Home screen in headless Chromium.
+extension DaemonTests {
+    @Test func webAppServesTheStatusAndForwardsOnlyRequestsWithTheToken() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        let web = try WebAppUnderTest(daemon: daemon)
+
+        // The access token: 0600 in the 0700 runtime directory; `ribbitd web --url` prints the link.
+        let tokenFile = try #require(daemon.environment["XDG_RUNTIME_DIR"]) + "/ribbit/web-token"
+        let fileMode = try #require(FileManager.default.attributesOfItem(atPath: tokenFile)[.posixPermissions] as? Int)
+        let directoryMode = try #require(
+            FileManager.default.attributesOfItem(atPath: (tokenFile as NSString).deletingLastPathComponent)[.posixPermissions] as? Int)
+        #expect(fileMode == 0o600 && directoryMode == 0o700, "\(String(fileMode, radix: 8)) \(String(directoryMode, radix: 8))")
+        let printed = try daemon.ribbitd(["web", "--url"])
+        #expect(printed.status == 0 && printed.stdout == web.personalURL + "\n", "\(printed.stdout) \(printed.stderr)")
+        #expect(web.personalURL.range(of: #"\?token=[A-Za-z0-9_-]{43}$"#, options: .regularExpression) != nil, "\(web.personalURL)")
+
+        // Without the session cookie nothing is served and nothing changes.
+        let locked = try web.request("GET", "/", withSession: false)
+        #expect(locked.status == 401 && String(decoding: locked.body, as: UTF8.self).contains("ribbitd web --url"))
+        #expect(locked.headers["content-type"]?.hasPrefix("text/html") == true)
+        for path in ["/api/status", "/app.js", "/app.css"] {
+            let answer = try web.request("GET", path, withSession: false)
+            #expect(answer.status == 401 && String(decoding: answer.body, as: UTF8.self).contains("ribbitd web --url"), "\(path)")
+        }
+        #expect(
+            try web.request("GET", "/", withSession: false, cookie: "ribbit_session=" + String(repeating: "A", count: 43)).status == 401)
+
+        // The right token: a session cookie and a redirect that takes the token out of the address bar.
+        let login = try web.logIn()
+        #expect(login.status == 303, "\(login)")
+        let setCookie = try #require(login.headers["set-cookie"])
+        #expect(setCookie.hasPrefix("ribbit_session=") && setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"))
+        #expect(setCookie.contains("Path=/") && !setCookie.lowercased().contains("expires") && !setCookie.lowercased().contains("max-age"))
+        #expect(login.headers["location"] == "/", "\(login)")
+        #expect(try web.logIn(path: "/app.css").headers["location"] == "/app.css")
+
+        let csrf = try web.csrfToken()
+        #expect(try web.request("POST", "/api/pause", token: csrf, withSession: false).status == 401)
+        #expect(try daemon.status().output == .processing)
+        #expect(try daemon.ribbitd(["status"]).stdout.contains("processing"))
+
+        let answer = try web.request("GET", "/api/status")
+        #expect(answer.status == 200)
+        let fromWeb = try JSONDecoder().decode(DaemonStatus.self, from: answer.body)
+        let fromCLI = try daemon.status()
+        #expect(fromWeb.pid == fromCLI.pid && fromWeb.version == fromCLI.version)
+        #expect(fromWeb.prescription == fromCLI.prescription && fromWeb.prescription != nil)
+        #expect(fromWeb.output == fromCLI.output && fromWeb.listening == fromCLI.listening)
+        #expect(fromWeb.jack?.latencyFrames == fromCLI.jack?.latencyFrames && fromWeb.jack != nil)
+        // The same keys as `ribbitd status --json` (the same encoder).
+        let webKeys = try #require(JSONSerialization.jsonObject(with: answer.body) as? [String: Any]).keys.sorted()
+        let cliJSON = try daemon.ribbitd(["status", "--json"]).stdout
+        let cliKeys = try #require(JSONSerialization.jsonObject(with: Data(cliJSON.utf8)) as? [String: Any]).keys.sorted()
+        #expect(webKeys == cliKeys)
+
+        // Security headers on every response, an error's included; never a CORS header.
+        for response in [answer, try web.request("GET", "/"), try web.request("GET", "/app.js"), try web.request("GET", "/nowhere")] {
+            #expect(response.headers["content-security-policy"]?.hasPrefix("default-src 'self'; script-src 'self';") == true)
+            #expect(response.headers["x-content-type-options"] == "nosniff" && response.headers["referrer-policy"] == "no-referrer")
+            #expect(!response.headers.keys.contains { $0.hasPrefix("access-control-") })
+        }
+        let token = try web.csrfToken()
+
+        // Keyboard and screen readers: native controls only, in document order (no tabindex),
+        // every button with a name and every input inside its label; no inline script or style.
+        let page = String(decoding: try web.request("GET", "/").body, as: UTF8.self)
+        #expect(!page.contains("tabindex") && !page.contains("onclick") && !page.contains("style="))
+        #expect(!page.contains("<script>") && page.contains(#"<script src="/app.js" defer></script>"#))
+        for button in page.components(separatedBy: "<button").dropFirst() {
+            let name = button.split(separator: ">", maxSplits: 1).last?.prefix { $0 != "<" } ?? ""
+            #expect(!name.trimmingCharacters(in: .whitespaces).isEmpty || button.contains("aria-label="), "<button\(button.prefix(80))")
+        }
+        let inputs = page.components(separatedBy: "<input").count - 1
+        #expect(inputs == 5 && page.components(separatedBy: "<label><input").count - 1 == inputs)
+
+        // Without the token (or with a wrong one) nothing changes.
+        #expect(try web.request("POST", "/api/pause").status == 403)
+        #expect(try web.request("POST", "/api/pause", token: String(repeating: "0", count: 64)).status == 403)
+        #expect(try web.request("POST", "/api/volume", token: nil, json: #"{"stepDB":3}"#).status == 403)
+        #expect(try daemon.status().output == .processing)
+        #expect(try daemon.status().listening?.volumeDB == 0)
+
+        let paused = try web.request("POST", "/api/pause", token: token)
+        #expect(paused.status == 200)
+        #expect(try JSONDecoder().decode(DaemonStatus.self, from: paused.body).output == .paused)
+        #expect(try daemon.ribbitd(["status"]).stdout.contains("paused"))
+        #expect(try daemon.status().output == .paused)
+        #expect(try web.request("POST", "/api/resume", token: token).status == 200)
+        #expect(try daemon.status().output == .processing)
+
+        #expect(try web.request("POST", "/api/volume", token: token, json: #"{"stepDB":3}"#).status == 200)
+        #expect(try daemon.status().listening?.volumeDB == 3)
+        #expect(try web.request("POST", "/api/bypass", token: token, json: #"{"on":true}"#).status == 200)
+        #expect(try daemon.status().output == .bypassed)
+        #expect(try web.request("POST", "/api/bypass", token: token, json: #"{"on":false}"#).status == 200)
+        #expect(try web.request("POST", "/api/program", token: token, json: #"{"program":"music"}"#).status == 200)
+        #expect(try daemon.status().listening?.program == "music")
+
+        // The daemon's refusal: 4xx with its one line.
+        let refused = try web.request("POST", "/api/program", token: token, json: #"{"program":"loud"}"#)
+        #expect(refused.status == 409)
+        let reason = String(decoding: refused.body, as: UTF8.self)
+        #expect(reason.contains("loud") && reason.split(separator: "\n").count == 1, "\(reason)")
+        #expect(try web.request("POST", "/api/volume", token: token, json: #"{"db":1}"#).status == 400)
+
+        // Over 4 KiB: refused before anything reaches the daemon.
+        let big = #"{"stepDB":3,"pad":""# + String(repeating: "x", count: 5000) + #""}"#
+        #expect(try web.request("POST", "/api/volume", token: token, json: big).status == 413)
+        #expect(try daemon.status().listening?.volumeDB == 3)
+
+        // A page of another site whose name was rebound to 127.0.0.1 sends its own Host: refused.
+        #expect(try web.rawStatusLine("GET /api/status HTTP/1.1\r\nHost: attacker.example:\(web.port)\r\n\r\n").contains(" 421 "))
+        #expect(
+            try web.rawStatusLine("GET /api/status HTTP/1.1\r\nHost: localhost:\(web.port)\r\nCookie: \(web.cookie ?? "")\r\n\r\n")
+                .contains(" 200 "))
+
+        // ribbit-web never opens JACK; the daemon is its only way to the sound.
+        let jackClients = try Built.run(try #require(Built.tool("jack_lsp")), [], environment: server.environment).stdout
+        #expect(!jackClients.contains("web"), "\(jackClients)")
+        web.recordFigures()
+
+        // 5 wrong tokens lock the token out until ribbit-web restarts; a session already open stays.
+        for _ in 0..<WebAppUnderTest.wrongTokens {
+            #expect([401, 429].contains(try web.logIn(token: String(repeating: "x", count: 43)).status))
+        }
+        let lockedOut = try web.logIn()
+        #expect(lockedOut.status == 429 && lockedOut.headers["set-cookie"] == nil, "\(lockedOut)")
+        #expect(try web.request("GET", "/api/status").status == 200)
+
+        #expect(try daemon.stop() == 0)
+        let gone = try web.request("GET", "/api/status")
+        #expect(gone.status == 503)
+        #expect(String(decoding: gone.body, as: UTF8.self).contains("not running"))
+
+        // Stopped: the token file is gone and `ribbitd web --url` says none runs.
+        web.stop()
+        #expect(!FileManager.default.fileExists(atPath: tokenFile))
+        let none = try daemon.ribbitd(["web", "--url"])
+        #expect(none.status == 69 && none.stderr.split(separator: "\n").count == 1, "\(none.stderr)")
+    }
+
+    /// Headless Chromium runs the page's script (the prescription's name comes from the daemon
+    /// through /api/status) and takes the Home screen's screenshots at phone and laptop size.
+    /// RIBBIT_WEB_SCREENSHOTS=DIR keeps them (the README's are docs/images/web-home-*.png).
+    @Test func webAppHomeScreenRendersInAHeadlessBrowser() throws {
+        let chromium = try #require(Built.tool("chromium"), "chromium is not installed (make dev-deps)")
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        let web = try WebAppUnderTest(daemon: daemon)
+        let name = try #require(try daemon.status().prescription?.name)
+        let profile = web.directory.appendingPathComponent("chromium")
+        let common = ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile.path)", "--virtual-time-budget=4000"]
+
+        // With the console on stderr: a CSP violation or a script error would show there.
+        // The personal link: Chromium follows the redirect and keeps the cookie within one run.
+        let dom = try Built.run(
+            chromium, common + ["--enable-logging=stderr", "--v=0", "--dump-dom", web.personalURL], timeoutSeconds: 60)
+        #expect(dom.status == 0, "\(dom.stderr)")
+        let escaped = name.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        #expect(dom.stdout.contains(#"<p id="rx-name" class="name">\#(escaped)</p>"#), "\(dom.stdout)")
+        #expect(dom.stdout.contains("Connected: ribbitd"))
+        let console = dom.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }
+        #expect(console.isEmpty, "the page wrote to the console: \(console)")
+
+        let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
+        for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
+            let png = web.directory.appendingPathComponent("web-home-\(label).png")
+            let shot = try Built.run(
+                chromium, common + ["--hide-scrollbars", "--window-size=\(width),\(height)", "--screenshot=\(png.path)", web.personalURL],
+                timeoutSeconds: 60)
+            #expect(shot.status == 0, "\(shot.stderr)")
+            let data = try Data(contentsOf: png)
+            #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+            // IHDR: width and height, big-endian, at bytes 16 and 20.
+            let size = [16, 20].map { offset in data[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
+            #expect(size == [width, height], "\(label) screenshot is \(size)")
+            if let keep {
+                try? FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
+                let target = keep.appendingPathComponent(png.lastPathComponent)
+                try? FileManager.default.removeItem(at: target)
+                try FileManager.default.copyItem(at: png, to: target)
+            }
+        }
+    }
+
+    /// Until pairing exists, only loopback: anything else is a one-line error, exit 64.
+    @Test func webRefusesAnAddressOffThisMachine() throws {
+        let directory = try TestPaths.temporaryDirectory()
+        let environment = try DaemonUnderTest.environment(in: directory)
+        for address in ["0.0.0.0:8417", "192.168.1.2:8417", "example.org:80"] {
+            let result = try Built.run(DaemonUnderTest.binary, ["web", "--listen", address], environment: environment, timeoutSeconds: 10)
+            #expect(result.status == 64)
+            #expect(result.stderr.contains("pairing") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        }
+        let bad = try Built.run(
+            DaemonUnderTest.binary, ["web", "--listen", "127.0.0.1:http"], environment: environment, timeoutSeconds: 10)
+        #expect(bad.status == 64 && bad.stderr.contains("not a port"), "\(bad.stderr)")
+    }
+}
+
+/// `ribbitd web` on a free loopback port with a daemon's environment, stopped by PID.
+final class WebAppUnderTest {
+    let process = Process()
+    let port: Int
+    let directory: URL
+    var url: String { "http://127.0.0.1:\(port)/" }
+    static let wrongTokens = 5
+    /// The link ribbit-web printed: the URL with the access token.
+    private(set) var personalURL = ""
+    var accessToken: String { personalURL.components(separatedBy: "?token=").last ?? "" }
+    /// `ribbit_session=...` once logged in.
+    private(set) var cookie: String?
+    private let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieStorage = nil
+        return URLSession(configuration: configuration)
+    }()
+
+    struct Answer {
+        var status: Int
+        var body: Data
+        /// Names in lower case.
+        var headers: [String: String]
+    }
+
+    init(daemon: DaemonUnderTest) throws {
+        directory = try TestPaths.temporaryDirectory()
+        port = try Self.freePort()
+        process.executableURL = DaemonUnderTest.binary
+        process.arguments = ["web", "--listen", "127.0.0.1:\(port)"]
+        process.environment = daemon.environment
+        let log = directory.appendingPathComponent("web.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: log)
+        process.standardError = process.standardOutput
+        try process.run()
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            guard process.isRunning else {
+                throw TestSetupError("ribbitd web exited: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+            }
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if let range = text.range(of: #"http://127\.0\.0\.1:[0-9]+/\?token=[A-Za-z0-9_-]+"#, options: .regularExpression),
+                (try? request("GET", "/app.css", withSession: false))?.status == 401
+            {
+                personalURL = String(text[range])
+                return
+            }
+            usleep(50_000)
+        }
+        throw TestSetupError("ribbitd web did not answer on port \(port) within 15 s")
+    }
+
+    deinit { stopProcess(process) }
+
+    func stop() { stopProcess(process) }
+
+    /// `GET path?token=...` (the right token unless given), sent as it is so the 303 is not
+    /// followed; a session cookie it sets is kept for `request`.
+    func logIn(path: String = "/", token: String? = nil) throws -> Answer {
+        let head = try rawHead("GET \(path)?token=\(token ?? accessToken) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+        let lines = head.components(separatedBy: "\r\n")
+        let status = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
+        var headers = [String: String]()
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        if status == 303, let value = headers["set-cookie"]?.split(separator: ";").first { cookie = String(value) }
+        return Answer(status: status, body: Data(), headers: headers)
+    }
+
+    func request(
+        _ method: String, _ path: String, token: String? = nil, json: String? = nil, withSession: Bool = true, cookie given: String? = nil
+    ) throws -> Answer {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        if let value = given ?? (withSession ? cookie : nil) { request.setValue(value, forHTTPHeaderField: "Cookie") }
+        if let token { request.setValue(token, forHTTPHeaderField: "X-CSRF-Token") }
+        if let json {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(json.utf8)
+        }
+        final class Box: @unchecked Sendable { var answer: Answer? }
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        session.dataTask(with: request) { data, response, _ in
+            if let http = response as? HTTPURLResponse {
+                var headers = [String: String]()
+                for (name, value) in http.allHeaderFields { headers["\(name)".lowercased()] = "\(value)" }
+                box.answer = Answer(status: http.statusCode, body: data ?? Data(), headers: headers)
+            }
+            done.signal()
+        }.resume()
+        guard done.wait(timeout: .now() + 15) == .success, let answer = box.answer else {
+            throw TestSetupError("\(method) \(path): no answer")
+        }
+        return answer
+    }
+
+    /// The token in the Home page's meta tag.
+    func csrfToken() throws -> String {
+        let page = String(decoding: try request("GET", "/").body, as: UTF8.self)
+        guard let range = page.range(of: #"<meta name="csrf-token" content="[0-9a-f]{64}">"#, options: .regularExpression) else {
+            throw TestSetupError("the page has no CSRF token: \(page)")
+        }
+        return String(page[range].dropFirst(#"<meta name="csrf-token" content=""#.count).prefix(64))
+    }
+
+    /// What the README and the report quote: the server's resident memory after it served,
+    /// and the page's weight.
+    func recordFigures() {
+        let weights = ["/", "/app.js", "/app.css"].map { path in "\(path) \((try? request("GET", path).body.count) ?? -1) B" }
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? "VmRSS: ?"
+        print(
+            "ribbit-web: \(rss.split(separator: " ", omittingEmptySubsequences: true).dropFirst().joined(separator: " ")) resident; \(weights.joined(separator: ", "))"
+        )
+    }
+
+    /// Sends `text` as it is (URLSession sets its own Host header) and returns the status line.
+    func rawStatusLine(_ text: String) throws -> String {
+        try rawHead(text).components(separatedBy: "\r\n").first ?? ""
+    }
+
+    /// Sends `text` as it is and returns the response's status line and headers.
+    func rawHead(_ text: String) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestSetupError("socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { throw TestSetupError("connect: \(String(cString: strerror(errno)))") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let bytes = Array(text.utf8)
+        guard write(fd, bytes, bytes.count) == bytes.count else { throw TestSetupError("write failed") }
+        var reply = [UInt8](repeating: 0, count: 4096)
+        let count = read(fd, &reply, reply.count)
+        guard count > 0 else { throw TestSetupError("no reply to \(text)") }
+        return String(decoding: reply[0..<count], as: UTF8.self).components(separatedBy: "\r\n\r\n").first ?? ""
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestSetupError("socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw TestSetupError("cannot find a free port: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
