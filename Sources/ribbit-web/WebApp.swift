@@ -89,7 +89,8 @@ enum WebApp {
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch {
-            throw HTTPError(.badRequest, message: "the request body is not the JSON this call takes (see docs/web.md)")
+            throw HTTPError(
+                .badRequest, message: "the request body is not the JSON this call takes (README.md's web app section lists them)")
         }
     }
 }
