@@ -10,8 +10,15 @@ RX=${RX:-}
 SAMPLE_RX=Prescriptions/mild-presbycusis.rx
 PERIOD=${PERIOD:-64}
 
+WEB=${WEB:-1}
+
 jackd_pid=
-cleanup() { [ -n "$jackd_pid" ] && kill "$jackd_pid" 2>/dev/null && wait "$jackd_pid" 2>/dev/null; true; }
+web_pid=
+cleanup() {
+    [ -n "$web_pid" ] && kill "$web_pid" 2>/dev/null && wait "$web_pid" 2>/dev/null
+    [ -n "$jackd_pid" ] && kill "$jackd_pid" 2>/dev/null && wait "$jackd_pid" 2>/dev/null
+    true
+}
 trap cleanup EXIT
 
 if jack_wait --check 2>/dev/null | grep -q '^running'; then
@@ -50,6 +57,23 @@ else
         sed -n '1p;/^\*/p' <<<"$listing"
     else
         echo "ribbit: no prescription in your history is active, so sound passes through unchanged; \`$RIBBITD use ID\` picks one"
+    fi
+fi
+# The web app beside the daemon (WEB=0: not), on this machine only; its link is personal.
+if [ "$WEB" != 0 ]; then
+    "$RIBBITD" web >web.log 2>&1 &
+    web_pid=$!
+    url=
+    for _ in $(seq 50); do
+        url=$("$RIBBITD" web --url 2>/dev/null) && break
+        kill -0 "$web_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -n "$url" ]; then
+        echo "ribbit: the web app: $url (a personal link: whoever opens it controls the hearing aid; \`$RIBBITD web --url\` shows it again)"
+    else
+        echo "ribbit: the web app did not start (see web.log); the hearing aid runs without it" >&2
+        web_pid=
     fi
 fi
 echo "ribbit: in another terminal: $RIBBITD status | pause | resume | bypass on | load RX | stop"
