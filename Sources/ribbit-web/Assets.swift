@@ -198,7 +198,7 @@ enum Assets {
         .env h3 { font-size: 1.2rem; margin: 0 0 0.5rem; text-transform: capitalize; }
         .entries { list-style: none; margin: 0; padding: 0; display: grid; gap: 0.8rem; grid-template-columns: 1fr; }
         @media (min-width: 60rem) { .entries { grid-template-columns: 1fr 1fr; } }
-        .entry.active { border-width: 6px; border-color: var(--accent); }
+        .entry.active { border-color: var(--accent); box-shadow: 0 0 0 3px var(--accent); }
         .entry .name { font-size: 1.3rem; margin: 0 0 0.4rem; }
         .badge { display: inline-block; margin-left: 0.4rem; padding: 0 0.5rem; border-radius: 0.4rem; background: var(--accent); color: #fff;
           font-size: 0.9rem; vertical-align: middle; }
