@@ -65,7 +65,7 @@ let package = Package(
         // Where ribbit's files are (XDG), its config file, small-file reading, the version.
         .target(name: "RibbitSettings", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         // The prescription history, the active one and a trial, in SQLite (GRDB).
-        .target(name: "RibbitStore", dependencies: ["RibbitSettings", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "RibbitStore", dependencies: ["RibbitSettings", "RibbitPrescription", .product(name: "GRDB", package: "GRDB.swift")]),
         // Ed25519 signatures on prescriptions and the wearer's trusted keys; private keys
         // protected by a passphrase (scrypt from _CryptoExtras, ChaCha20-Poly1305).
         .target(
@@ -113,7 +113,7 @@ let package = Package(
         .executableTarget(
             name: "ribbit-web",
             dependencies: [
-                "RibbitControl", "RibbitSettings", .product(name: "Hummingbird", package: "hummingbird"),
+                "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
             ]
         ),

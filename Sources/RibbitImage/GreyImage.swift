@@ -240,4 +240,28 @@ public enum ImageFile {
         defer { png_image_free(&png) }
         guard ok != 0 else { throw ImageError("cannot write \(path) (\(message(of: png)))") }
     }
+
+    /// An 8-bit grey PNG's bytes, as `writePNG` writes them to a file.
+    public static func pngData(_ image: GreyImage) throws(ImageError) -> Data {
+        var png = png_image()
+        png.version = UInt32(PNG_IMAGE_VERSION)
+        png.width = UInt32(image.width)
+        png.height = UInt32(image.height)
+        png.format = UInt32(PNG_FORMAT_GRAY)
+        defer { png_image_free(&png) }
+        var size: png_alloc_size_t = 0
+        // The first call measures, the second writes.
+        let measured = image.pixels.withUnsafeBytes {
+            png_image_write_to_memory(&png, nil, &size, 0, $0.baseAddress, Int32(image.width), nil)
+        }
+        guard measured != 0, size > 0 else { throw ImageError("cannot make a PNG (\(message(of: png)))") }
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        let written = bytes.withUnsafeMutableBytes { out in
+            image.pixels.withUnsafeBytes {
+                png_image_write_to_memory(&png, out.baseAddress, &size, 0, $0.baseAddress, Int32(image.width), nil)
+            }
+        }
+        guard written != 0 else { throw ImageError("cannot make a PNG (\(message(of: png)))") }
+        return Data(bytes[0..<Int(size)])
+    }
 }

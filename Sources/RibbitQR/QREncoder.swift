@@ -36,6 +36,12 @@ public struct QRCode: Sendable, Equatable {
         modules = (0..<(size * size)).map { code.pointee.data[$0] & 1 == 1 }
     }
 
+    /// What `ribbitd export FILE.png` writes and the web app's QR download serves: the
+    /// payload's code, 8 pixels a module, as PNG bytes.
+    public static func exportPNG(_ payload: Data) throws(ImageError) -> Data {
+        try ImageFile.pngData(try QRCode(payload).image(scale: 8))
+    }
+
     /// Black modules of `scale` pixels on white, with a quiet zone of four modules.
     public func image(scale: Int) -> GreyImage {
         let side = (size + 2 * Self.quietZoneModules) * scale

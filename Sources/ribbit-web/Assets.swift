@@ -47,6 +47,7 @@ enum Assets {
         <body>
         <header>
           <h1>ribbit</h1>
+          <nav aria-label="Screens"><a href="/" aria-current="page">Home</a><a href="/prescriptions">Prescriptions</a></nav>
           <p id="connection" role="status">Connecting to the hearing aid…</p>
         </header>
         <p id="message" role="alert" hidden></p>
@@ -107,6 +108,39 @@ enum Assets {
 
         """#
 
+    /// The Prescriptions screen: the history, drawn by /prescriptions.js from /api/history.
+    static func prescriptionsHTML(csrfToken: String) -> String {
+        prescriptionsTemplate.replacingOccurrences(of: "{{csrf-token}}", with: csrfToken)
+    }
+
+    static let prescriptionsTemplate = #"""
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="csrf-token" content="{{csrf-token}}">
+        <title>ribbit: prescriptions</title>
+        <link rel="stylesheet" href="/app.css">
+        <script src="/prescriptions.js" defer></script>
+        </head>
+        <body>
+        <header>
+          <h1>ribbit</h1>
+          <nav aria-label="Screens"><a href="/">Home</a><a href="/prescriptions" aria-current="page">Prescriptions</a></nav>
+          <p id="connection" role="status">Reading the history…</p>
+        </header>
+        <p id="message" role="alert" hidden></p>
+        <main class="history">
+          <h2 id="history-title" class="screen-title">Prescriptions</h2>
+          <p class="hint">Every prescription loaded, by environment, newest first. Use switches to one; the active one is marked.</p>
+          <div id="history" aria-labelledby="history-title"></div>
+        </main>
+        </body>
+        </html>
+
+        """#
+
     static let styleSheet = #"""
         :root { color-scheme: light; --ink: #000; --paper: #fff; --accent: #0040c0; --muted: #333; --line: #000; --warn: #8a0000; }
         * { box-sizing: border-box; }
@@ -135,6 +169,7 @@ enum Assets {
         dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; margin: 0; }
         dt { font-weight: 600; }
         dd { margin: 0; overflow-wrap: anywhere; }
+        time { white-space: nowrap; }
         button { font: inherit; font-weight: 700; min-height: 3rem; padding: 0.4rem 1rem; border: 3px solid var(--line);
           border-radius: 0.5rem; background: var(--paper); color: var(--ink); cursor: pointer; }
         button.primary { display: block; width: 100%; min-height: 4.5rem; font-size: 1.5rem; background: var(--accent);
@@ -152,9 +187,33 @@ enum Assets {
           border: 3px solid var(--line); border-radius: 0.5rem; font-weight: 600; cursor: pointer; }
         fieldset label:has(input:checked) { background: var(--ink); color: var(--paper); }
         input[type="radio"] { flex: none; width: 1.15rem; height: 1.15rem; margin: 0; accent-color: var(--accent); }
+        nav { display: flex; gap: 0.4rem; margin-right: auto; }
+        nav a { display: inline-flex; align-items: center; min-height: 2.6rem; padding: 0.2rem 0.7rem; border: 3px solid transparent;
+          border-radius: 0.5rem; color: var(--ink); font-weight: 700; text-decoration: underline; }
+        nav a[aria-current="page"] { border-color: var(--line); text-decoration: none; }
+        .history { display: block; }
+        .screen-title { font-size: 1.4rem; margin: 0.2rem 0 0; }
+        .history > .hint { margin: 0.2rem 0 0.8rem; }
+        .env { margin: 0 0 1.2rem; }
+        .env h3 { font-size: 1.2rem; margin: 0 0 0.5rem; text-transform: capitalize; }
+        .entries { list-style: none; margin: 0; padding: 0; display: grid; gap: 0.8rem; grid-template-columns: 1fr; }
+        @media (min-width: 60rem) { .entries { grid-template-columns: 1fr 1fr; } }
+        .entry.active { border-color: var(--accent); box-shadow: 0 0 0 3px var(--accent); }
+        .entry .name { font-size: 1.3rem; margin: 0 0 0.4rem; }
+        .badge { display: inline-block; margin-left: 0.4rem; padding: 0 0.5rem; border-radius: 0.4rem; background: var(--accent); color: #fff;
+          font-size: 0.9rem; vertical-align: middle; }
+        .actions { display: flex; flex-wrap: wrap; gap: 0.5rem; margin-top: 0.7rem; }
+        .actions a { display: inline-flex; align-items: center; min-height: 3rem; padding: 0.4rem 1rem; border: 3px solid var(--line);
+          border-radius: 0.5rem; color: var(--ink); font-weight: 700; text-decoration: none; }
+        button.use { background: var(--accent); border-color: var(--accent); color: #fff; }
+        button.danger { border-color: var(--warn); color: var(--warn); }
+        button.danger.confirm { background: var(--warn); color: #fff; }
+        .confirm-box { flex-basis: 100%; display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem; margin: 0.2rem 0 0;
+          font-weight: 600; }
+        .confirm-box p { flex-basis: 100%; margin: 0; }
         @media (prefers-color-scheme: dark) {
           :root { color-scheme: dark; --ink: #fff; --paper: #000; --accent: #7fb0ff; --muted: #ddd; --line: #fff; --warn: #ff8080; }
-          button.primary { color: #000; }
+          button.primary, button.use, .badge, button.danger.confirm { color: #000; }
         }
 
         """#
@@ -287,6 +346,141 @@ enum Assets {
         }
         refresh();
         setInterval(() => { if (!document.hidden) refresh(); }, 1000);
+
+        """#
+
+    static let prescriptionsJavaScript = #"""
+        "use strict";
+        // The Prescriptions screen: the history from /api/history, grouped by environment; Use
+        // and Remove (after a confirmation in the page) send the CSRF token; the downloads are links.
+        const token = document.querySelector('meta[name="csrf-token"]').content;
+        const $ = (id) => document.getElementById(id);
+        let busy = false;
+
+        function showMessage(text) {
+          const box = $("message");
+          box.textContent = text || "";
+          box.hidden = !text;
+        }
+
+        function el(tag, attributes, ...children) {
+          const node = document.createElement(tag);
+          for (const [key, value] of Object.entries(attributes || {})) {
+            if (key === "text") node.textContent = value; else node.setAttribute(key, value);
+          }
+          for (const child of children) if (child) node.append(child);
+          return node;
+        }
+
+        function pad(n) { return String(n).padStart(2, "0"); }
+        function localDate(iso) {
+          const d = new Date(iso);
+          if (Number.isNaN(d.getTime())) return iso;
+          return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + pad(d.getHours()) + ":" + pad(d.getMinutes());
+        }
+
+        function entryCard(entry) {
+          const item = el("li", { class: "card entry" + (entry.active ? " active" : ""), id: "entry-" + entry.id });
+          const name = el("h4", { class: "name", text: entry.name });
+          if (entry.active) name.append(el("span", { class: "badge", text: "Active" }));
+          item.append(name);
+          item.append(el("dl", {},
+            el("dt", { text: "Rule" }), el("dd", { text: entry.rule || "–" }),
+            el("dt", { text: "Audiologist" }), el("dd", { text: entry.audiologist || "–" }),
+            el("dt", { text: "Loaded" }), el("dd", {}, el("time", { datetime: entry.loadedAt, text: localDate(entry.loadedAt) })),
+            el("dt", { text: "Signature" }), el("dd", { text: entry.signature }),
+            el("dt", { text: "History id" }), el("dd", { text: String(entry.id) })));
+          const actions = el("div", { class: "actions" });
+          if (!entry.active) {
+            const use = el("button", { type: "button", class: "use", text: "Use" });
+            use.addEventListener("click", () => post("/api/use", { id: entry.id }, "Now using " + entry.name + "."));
+            actions.append(use);
+          }
+          actions.append(el("a", { href: "/api/history/" + entry.id + ".rx", download: "", text: "Export .rx" }));
+          actions.append(el("a", { href: "/api/history/" + entry.id + ".png", download: "", text: "QR PNG" }));
+          if (!entry.active) {
+            const remove = el("button", { type: "button", class: "danger", "aria-expanded": "false", text: "Remove" });
+            remove.addEventListener("click", () => confirmRemove(entry, actions, remove));
+            actions.append(remove);
+          }
+          item.append(actions);
+          return item;
+        }
+
+        function confirmRemove(entry, actions, remove) {
+          const open = actions.querySelector(".confirm-box");
+          if (open) { open.remove(); remove.setAttribute("aria-expanded", "false"); return; }
+          const yes = el("button", { type: "button", class: "danger confirm", text: "Yes, remove it" });
+          const no = el("button", { type: "button", text: "Cancel" });
+          const box = el("div", { class: "confirm-box", role: "group", "aria-label": "Confirm removal" },
+            el("p", { text: "Remove " + entry.name + " from the history? This cannot be undone." }), yes, no);
+          yes.addEventListener("click", () => post("/api/remove", { id: entry.id }, "Removed " + entry.name + "."));
+          no.addEventListener("click", () => { box.remove(); remove.setAttribute("aria-expanded", "false"); remove.focus(); });
+          actions.append(box);
+          remove.setAttribute("aria-expanded", "true");
+          no.focus();
+        }
+
+        function render(entries) {
+          const list = $("history");
+          list.replaceChildren();
+          $("connection").textContent = entries.length === 1 ? "1 prescription" : entries.length + " prescriptions";
+          $("connection").classList.remove("down");
+          if (entries.length === 0) {
+            list.append(el("p", { class: "name", text: "No prescriptions yet: `ribbitd load RX` adds one." }));
+            return;
+          }
+          // The active one's environment first, then the others by their newest; newest first in each.
+          const groups = new Map();
+          const active = entries.find((entry) => entry.active);
+          if (active) groups.set(active.environment, []);
+          for (const entry of entries.slice().reverse()) {
+            if (!groups.has(entry.environment)) groups.set(entry.environment, []);
+            groups.get(entry.environment).push(entry);
+          }
+          for (const [environment, members] of groups) {
+            const id = "env-" + environment.replace(/[^A-Za-z0-9-]/g, "_");
+            list.append(el("section", { class: "env", "aria-labelledby": id },
+              el("h3", { id: id, text: environment }),
+              el("ul", { class: "entries" }, ...members.map(entryCard))));
+          }
+        }
+
+        async function load() {
+          try {
+            const response = await fetch("/api/history", { cache: "no-store" });
+            if (!response.ok) {
+              $("connection").textContent = "Cannot read the history";
+              $("connection").classList.add("down");
+              showMessage((await response.text()).trim());
+              return;
+            }
+            render(await response.json());
+          } catch (error) {
+            showMessage("The web app does not answer: is `ribbitd web` still running?");
+          }
+        }
+
+        async function post(path, body, done) {
+          if (busy) return;
+          busy = true;
+          try {
+            const response = await fetch(path, {
+              method: "POST",
+              headers: { "Content-Type": "application/json", "X-CSRF-Token": token },
+              body: JSON.stringify(body),
+            });
+            showMessage(response.ok ? "" : (await response.text()).trim());
+            await load();
+            if (response.ok) $("connection").textContent = done;
+          } catch (error) {
+            showMessage("The web app does not answer: is `ribbitd web` still running?");
+          } finally {
+            busy = false;
+          }
+        }
+
+        load();
 
         """#
 }

@@ -25,11 +25,8 @@ struct ExportCommand: ParsableCommand {
         do { payload = Data(try record.intactPayload().utf8) } catch { throw RibbitError.data("\(error); nothing was written") }
         let partial = output + ".partial"
         do {
-            if output.lowercased().hasSuffix(".png") {
-                try ImageFile.writePNG(try QRCode(payload).image(scale: 8), to: partial)
-            } else {
-                try payload.write(to: URL(fileURLWithPath: partial))
-            }
+            let bytes = output.lowercased().hasSuffix(".png") ? try QRCode.exportPNG(payload) : payload
+            try bytes.write(to: URL(fileURLWithPath: partial))
             guard rename(partial, output) == 0 else { throw ImageError(String(cString: strerror(errno))) }
         } catch {
             unlink(partial)

@@ -10,18 +10,8 @@ struct ListCommand: ParsableCommand {
     @Flag(help: "Print JSON for machines: an array of entries, oldest first ([] when the history is empty; docs/json-output.md).")
     var json = false
 
-    /// One history entry as `list --json` prints it.
-    struct Entry: Encodable {
-        var id: Int64
-        var name: String
-        var environment: String
-        var audiologist: String?
-        /// ISO 8601, UTC.
-        var loadedAt: String
-        var source: String
-        var signature: String
-        var active: Bool
-    }
+    /// One history entry as `list --json` prints it (in RibbitStore: the web app answers the same).
+    typealias Entry = HistoryEntry
 
     func run() throws {
         let store = try openStore(RibbitPaths())
@@ -66,19 +56,7 @@ struct ListCommand: ParsableCommand {
     }()
 }
 
-extension ListCommand.Entry {
-    init(_ r: PrescriptionStore.Record, activeID: Int64?) {
-        self.init(
-            id: r.id ?? 0, name: r.name, environment: r.environment, audiologist: r.audiologist,
-            loadedAt: ISO8601DateFormatter().string(from: r.loadedAt), source: r.source, signature: r.signatureText,
-            active: r.id == activeID)
-    }
-}
-
 /// Pretty JSON with sorted keys: the same bytes for the same data, for diffs and scripts.
 func printJSON(_ value: some Encodable) {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    // Encoding plain structs of strings and numbers cannot fail.
-    print(String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self))
+    print(String(decoding: HistoryEntry.json(value), as: UTF8.self))
 }

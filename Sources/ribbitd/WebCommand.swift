@@ -9,10 +9,11 @@ import RibbitSettings
 struct WebCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "web",
-        abstract: "Serve the web app (the Home screen) to a browser on this machine.",
+        abstract: "Serve the web app (Home, Prescriptions) to a browser on this machine.",
         discussion: """
             The Home screen shows the active prescription and the daemon's state, with pause, bypass, \
-            volume and program. It talks to the running daemon like the other commands and never opens \
+            volume and program; Prescriptions lists the history by environment, to use, remove or \
+            export one. It talks to the running daemon like the other commands and never opens \
             JACK. It listens on 127.0.0.1:\(WebListenAddress.defaultPort) until stopped (Ctrl-C); only \
             a loopback address is accepted until pairing for other devices is built. It prints a \
             personal link with an access token (new at each start, also in $XDG_RUNTIME_DIR/ribbit/web-token, \

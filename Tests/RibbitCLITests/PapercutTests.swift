@@ -155,7 +155,7 @@ import Testing
 
         let list = try #require(try JSONSerialization.jsonObject(with: Data(ribbitd(["list", "--json"]).stdout.utf8)) as? [[String: Any]])
         #expect(list.count == 2)
-        #expect(Set(list[0].keys) == ["id", "name", "environment", "audiologist", "loadedAt", "source", "signature", "active"])
+        #expect(Set(list[0].keys) == ["id", "name", "environment", "audiologist", "rule", "loadedAt", "source", "signature", "active"])
         #expect(list[1]["active"] as? Bool == true && (list[1]["loadedAt"] as? String)?.hasSuffix("Z") == true)
         let shown = try ribbitd(["show", "2", "--json"])
         #expect(shown.status == 0, "\(shown.stderr)")

@@ -199,6 +199,141 @@ extension DaemonTests {
         }
     }
 
+    /// The Prescriptions screen's API against a real daemon with two prescriptions of different
+    /// environments: the history as `ribbitd list --json`, Use through the daemon, Remove with
+    /// `ribbitd remove`'s refusals, and the downloads with `ribbitd export`'s bytes.
+    @Test func webAppListsUsesRemovesAndExportsPrescriptions() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        let loaded = try daemon.ribbitd(["load", TestPaths.prescription("moderate-flat-music.rx").path])
+        #expect(loaded.status == 0, "\(loaded.stderr)")
+        let web = try WebAppUnderTest(daemon: daemon)
+        let quiet = "Mild sloping high-frequency loss", music = "Moderate flat loss, music"
+
+        // Without the session cookie: nothing, not even the list.
+        for path in ["/prescriptions", "/prescriptions.js", "/api/history", "/api/history/1.rx", "/api/history/1.png"] {
+            #expect(try web.request("GET", path, withSession: false).status == 401, "\(path)")
+        }
+        #expect(try web.logIn(path: "/prescriptions").headers["location"] == "/prescriptions")
+        let token = try web.csrfToken()
+        #expect(try web.request("POST", "/api/use", token: token, json: #"{"id":1}"#, withSession: false).status == 401)
+
+        struct Entry: Decodable {
+            var id: Int64
+            var name: String
+            var environment: String
+            var rule: String?
+            var active: Bool
+        }
+        let listed = try web.request("GET", "/api/history")
+        #expect(listed.status == 200 && listed.headers["content-type"] == "application/json")
+        let entries = try JSONDecoder().decode([Entry].self, from: listed.body)
+        #expect(entries.map(\.name) == [quiet, music] && entries.map(\.environment) == ["quiet", "music"])
+        #expect(entries.map(\.active) == [false, true] && entries.map(\.rule) == ["nal-r", "pogo2"])
+        // The same bytes as `ribbitd list --json` (which ends with a newline).
+        #expect(String(decoding: listed.body, as: UTF8.self) + "\n" == (try daemon.ribbitd(["list", "--json"]).stdout))
+
+        // Without the CSRF token nothing changes.
+        #expect(try web.request("POST", "/api/use", json: #"{"id":1}"#).status == 403)
+        #expect(try web.request("POST", "/api/remove", json: #"{"id":1}"#).status == 403)
+        #expect(try daemon.status().prescription?.name == music)
+
+        let used = try web.request("POST", "/api/use", token: token, json: #"{"id":1}"#)
+        #expect(used.status == 200, "\(String(decoding: used.body, as: UTF8.self))")
+        #expect(try JSONDecoder().decode(DaemonStatus.self, from: used.body).prescription?.name == quiet)
+        #expect(try daemon.ribbitd(["status"]).stdout.contains(quiet))
+        #expect(try web.request("POST", "/api/use", token: token, json: #"{"id":"one"}"#).status == 400)
+
+        // The active one stays, with `ribbitd remove`'s line; nothing changes.
+        let refused = try web.request("POST", "/api/remove", token: token, json: #"{"id":1}"#)
+        let line = String(decoding: refused.body, as: UTF8.self)
+        #expect(refused.status == 409 && line.split(separator: "\n").count == 1, "\(refused.status) \(line)")
+        let cli = try daemon.ribbitd(["remove", "1"])
+        #expect(
+            cli.status != 0 && cli.stderr.contains(line.trimmingCharacters(in: .newlines)) && line.contains("active"),
+            "\(cli.stderr) | \(line)")
+        #expect(try JSONDecoder().decode([Entry].self, from: web.request("GET", "/api/history").body).count == 2)
+        #expect(try web.request("POST", "/api/remove", token: token, json: #"{"id":9}"#).status == 404)
+
+        // The downloads: the bytes `ribbitd export` writes; the QR code reads back.
+        let directory = web.directory
+        for kind in ["rx", "png"] {
+            let download = try web.request("GET", "/api/history/2.\(kind)")
+            #expect(download.status == 200)
+            #expect(download.headers["content-disposition"] == "attachment; filename=\"ribbit-2-music.\(kind)\"")
+            let file = directory.appendingPathComponent("cli.\(kind)").path
+            let exported = try daemon.ribbitd(["export", "2", "-o", file])
+            #expect(exported.status == 0, "\(exported.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == download.body, "\(kind)")
+            let webFile = directory.appendingPathComponent("web.\(kind)")
+            try download.body.write(to: webFile)
+            let shown = try daemon.ribbitd(["rx", "show", webFile.path])
+            #expect(shown.status == 0 && shown.stdout.contains(music), "\(shown.stdout) \(shown.stderr)")
+        }
+        #expect(try web.request("GET", "/api/history/2.png").headers["content-type"] == "image/png")
+        for path in ["/api/history/9.rx", "/api/history/2.pdf", "/api/history/x.png"] {
+            #expect(try web.request("GET", path).status == 404, "\(path)")
+        }
+
+        // The other one goes; `ribbitd list` agrees.
+        let removed = try web.request("POST", "/api/remove", token: token, json: #"{"id":2}"#)
+        #expect(removed.status == 200)
+        #expect(try JSONDecoder().decode([Entry].self, from: removed.body).map(\.id) == [1])
+        let list = try daemon.ribbitd(["list"]).stdout
+        #expect(list.contains(quiet) && !list.contains(music), "\(list)")
+        #expect(try daemon.status().prescription?.name == quiet)
+        let weights = ["/prescriptions", "/prescriptions.js", "/app.css"].map { path in
+            "\(path) \((try? web.request("GET", path).body.count) ?? -1) B"
+        }
+        print("ribbit-web prescriptions screen: \(weights.joined(separator: ", "))")
+    }
+
+    /// Headless Chromium draws the Prescriptions screen from /api/history: both names, the
+    /// active one marked, no console message; RIBBIT_WEB_SCREENSHOTS=DIR keeps its screenshots
+    /// (the README's are docs/images/web-prescriptions-*.png).
+    @Test func webAppPrescriptionsScreenRendersInAHeadlessBrowser() throws {
+        let chromium = try #require(Built.tool("chromium"), "chromium is not installed (make dev-deps)")
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        #expect(try daemon.ribbitd(["load", TestPaths.prescription("moderate-flat-music.rx").path]).status == 0)
+        let web = try WebAppUnderTest(daemon: daemon)
+        let link = web.personalURL.replacingOccurrences(of: "/?token=", with: "/prescriptions?token=")
+        let profile = web.directory.appendingPathComponent("chromium")
+        let common = ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile.path)", "--virtual-time-budget=4000"]
+
+        let dom = try Built.run(chromium, common + ["--enable-logging=stderr", "--v=0", "--dump-dom", link], timeoutSeconds: 60)
+        #expect(dom.status == 0, "\(dom.stderr)")
+        #expect(dom.stdout.contains(#"<h4 class="name">Mild sloping high-frequency loss</h4>"#), "\(dom.stdout)")
+        #expect(dom.stdout.contains(#"<h4 class="name">Moderate flat loss, music<span class="badge">Active</span></h4>"#))
+        #expect(dom.stdout.contains(#"<a href="/prescriptions" aria-current="page">Prescriptions</a>"#))
+        #expect(dom.stdout.contains(#"<h3 id="env-quiet">quiet</h3>"#) && dom.stdout.contains(#"<h3 id="env-music">music</h3>"#))
+        #expect(dom.stdout.contains(#"href="/api/history/1.png""#) && dom.stdout.contains("2 prescriptions"))
+        let console = dom.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }
+        #expect(console.isEmpty, "the page wrote to the console: \(console)")
+
+        let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
+        for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
+            let png = web.directory.appendingPathComponent("web-prescriptions-\(label).png")
+            let shot = try Built.run(
+                chromium, common + ["--hide-scrollbars", "--window-size=\(width),\(height)", "--screenshot=\(png.path)", link],
+                timeoutSeconds: 60)
+            #expect(shot.status == 0, "\(shot.stderr)")
+            let data = try Data(contentsOf: png)
+            let size = [16, 20].map { offset in data[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
+            #expect(size == [width, height], "\(label) screenshot is \(size)")
+            if let keep {
+                try? FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
+                let target = keep.appendingPathComponent(png.lastPathComponent)
+                try? FileManager.default.removeItem(at: target)
+                try FileManager.default.copyItem(at: png, to: target)
+            }
+        }
+    }
+
     /// Until pairing exists, only loopback: anything else is a one-line error, exit 64.
     @Test func webRefusesAnAddressOffThisMachine() throws {
         let directory = try TestPaths.temporaryDirectory()
