@@ -28,29 +28,52 @@ enum Assets {
 
         """#
 
-    /// The page with the CSRF token in a meta tag (hex, so it needs no escaping).
-    static func homeHTML(csrfToken: String) -> String {
-        homeTemplate.replacingOccurrences(of: "{{csrf-token}}", with: csrfToken)
+    /// The screens, in the nav's order: path and name.
+    static let screens: [(path: String, name: String)] = [("/", "Home"), ("/prescriptions", "Prescriptions")]
+
+    /// A screen's page: the shared head (the CSRF token in a meta tag, hex so it needs no
+    /// escaping; the style sheet; the screen's own script) and header (the nav, the connection
+    /// line), then the screen's main.
+    static func screen(path: String, title: String, script: String, connecting: String, main: String, csrfToken: String) -> String {
+        let nav = screens.map { "<a href=\"\($0.path)\"\($0.path == path ? " aria-current=\"page\"" : "")>\($0.name)</a>" }.joined()
+        return """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <meta name="csrf-token" content="\(csrfToken)">
+            <title>\(title)</title>
+            <link rel="stylesheet" href="/app.css">
+            <script src="\(script)" defer></script>
+            </head>
+            <body>
+            <header>
+              <h1>ribbit</h1>
+              <nav aria-label="Screens">\(nav)</nav>
+              <p id="connection" role="status">\(connecting)</p>
+            </header>
+            <p id="message" role="alert" hidden></p>
+            \(main)</body>
+            </html>
+
+            """
     }
 
-    static let homeTemplate = #"""
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="csrf-token" content="{{csrf-token}}">
-        <title>ribbit</title>
-        <link rel="stylesheet" href="/app.css">
-        <script src="/app.js" defer></script>
-        </head>
-        <body>
-        <header>
-          <h1>ribbit</h1>
-          <nav aria-label="Screens"><a href="/" aria-current="page">Home</a><a href="/prescriptions">Prescriptions</a></nav>
-          <p id="connection" role="status">Connecting to the hearing aid…</p>
-        </header>
-        <p id="message" role="alert" hidden></p>
+    static func homeHTML(csrfToken: String) -> String {
+        screen(
+            path: "/", title: "ribbit", script: "/app.js", connecting: "Connecting to the hearing aid…", main: homeMain,
+            csrfToken: csrfToken)
+    }
+
+    /// The Prescriptions screen: the history, drawn by /prescriptions.js from /api/history.
+    static func prescriptionsHTML(csrfToken: String) -> String {
+        screen(
+            path: "/prescriptions", title: "ribbit: prescriptions", script: "/prescriptions.js", connecting: "Reading the history…",
+            main: prescriptionsMain, csrfToken: csrfToken)
+    }
+
+    static let homeMain = #"""
         <main>
           <section class="card" aria-labelledby="rx-title">
             <h2 id="rx-title">Prescription</h2>
@@ -103,41 +126,15 @@ enum Assets {
             </dl>
           </section>
         </main>
-        </body>
-        </html>
 
         """#
 
-    /// The Prescriptions screen: the history, drawn by /prescriptions.js from /api/history.
-    static func prescriptionsHTML(csrfToken: String) -> String {
-        prescriptionsTemplate.replacingOccurrences(of: "{{csrf-token}}", with: csrfToken)
-    }
-
-    static let prescriptionsTemplate = #"""
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="csrf-token" content="{{csrf-token}}">
-        <title>ribbit: prescriptions</title>
-        <link rel="stylesheet" href="/app.css">
-        <script src="/prescriptions.js" defer></script>
-        </head>
-        <body>
-        <header>
-          <h1>ribbit</h1>
-          <nav aria-label="Screens"><a href="/">Home</a><a href="/prescriptions" aria-current="page">Prescriptions</a></nav>
-          <p id="connection" role="status">Reading the history…</p>
-        </header>
-        <p id="message" role="alert" hidden></p>
+    static let prescriptionsMain = #"""
         <main class="history">
           <h2 id="history-title" class="screen-title">Prescriptions</h2>
           <p class="hint">Every prescription loaded, by environment, newest first. Use switches to one; the active one is marked.</p>
           <div id="history" aria-labelledby="history-title"></div>
         </main>
-        </body>
-        </html>
 
         """#
 
