@@ -154,7 +154,10 @@ import Testing
         let process = Process()
         process.executableURL = script
         process.arguments = ["-qec", command, "/dev/null"]
-        process.environment = environment
+        // script(1) runs $SHELL; dash (Debian's sh, and $SHELL when a CI sets none) dies of the
+        // Ctrl-C it shares with ribbitd, so `echo status=$?` never ran. bash waits for the child
+        // and goes on when the child handled SIGINT, as a login shell does.
+        process.environment = environment.merging(["SHELL": "/bin/bash"]) { _, new in new }
         let (input, output) = (Pipe(), Pipe())
         process.standardInput = input
         process.standardOutput = output
