@@ -88,7 +88,7 @@ enum WebSecurity {
     static let csrfHeader = HTTPField.Name("X-CSRF-Token")!
     static let howToOpen = "open the link `ribbitd web` printed (or run `ribbitd web --url`)"
 
-    /// script-src 'self' and no 'unsafe-inline': only /app.js runs; nothing comes from elsewhere.
+    /// script-src 'self' and no 'unsafe-inline': only the app's own script files run; nothing comes from elsewhere.
     static let contentSecurityPolicy =
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
         + "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"

@@ -5,8 +5,8 @@ import Logging
 import RibbitControl
 import RibbitStore
 
-/// The routes: the Home page and its two assets, the daemon's status, and the requests that
-/// change it (each a control request, answered with the new status).
+/// The application: the security middleware in front of the shared assets and each screen's
+/// page, script and API (the screens' files), and the replies they share.
 enum WebApp {
     /// `onRunning` is called once the port is bound (so a message then is true).
     static func make(
@@ -16,79 +16,9 @@ enum WebApp {
         let router = Router()
         router.add(middleware: SecurityMiddleware(listen: listen, token: token, access: access))
 
-        let page = Assets.response(Assets.homeHTML(csrfToken: token), type: "text/html; charset=utf-8")
-        let script = Assets.response(Assets.javaScript, type: "text/javascript; charset=utf-8")
-        let style = Assets.response(Assets.styleSheet, type: "text/css; charset=utf-8")
-        let prescriptions = Assets.response(Assets.prescriptionsHTML(csrfToken: token), type: "text/html; charset=utf-8")
-        let prescriptionsScript = Assets.response(Assets.prescriptionsJavaScript, type: "text/javascript; charset=utf-8")
-        router.get("/") { _, _ in page }
-        router.get("/prescriptions") { _, _ in prescriptions }
-        router.get("/prescriptions.js") { _, _ in prescriptionsScript }
-        router.get("/app.js") { _, _ in script }
-        router.get("/app.css") { _, _ in style }
-
-        router.get("/api/status") { _, _ in await reply(daemon.send(ControlRequest(command: .status))) }
-        router.post("/api/pause") { _, _ in await reply(daemon.send(ControlRequest(command: .pause))) }
-        router.post("/api/resume") { _, _ in await reply(daemon.send(ControlRequest(command: .resume))) }
-        router.post("/api/bypass") { request, context in
-            let body = try await decode(BypassBody.self, from: request, context: context)
-            return await reply(daemon.send(ControlRequest(command: .bypass, on: body.on)))
-        }
-        router.post("/api/volume") { request, context in
-            let body = try await decode(VolumeBody.self, from: request, context: context)
-            var control = ControlRequest(command: .volume)
-            switch (body.volumeDB, body.stepDB) {
-            case (let level?, nil) where level.isFinite: control.volumeDB = level
-            case (nil, let step?) where step.isFinite: control.volumeStepDB = step
-            default: return plain(.badRequest, "give either volumeDB (a level) or stepDB (a step), in dB")
-            }
-            return await reply(daemon.send(control))
-        }
-        router.post("/api/program") { request, context in
-            let body = try await decode(ProgramBody.self, from: request, context: context)
-            var control = ControlRequest(command: .program)
-            control.program = body.program
-            return await reply(daemon.send(control))
-        }
-
-        // The Prescriptions screen: the history as `ribbitd list --json`, use through the daemon
-        // as `ribbitd use` does, remove and export on the history as `ribbitd remove`/`export` do.
-        router.get("/api/history") { _, _ in
-            switch await history.list() {
-            case .success(let entries): return json(HistoryEntry.json(entries))
-            case .failure(let failure): return plain(failure)
-            }
-        }
-        router.get("/api/history/:file") { _, context in
-            let file = context.parameters.get("file") ?? ""
-            let parts = file.split(separator: ".", maxSplits: 1)
-            guard parts.count == 2, let id = Int64(parts[0]), id > 0,
-                let kind = ["rx": HistoryBridge.Download.rx, "png": .png][String(parts[1])]
-            else { return plain(.notFound, "ask for /api/history/ID.rx or /api/history/ID.png (ID from /api/history)") }
-            switch await history.export(id: id, as: kind) {
-            case .success(let (record, bytes)):
-                var headers = HTTPFields()
-                headers[.contentType] = kind == .png ? "image/png" : "text/plain; charset=utf-8"
-                headers[.contentDisposition] = "attachment; filename=\"\(downloadName(record, id: id)).\(parts[1])\""
-                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
-            case .failure(let failure): return plain(failure)
-            }
-        }
-        router.post("/api/use") { request, context in
-            let body = try await decode(HistoryIDBody.self, from: request, context: context)
-            return await reply(daemon.send(ControlRequest(command: .use, selector: String(body.id))))
-        }
-        router.post("/api/remove") { request, context in
-            let body = try await decode(HistoryIDBody.self, from: request, context: context)
-            switch await history.remove(id: body.id) {
-            case .success:
-                switch await history.list() {
-                case .success(let entries): return json(HistoryEntry.json(entries))
-                case .failure(let failure): return plain(failure)
-                }
-            case .failure(let failure): return plain(failure)
-            }
-        }
+        Assets.addRoutes(to: router)
+        HomeScreen.addRoutes(to: router, daemon: daemon, csrfToken: token)
+        PrescriptionsScreen.addRoutes(to: router, daemon: daemon, history: history, csrfToken: token)
 
         return Application(
             router: router,
@@ -101,14 +31,6 @@ enum WebApp {
             }()
         )
     }
-
-    struct BypassBody: Decodable { var on: Bool }
-    struct VolumeBody: Decodable {
-        var volumeDB: Double?
-        var stepDB: Double?
-    }
-    struct ProgramBody: Decodable { var program: String }
-    struct HistoryIDBody: Decodable { var id: Int64 }
 
     /// `ribbit-12-music`: ASCII only, so the header needs no encoding.
     static func downloadName(_ record: PrescriptionStore.Record, id: Int64) -> String {

@@ -32,7 +32,7 @@ extension DaemonTests {
         let locked = try web.request("GET", "/", withSession: false)
         #expect(locked.status == 401 && String(decoding: locked.body, as: UTF8.self).contains("ribbitd web --url"))
         #expect(locked.headers["content-type"]?.hasPrefix("text/html") == true)
-        for path in ["/api/status", "/app.js", "/app.css"] {
+        for path in ["/api/status", "/app.js", "/common.js", "/app.css"] {
             let answer = try web.request("GET", path, withSession: false)
             #expect(answer.status == 401 && String(decoding: answer.body, as: UTF8.self).contains("ribbitd web --url"), "\(path)")
         }
@@ -79,7 +79,8 @@ extension DaemonTests {
         // every button with a name and every input inside its label; no inline script or style.
         let page = String(decoding: try web.request("GET", "/").body, as: UTF8.self)
         #expect(!page.contains("tabindex") && !page.contains("onclick") && !page.contains("style="))
-        #expect(!page.contains("<script>") && page.contains(#"<script src="/app.js" defer></script>"#))
+        #expect(!page.contains("<script>") && page.contains(#"<script src="/common.js" defer></script>"#))
+        #expect(page.contains(#"<script src="/app.js" defer></script>"#))
         for button in page.components(separatedBy: "<button").dropFirst() {
             let name = button.split(separator: ">", maxSplits: 1).last?.prefix { $0 != "<" } ?? ""
             #expect(!name.trimmingCharacters(in: .whitespaces).isEmpty || button.contains("aria-label="), "<button\(button.prefix(80))")
@@ -284,7 +285,7 @@ extension DaemonTests {
         let list = try daemon.ribbitd(["list"]).stdout
         #expect(list.contains(quiet) && !list.contains(music), "\(list)")
         #expect(try daemon.status().prescription?.name == quiet)
-        let weights = ["/prescriptions", "/prescriptions.js", "/app.css"].map { path in
+        let weights = ["/prescriptions", "/common.js", "/prescriptions.js", "/app.css"].map { path in
             "\(path) \((try? web.request("GET", path).body.count) ?? -1) B"
         }
         print("ribbit-web prescriptions screen: \(weights.joined(separator: ", "))")
@@ -463,7 +464,7 @@ final class WebAppUnderTest {
     /// What the README and the report quote: the server's resident memory after it served,
     /// and the page's weight.
     func recordFigures() {
-        let weights = ["/", "/app.js", "/app.css"].map { path in "\(path) \((try? request("GET", path).body.count) ?? -1) B" }
+        let weights = ["/", "/common.js", "/app.js", "/app.css"].map { path in "\(path) \((try? request("GET", path).body.count) ?? -1) B" }
         let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
         let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? "VmRSS: ?"
         print(
