@@ -14,8 +14,8 @@ RUN_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpn
 # debhelper (with dpkg-dev) and lintian for `make deb`, mandoc to check the man pages, zsh and
 # fish to check their completions, rsvg-convert (librsvg2-bin) to render the plots the tests check,
 # chromium (headless) to render the verify report to PDF and PNG; sqlite3 to hold the data
-# log's write lock in a test.
-DEV_PACKAGES := espeak-ng sox bc imagemagick tmux debhelper lintian mandoc zsh fish librsvg2-bin chromium sqlite3
+# log's write lock in a test; curl and openssl to check the web app's HTTPS and pairing.
+DEV_PACKAGES := espeak-ng sox bc imagemagick tmux debhelper lintian mandoc zsh fish librsvg2-bin chromium sqlite3 curl openssl
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 DEMO_CAMFIT := Prescriptions/camfit-sloping.rx

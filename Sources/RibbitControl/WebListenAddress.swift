@@ -1,5 +1,8 @@
-/// Where `ribbitd web` listens: `HOST:PORT`, loopback only until pairing exists. Checked by
-/// `ribbitd web` (so the error comes before the exec) and again by `ribbit-web` itself.
+import Glibc
+
+/// Where `ribbitd web` listens: `HOST:PORT`. Loopback serves plain HTTP to this machine; any
+/// other address serves HTTPS to browsers that pair. Checked by `ribbitd web` (so the error
+/// comes before the exec) and again by `ribbit-web` itself.
 public struct WebListenAddress: Equatable, Sendable, CustomStringConvertible {
     /// The port the web app uses when none is given (unassigned by IANA, unlikely to collide).
     public static let defaultPort = 8417
@@ -15,8 +18,12 @@ public struct WebListenAddress: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
-    /// The URL a browser on this machine opens.
-    public var url: String { "http://\(description)/" }
+    /// Whether only this machine can connect (plain HTTP, a reusable token); otherwise HTTPS and
+    /// one-time pairing codes.
+    public var isLoopback: Bool { Self.isLoopback(host) }
+
+    /// The URL a browser opens.
+    public var url: String { "\(isLoopback ? "http" : "https")://\(description)/" }
 
     /// Parses `127.0.0.1:8417`, `localhost:8417`, `[::1]:8417`; the error is one line for the user.
     public static func parse(_ text: String) throws(WebListenAddressError) -> WebListenAddress {
@@ -39,9 +46,15 @@ public struct WebListenAddress: Equatable, Sendable, CustomStringConvertible {
             throw WebListenAddressError("\"\(portText)\" is not a port: give a number from 1 to 65535, such as \(defaultPort)")
         }
         if host == "localhost" { host = "127.0.0.1" }
-        guard isLoopback(String(host)) else {
+        guard !["0.0.0.0", "::", "0:0:0:0:0:0:0:0"].contains(host) else {
             throw WebListenAddressError(
-                "\(host) is not a loopback address: the web app listens on this machine only (127.0.0.1, ::1) until pairing is built")
+                "\(host) is every address: give the one a phone will open, this machine's LAN address (`ip -brief address`)")
+        }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET, String(host), &v4) == 1 || inet_pton(AF_INET6, String(host), &v6) == 1 else {
+            throw WebListenAddressError(
+                "\(host) is not an IP address: give 127.0.0.1 for this machine or its LAN address (`ip -brief address`)")
         }
         return WebListenAddress(host: String(host), port: port)
     }

@@ -64,6 +64,11 @@ enum Assets {
             <header>
               <h1>ribbit</h1>
               <nav aria-label="Screens">\(nav)</nav>
+              <div class="text-size" role="group" aria-label="Text size">
+                <button id="text-smaller" type="button" aria-label="Smaller text">A−</button>
+                <output id="text-size" aria-live="polite">100 %</output>
+                <button id="text-larger" type="button" aria-label="Larger text">A+</button>
+              </div>
               <p id="connection" role="status">\(connecting)</p>
             </header>
             <p id="message" role="alert" hidden></p>
@@ -102,6 +107,22 @@ enum Assets {
           const text = Number.isInteger(db) ? String(db) : db.toFixed(1);
           return (db > 0 ? "+" : "") + text.replace("-", "−");
         }
+
+        // The text-size setting, kept by this browser: five steps of the root font size, set as a
+        // data attribute the style sheet reads (no inline style under the CSP).
+        const textSizes = ["100", "120", "140", "170", "200"];
+        function setTextSize(step) {
+          const index = Math.min(textSizes.length - 1, Math.max(0, step));
+          document.documentElement.dataset.textSize = textSizes[index];
+          $("text-size").textContent = textSizes[index] + " %";
+          $("text-smaller").disabled = index === 0;
+          $("text-larger").disabled = index === textSizes.length - 1;
+          try { localStorage.setItem("ribbit-text-size", String(index)); } catch (error) { /* private mode: not kept */ }
+          return index;
+        }
+        let textSizeStep = setTextSize(Number((() => { try { return localStorage.getItem("ribbit-text-size"); } catch (error) { return 0; } })()) || 0);
+        $("text-smaller").addEventListener("click", () => { textSizeStep = setTextSize(textSizeStep - 1); });
+        $("text-larger").addEventListener("click", () => { textSizeStep = setTextSize(textSizeStep + 1); });
 
         function postJSON(path, body) {
           return fetch(path, {

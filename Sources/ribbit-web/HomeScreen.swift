@@ -23,6 +23,9 @@ enum HomeScreen {
         router.get("/api/status") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .status))) }
         router.post("/api/pause") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .pause))) }
         router.post("/api/resume") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .resume))) }
+        // A trial: keep it, or go back now (what `ribbitd keep` and `ribbitd revert` do).
+        router.post("/api/keep") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .keep))) }
+        router.post("/api/revert") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .revert))) }
         router.post("/api/bypass") { request, context in
             let body = try await WebApp.decode(BypassBody.self, from: request, context: context)
             return await WebApp.reply(daemon.send(ControlRequest(command: .bypass, on: body.on)))
@@ -62,6 +65,14 @@ enum HomeScreen {
               <dt>Signature</dt><dd id="rx-signature">–</dd>
               <dt>Audiologist</dt><dd id="rx-audiologist">–</dd>
             </dl>
+            <div id="trial" class="trial" hidden>
+              <p id="trial-left" class="state" role="timer" aria-live="off">–</p>
+              <p id="trial-back" class="hint">–</p>
+              <div class="actions">
+                <button id="keep" type="button" class="use">Keep it</button>
+                <button id="revert" type="button">Revert now</button>
+              </div>
+            </div>
           </section>
 
           <section class="card" aria-labelledby="sound-title">
@@ -157,6 +168,15 @@ enum HomeScreen {
           }
           $("program-reason").textContent = reason;
 
+          const trial = status.trial;
+          $("trial").hidden = !trial;
+          if (trial) {
+            const seconds = Math.max(0, Math.round(trial.secondsLeft));
+            $("trial-left").textContent = "Trial: " + Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0") + " left";
+            $("trial-back").textContent = "Then back to " + (trial.revertsTo || "no prescription (the sound unchanged)")
+              + ", unless you keep it.";
+          }
+
           const jack = status.jack;
           $("jack").textContent = jack
             ? "Running, " + jack.sampleRate + " Hz, period " + jack.period
@@ -210,6 +230,8 @@ enum HomeScreen {
           }
         }
 
+        $("keep").addEventListener("click", () => send("/api/keep"));
+        $("revert").addEventListener("click", () => send("/api/revert"));
         $("pause").addEventListener("click", () => send(current && current.output === "paused" ? "/api/resume" : "/api/pause"));
         $("bypass").addEventListener("click", () => send("/api/bypass", { on: !(current && current.output === "bypassed") }));
         $("volume-down").addEventListener("click", () => send("/api/volume", { stepDB: -1 }));

@@ -197,11 +197,6 @@ enum PrescriptionsScreen {
         .entry .name { font-size: 1.3rem; margin: 0 0 0.4rem; }
         .badge { display: inline-block; margin-left: 0.4rem; padding: 0 0.5rem; border-radius: 0.4rem; background: var(--accent); color: #fff;
           font-size: 0.9rem; vertical-align: middle; }
-        .actions { display: flex; flex-wrap: wrap; gap: 0.5rem; margin-top: 0.7rem; }
-        .actions a { display: inline-flex; align-items: center; min-height: 3rem; padding: 0.4rem 1rem; border: 3px solid var(--line);
-          border-radius: 0.5rem; color: var(--ink); font-weight: 700; text-decoration: none; }
-        button.use { background: var(--accent); border-color: var(--accent); color: #fff; }
-        button.danger { border-color: var(--warn); color: var(--warn); }
         button.danger.confirm { background: var(--warn); color: #fff; }
         .confirm-box { flex-basis: 100%; display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem; margin: 0.2rem 0 0;
           font-weight: 600; }

@@ -12,14 +12,18 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
     static var maxBodyBytes: Int { WebSecurity.maxBodyBytes }
 
     let hosts: Set<String>
+    let origin: String
     let token: String
     let access: WebAccess
+    let secure: Bool
 
     init(listen: WebListenAddress, token: String, access: WebAccess) {
         var hosts: Set<String> = [listen.description]
         if listen.host == "127.0.0.1" { hosts.insert("localhost:\(listen.port)") }
         if listen.port == 80 { hosts.insert(listen.host) }
         self.hosts = hosts
+        self.origin = listen.url
+        self.secure = !listen.isLoopback
         self.token = token
         self.access = access
     }
@@ -44,7 +48,7 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
 
     private func check(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let authority = request.head.authority, hosts.contains(authority.lowercased()) else {
-            return WebApp.plain(.misdirectedRequest, "this web app answers only at http://\(hosts.sorted().first ?? "")/")
+            return WebApp.plain(.misdirectedRequest, "this web app answers only at \(origin)")
         }
         let query = request.uri.queryParameters
         if let given = query["token"] {
@@ -52,7 +56,7 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
             case .session(let session):
                 var headers = HTTPFields()
                 headers[.location] = request.uri.path.isEmpty ? "/" : request.uri.path
-                headers[.setCookie] = WebAccess.setCookie(session)
+                headers[.setCookie] = WebAccess.setCookie(session, secure: secure)
                 headers[.contentType] = "text/plain; charset=utf-8"
                 return Response(status: .seeOther, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "logged in\n")))
             case .wrongToken:
@@ -60,7 +64,8 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
             case .lockedOut:
                 return WebApp.plain(
                     .tooManyRequests,
-                    "\(WebAccess.maxWrongTokens) wrong tokens: the token is locked out until ribbit-web restarts (`ribbitd web`)")
+                    "\(WebAccess.maxWrongTokens) wrong \(access.oneTime ? "pairing codes" : "tokens"): "
+                        + "locked out until ribbit-web restarts (`ribbitd web`)")
             }
         }
         guard access.isSession(cookieHeader: request.headers[.cookie]) else {

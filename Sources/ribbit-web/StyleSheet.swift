@@ -5,6 +5,11 @@ enum StyleSheet {
         :root { color-scheme: light; --ink: #000; --paper: #fff; --accent: #0040c0; --muted: #333; --line: #000; --warn: #8a0000; }
         * { box-sizing: border-box; }
         html { font-size: 125%; }
+        /* The text-size setting: 100 % is the large default, up to twice it. */
+        html[data-text-size="120"] { font-size: 150%; }
+        html[data-text-size="140"] { font-size: 175%; }
+        html[data-text-size="170"] { font-size: 212.5%; }
+        html[data-text-size="200"] { font-size: 250%; }
         body { margin: 0; font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; line-height: 1.4;
           color: var(--ink); background: var(--paper); }
         header { display: flex; flex-wrap: wrap; align-items: baseline; justify-content: space-between; gap: 0 1rem;
@@ -47,6 +52,17 @@ enum StyleSheet {
           border: 3px solid var(--line); border-radius: 0.5rem; font-weight: 600; cursor: pointer; }
         fieldset label:has(input:checked) { background: var(--ink); color: var(--paper); }
         input[type="radio"] { flex: none; width: 1.15rem; height: 1.15rem; margin: 0; accent-color: var(--accent); }
+        /* A row of actions (links look like buttons); the one to take is blue, the one that loses something red. */
+        .actions { display: flex; flex-wrap: wrap; gap: 0.5rem; margin-top: 0.7rem; }
+        .actions a { display: inline-flex; align-items: center; min-height: 3rem; padding: 0.4rem 1rem; border: 3px solid var(--line);
+          border-radius: 0.5rem; color: var(--ink); font-weight: 700; text-decoration: none; }
+        button.use { background: var(--accent); border-color: var(--accent); color: #fff; }
+        button.danger { border-color: var(--warn); color: var(--warn); }
+        .trial { margin-top: 0.8rem; padding-top: 0.6rem; border-top: 3px solid var(--line); }
+        .trial .state { margin-bottom: 0.2rem; }
+        .text-size { display: flex; align-items: center; gap: 0.3rem; }
+        .text-size button { min-height: 2.6rem; padding: 0.1rem 0.6rem; }
+        .text-size output { min-width: 3.6rem; text-align: center; font-weight: 600; white-space: nowrap; }
         nav { display: flex; gap: 0.4rem; margin-right: auto; }
         nav a { display: inline-flex; align-items: center; min-height: 2.6rem; padding: 0.2rem 0.7rem; border: 3px solid transparent;
           border-radius: 0.5rem; color: var(--ink); font-weight: 700; text-decoration: underline; }

@@ -7,17 +7,36 @@ import Glibc
 /// link `ribbitd web` prints). Opening any path with `?token=` and the right token gives the
 /// browser a session cookie; every other request needs that cookie. After 5 wrong tokens the
 /// token is locked out until ribbit-web restarts.
+///
+/// On a LAN the token is a one-time pairing code: the browser that uses it is paired, and a new
+/// code replaces it at once (`onNewToken` writes the file and prints the next link), so a link
+/// seen over a shoulder or left in a phone's history pairs nothing.
 final class WebAccess: @unchecked Sendable {
     static let maxWrongTokens = 5
     static let maxSessions = 64
     static let cookieName = "ribbit_session"
 
-    let token: String
+    let oneTime: Bool
+    private let onNewToken: @Sendable (String) -> Void
     private let lock = NSLock()
+    private var current: String
     private var sessions: [String] = []
     private var wrongTokens = 0
 
-    init(token: String = WebAccess.randomBase64URL()) { self.token = token }
+    init(
+        token: String = WebAccess.randomBase64URL(), oneTime: Bool = false, onNewToken: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.current = token
+        self.oneTime = oneTime
+        self.onNewToken = onNewToken
+    }
+
+    /// The token (pairing code) that logs in now.
+    var token: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return current
+    }
 
     enum Login: Equatable {
         /// The new session's cookie value.
@@ -28,15 +47,22 @@ final class WebAccess: @unchecked Sendable {
 
     func logIn(with given: String) -> Login {
         lock.lock()
-        defer { lock.unlock() }
-        guard wrongTokens < Self.maxWrongTokens else { return .lockedOut }
-        guard CSRFToken.matches(given, token) else {
+        guard wrongTokens < Self.maxWrongTokens else {
+            lock.unlock()
+            return .lockedOut
+        }
+        guard CSRFToken.matches(given, current) else {
             wrongTokens += 1
+            lock.unlock()
             return wrongTokens < Self.maxWrongTokens ? .wrongToken : .lockedOut
         }
         let session = Self.randomBase64URL()
         sessions.append(session)
         if sessions.count > Self.maxSessions { sessions.removeFirst() }
+        let next = oneTime ? Self.randomBase64URL() : nil
+        if let next { current = next }
+        lock.unlock()
+        if let next { onNewToken(next) }
         return .session(session)
     }
 
@@ -62,8 +88,9 @@ final class WebAccess: @unchecked Sendable {
         return nil
     }
 
-    static func setCookie(_ session: String) -> String {
-        "\(cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict"
+    /// Secure over HTTPS, so the browser never sends it over plain HTTP.
+    static func setCookie(_ session: String, secure: Bool = false) -> String {
+        "\(cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
     }
 
     /// 32 bytes from the system's generator (getrandom on Linux), base64url without padding.
@@ -75,14 +102,18 @@ final class WebAccess: @unchecked Sendable {
     }
 }
 
-/// The file `web-token` in the runtime directory: the personal link, for `ribbitd web --url`.
-enum WebTokenFile {
+/// A file only this user may read, in a directory only this user may enter: the personal link
+/// (`web-token` in the runtime directory, for `ribbitd web --url`) and the HTTPS key.
+enum PrivateFile {
     struct Failure: Error, CustomStringConvertible { var description: String }
 
-    /// Creates the 0700 directory if missing (refusing one that is not this user's with mode
-    /// 0700, or a symbolic link) and writes the file 0600 without following a link, atomically.
+    /// Creates the 0700 directory if missing (and its parents), refusing one that is not this
+    /// user's with mode 0700, or a symbolic link, and writes the file 0600 without following a
+    /// link, atomically.
     static func write(_ text: String, to path: String) throws(Failure) {
         let directory = (path as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(
+            atPath: (directory as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             throw Failure(description: "cannot create \(directory): \(String(cString: strerror(errno)))")
         }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import RibbitControl
 import RibbitStore
@@ -10,7 +11,8 @@ import RibbitStore
 enum WebApp {
     /// `onRunning` is called once the port is bound (so a message then is true).
     static func make(
-        listen: WebListenAddress, daemon: DaemonBridge, history: HistoryBridge, token: String, access: WebAccess,
+        listen: WebListenAddress, server: HTTPServerBuilder = .http1(), daemon: DaemonBridge, history: HistoryBridge, token: String,
+        access: WebAccess,
         onRunning: @escaping @Sendable () -> Void
     ) -> some ApplicationProtocol {
         let router = Router()
@@ -22,6 +24,7 @@ enum WebApp {
 
         return Application(
             router: router,
+            server: server,
             configuration: .init(address: .hostname(listen.host, port: listen.port), serverName: nil),
             onServerRunning: { _ in onRunning() },
             logger: {

@@ -1,6 +1,9 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import RibbitControl
+import RibbitQR
 import RibbitSettings
 
 // `ribbit-web [--listen ADDRESS:PORT]`, normally started by `ribbitd web`.
@@ -27,28 +30,61 @@ while let argument = arguments.first {
     }
 }
 
+let address = listen
 let paths = RibbitPaths()
 let daemon = DaemonBridge(socketPath: paths.socketPath)
-let access = WebAccess()
-let personalURL = "\(listen.url)?token=\(access.token)"
 let tokenFile = paths.webTokenPath
-let history = HistoryBridge(storePath: paths.storePath)
-let app = WebApp.make(listen: listen, daemon: daemon, history: history, token: CSRFToken.make(), access: access) {
-    // Once listening (a port in use leaves another web app's file alone): the file, then the
-    // link, written at once (no buffering): a service manager's log and a test read it.
-    do throws(WebTokenFile.Failure) { try WebTokenFile.write(personalURL + "\n", to: tokenFile) } catch {
+let tls: WebTLS?
+if listen.isLoopback {
+    tls = nil
+} else {
+    do throws(WebTLS.Failure) { tls = try WebTLS.loadOrMake(directory: paths.configDirectory + "/web-tls", host: listen.host) } catch {
         fail(error.description, code: 73)
     }
-    FileHandle.standardOutput.write(
-        Data(
-            ("ribbit web app: \(personalURL) (Ctrl-C stops it)\n"
-                + "This link is personal: whoever opens it controls your hearing aid; `ribbitd web --url` shows it again.\n")
-                .utf8))
+}
+let onTerminal = isatty(STDOUT_FILENO) == 1
+
+/// The link with its token; on a LAN the certificate's fingerprint rides in the fragment
+/// (never sent to the server), for the wearer to compare with what the browser shows.
+@Sendable func link(_ token: String) -> String {
+    "\(address.url)?token=\(token)" + (tls.map { "#sha256=" + $0.fingerprint.replacingOccurrences(of: ":", with: "") } ?? "")
+}
+
+/// Writes the link to the token file and prints it (with a QR code for a phone's camera on a
+/// terminal), at once, without buffering: a service manager's log and a test read it.
+@Sendable func announce(_ token: String, first: Bool) {
+    do throws(PrivateFile.Failure) { try PrivateFile.write(link(token) + "\n", to: tokenFile) } catch {
+        fail(error.description, code: 73)
+    }
+    var text: String
+    if let tls {
+        text =
+            (first ? "ribbit web app on \(address) (Ctrl-C stops it)\n" : "A browser paired; the next one needs the new link.\n")
+            + "Pairing link, for one browser: \(link(token))\n"
+            + "Certificate fingerprint (SHA-256), to compare with what the browser shows before accepting it:\n  \(tls.fingerprint)\n"
+        if onTerminal, let code = try? QRCode(Data(link(token).utf8), correction: .m) { text += code.terminalText + "\n" }
+    } else {
+        text =
+            "ribbit web app: \(link(token)) (Ctrl-C stops it)\n"
+            + "This link is personal: whoever opens it controls your hearing aid; `ribbitd web --url` shows it again.\n"
+    }
+    FileHandle.standardOutput.write(Data(text.utf8))
+}
+
+let access = WebAccess(oneTime: tls != nil) { token in announce(token, first: false) }
+let history = HistoryBridge(storePath: paths.storePath)
+var server = HTTPServerBuilder.http1()
+if let tls {
+    do { server = try .tls(.http1(), tlsConfiguration: try tls.configuration()) } catch { fail("\(error)", code: 73) }
+}
+let app = WebApp.make(listen: listen, server: server, daemon: daemon, history: history, token: CSRFToken.make(), access: access) {
+    // Once listening (a port in use leaves another web app's file alone).
+    announce(access.token, first: true)
 }
 do {
     try await app.runService()
-    WebTokenFile.remove(tokenFile, ifHolding: personalURL + "\n")
+    PrivateFile.remove(tokenFile, ifHolding: link(access.token) + "\n")
 } catch {
-    WebTokenFile.remove(tokenFile, ifHolding: personalURL + "\n")
+    PrivateFile.remove(tokenFile, ifHolding: link(access.token) + "\n")
     fail("cannot serve on \(listen): \(error)", code: 69)
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import RibbitControl
+import RibbitQR
 import RibbitSettings
 
 /// Runs `ribbit-web`, the web app: a separate program, so ribbitd does not link the HTTP server.
@@ -9,27 +10,39 @@ import RibbitSettings
 struct WebCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "web",
-        abstract: "Serve the web app (Home, Prescriptions) to a browser on this machine.",
+        abstract: "Serve the web app (Home, Prescriptions) to a browser on this machine, or on a paired phone.",
         discussion: """
             The Home screen shows the active prescription and the daemon's state, with pause, bypass, \
             volume and program; Prescriptions lists the history by environment, to use, remove or \
             export one. It talks to the running daemon like the other commands and never opens \
-            JACK. It listens on 127.0.0.1:\(WebListenAddress.defaultPort) until stopped (Ctrl-C); only \
-            a loopback address is accepted until pairing for other devices is built. It prints a \
+            JACK. It listens on 127.0.0.1:\(WebListenAddress.defaultPort) until stopped (Ctrl-C). It prints a \
             personal link with an access token (new at each start, also in $XDG_RUNTIME_DIR/ribbit/web-token, \
             mode 0600): opening it gives the browser a session; without one every request is refused, \
-            and after 5 wrong tokens the token is locked out until the web app restarts.
+            and after 5 wrong tokens the token is locked out until the web app restarts. \
+            With --listen on this machine's LAN address (a phone on the same network) it serves HTTPS \
+            with a self-signed certificate kept in $XDG_CONFIG_HOME/ribbit/web-tls/, and the link holds \
+            a one-time pairing code: the browser that opens it is paired and a new link replaces it \
+            (printed, and shown by --url, with a QR code on a terminal). Compare the certificate \
+            fingerprint it prints with the one the browser shows before accepting the certificate.
             """)
 
-    @Flag(help: "Print the running web app's personal link again (with its token) and exit.")
+    @Flag(help: "Print the running web app's personal or pairing link again (with its token) and exit.")
     var url = false
 
-    @Option(help: ArgumentHelp("The loopback address and port to listen on.", valueName: "address:port"))
+    @Option(
+        help: ArgumentHelp(
+            "The address and port to listen on: loopback (HTTP, this machine) or this machine's LAN address (HTTPS, pairing).",
+            valueName: "address:port"))
     var listen = WebListenAddress.default.description
 
     func run() throws {
         if url {
-            print(try Self.runningURL(path: RibbitPaths().webTokenPath))
+            let link = try Self.runningURL(path: RibbitPaths().webTokenPath)
+            print(link)
+            // A pairing link is for a phone: its camera reads the code off the terminal.
+            if link.hasPrefix("https://"), isatty(STDOUT_FILENO) == 1, let code = try? QRCode(Data(link.utf8), correction: .m) {
+                print(code.terminalText)
+            }
             return
         }
         let address: WebListenAddress
@@ -57,7 +70,7 @@ struct WebCommand: ParsableCommand {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = read(fd, &buffer, buffer.count)
         let text = count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
-        guard text.hasPrefix("http://"), text.contains("?token=") else {
+        guard text.hasPrefix("http://") || text.hasPrefix("https://"), text.contains("?token=") else {
             throw RibbitError.unavailable("\(path) does not hold the web app's link; restart it with `ribbitd web`")
         }
         return text

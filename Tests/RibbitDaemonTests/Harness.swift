@@ -175,6 +175,27 @@ final class Probe {
         var played: [[Float]]
         var recorded: [[Float]]
         var xruns: Int
+        /// CLOCK_MONOTONIC (ns) when frame 0 was played.
+        var startNanoseconds = 0
+        /// (first frame, CLOCK_MONOTONIC ns) of every callback, in order: when each period was
+        /// played and recorded, xruns included.
+        var callbacks: [(frame: Int, nanoseconds: Int)] = []
+
+        /// When the period holding `frame` was recorded.
+        func nanoseconds(atFrame frame: Int) -> Int {
+            var low = 0
+            var high = callbacks.count - 1
+            while low < high {
+                let middle = (low + high + 1) / 2
+                if callbacks[middle].frame <= frame { low = middle } else { high = middle - 1 }
+            }
+            return callbacks.isEmpty ? 0 : callbacks[low].nanoseconds
+        }
+
+        /// The first frame recorded at or after `nanoseconds`.
+        func frame(atNanoseconds nanoseconds: Int) -> Int {
+            callbacks.first { $0.nanoseconds >= nanoseconds }?.frame ?? (callbacks.last?.frame ?? 0)
+        }
     }
 
     func finish() throws -> Recording {
@@ -185,7 +206,15 @@ final class Probe {
         let channels = try AudioFileReader(path: output.path).readAll()
         let words = out.split(separator: " ")
         let xruns = words.firstIndex(of: "xruns").flatMap { Int(words[$0 + 1]) } ?? -1
-        return Recording(played: Array(channels[0..<2]), recorded: Array(channels[2..<4]), xruns: xruns)
+        let start = words.firstIndex(of: "start-ns").flatMap { Int(words[$0 + 1].trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+        let callbacks = ((try? String(contentsOfFile: output.path + ".times", encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
+            line -> (frame: Int, nanoseconds: Int)? in
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let frame = Int(parts[0]), let time = Int(parts[1]) else { return nil }
+            return (frame, time)
+        }
+        return Recording(
+            played: Array(channels[0..<2]), recorded: Array(channels[2..<4]), xruns: xruns, startNanoseconds: start, callbacks: callbacks)
     }
 
     static func record(server: JackTestServer, signal: String, levelDBFS: Double, seconds: Double) throws -> Recording {

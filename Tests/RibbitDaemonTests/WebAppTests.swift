@@ -334,20 +334,6 @@ extension DaemonTests {
             }
         }
     }
-
-    /// Until pairing exists, only loopback: anything else is a one-line error, exit 64.
-    @Test func webRefusesAnAddressOffThisMachine() throws {
-        let directory = try TestPaths.temporaryDirectory()
-        let environment = try DaemonUnderTest.environment(in: directory)
-        for address in ["0.0.0.0:8417", "192.168.1.2:8417", "example.org:80"] {
-            let result = try Built.run(DaemonUnderTest.binary, ["web", "--listen", address], environment: environment, timeoutSeconds: 10)
-            #expect(result.status == 64)
-            #expect(result.stderr.contains("pairing") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
-        }
-        let bad = try Built.run(
-            DaemonUnderTest.binary, ["web", "--listen", "127.0.0.1:http"], environment: environment, timeoutSeconds: 10)
-        #expect(bad.status == 64 && bad.stderr.contains("not a port"), "\(bad.stderr)")
-    }
 }
 
 /// `ribbitd web` on a free loopback port with a daemon's environment, stopped by PID.

@@ -5,7 +5,8 @@
 //       --to ribbit:in_left,ribbit:in_right --from ribbit:out_left,ribbit:out_right --out FILE.wav
 //       [--allocate-in-process]   (malloc+free in every callback: proves the RT audit can fail)
 //
-// Prints one line: "cycles N xruns N frames N" (xruns while recording). Exit 69 when JACK is unreachable.
+// Prints one line: "cycles N xruns N frames N start-ns N" (xruns while recording; CLOCK_MONOTONIC
+// when frame 0 was played). Exit 69 when JACK is unreachable.
 import CJack
 import Foundation
 import RibbitAudioFile
@@ -59,6 +60,11 @@ final class Probe: @unchecked Sendable {
     let running = Atomic<Bool>(false)
     let cycles = Atomic<Int>(0)
     let xruns = Atomic<Int>(0)
+    /// CLOCK_MONOTONIC at the callback that played frame 0, in ns: maps a frame to a time.
+    let startNanoseconds = Atomic<Int>(0)
+    /// CLOCK_MONOTONIC (ns) of the callback that started at each frame (0 between): when each
+    /// period was played and recorded, xruns included.
+    let callbackNanoseconds: UnsafeMutablePointer<Int>
     var ports: [OpaquePointer] = []
     let allocate: Bool
 
@@ -74,6 +80,8 @@ final class Probe: @unchecked Sendable {
             p.initialize(repeating: 0, count: signal[0].count)
             return p
         }
+        callbackNanoseconds = .allocate(capacity: signal[0].count)
+        callbackNanoseconds.initialize(repeating: 0, count: signal[0].count)
         self.allocate = allocate
     }
 }
@@ -93,6 +101,10 @@ enum Callbacks {
         let at = probe.position.load(ordering: .relaxed)
         let count = min(n, probe.frames - at)
         guard count > 0 else { return 0 }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)  // vDSO: no system call, no lock
+        probe.callbackNanoseconds[at] = now.tv_sec * 1_000_000_000 + now.tv_nsec
+        if at == 0 { probe.startNanoseconds.store(probe.callbackNanoseconds[at], ordering: .relaxed) }
         outL.update(from: probe.play[0] + at, count: count)
         outR.update(from: probe.play[1] + at, count: count)
         (probe.record[0] + at).update(from: inL, count: count)
@@ -172,7 +184,12 @@ do {
         Array(UnsafeBufferPointer(start: probe.record[1], count: frames)),
     ])
     try writer.close()
+    // Beside the recording: "FRAME NANOSECONDS" for each callback.
+    let times = (0..<frames).filter { probe.callbackNanoseconds[$0] != 0 }.map { "\($0) \(probe.callbackNanoseconds[$0])\n" }
+    try times.joined().write(toFile: options.out + ".times", atomically: true, encoding: .utf8)
 } catch {
     fail("\(error)", code: 73)
 }
-print("cycles \(probe.cycles.load(ordering: .relaxed)) xruns \(probe.xruns.load(ordering: .relaxed)) frames \(frames)")
+print(
+    "cycles \(probe.cycles.load(ordering: .relaxed)) xruns \(probe.xruns.load(ordering: .relaxed)) frames \(frames)"
+        + " start-ns \(probe.startNanoseconds.load(ordering: .relaxed))")

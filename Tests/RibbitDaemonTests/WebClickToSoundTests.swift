@@ -1,0 +1,75 @@
+import Foundation
+import Glibc
+import RibbitTestSupport
+import Testing
+
+/// The time from a click in the web app to the changed sound at ribbit's output ports: the
+/// request sent as the page's script sends it, through ribbit-web, the control socket, the daemon
+/// and the audio process, found in a recording of the output made at the same time.
+extension DaemonTests {
+    @Test func webAppClickReachesTheSoundWithinAFewPeriods() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        let web = try WebAppUnderTest(daemon: daemon)
+        #expect(try web.logIn().status == 303)
+        let csrf = try web.csrfToken()
+
+        // A steady 1 kHz tone: 48-frame blocks hold exactly one period, so a block's level is exact.
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -30, seconds: 7)
+        let clicks: [(label: String, path: String, json: String)] = [
+            ("pause", "/api/pause", "{}"), ("resume", "/api/resume", "{}"), ("volume -6 dB", "/api/volume", #"{"stepDB":-6}"#),
+        ]
+        var sent: [Int] = []
+        for click in clicks {
+            usleep(1_800_000)
+            sent.append(Self.monotonicNanoseconds())
+            let answer = try web.request("POST", click.path, token: csrf, json: click.json)
+            #expect(answer.status == 200, "\(click.label): \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        let recording = try probe.finish()
+        #expect(recording.startNanoseconds > 0, "the probe did not say when it started")
+
+        let block = 48
+        let levels = stride(from: 0, to: recording.recorded[0].count - block, by: block).map { start in
+            let slice = recording.recorded[0][start..<start + block]
+            return 10 * log10(max(slice.reduce(0) { $0 + Double($1 * $1) } / Double(block), 1e-12))
+        }
+        #expect(!recording.callbacks.isEmpty, "the probe wrote no callback times")
+        func blockAt(_ nanoseconds: Int) -> Int { recording.frame(atNanoseconds: nanoseconds) / block }
+        var report: [String] = []
+        for (click, at) in zip(clicks, sent) {
+            let clicked = blockAt(at)
+            guard clicked > 500, clicked + 1500 < levels.count else {
+                Issue.record("\(click.label) fell outside the recording (block \(clicked) of \(levels.count))")
+                continue
+            }
+            // The level before (the half second up to the click) and after (0.5 to 1 s later);
+            // the change is where the level first crosses halfway between them, in dB.
+            let before = Self.median(levels[clicked - 500..<clicked])
+            let after = Self.median(levels[clicked + 500..<clicked + 1000])
+            #expect(abs(before - after) > 5, "\(click.label): \(before) dB -> \(after) dB, no change")
+            let halfway = (before + after) / 2
+            let changed = try #require(
+                (clicked - 100..<clicked + 500).first { index in after < before ? levels[index] < halfway : levels[index] > halfway },
+                "\(click.label): no change within 0.5 s")
+            // The period that recorded the changed block, on the clock the request was sent by.
+            let milliseconds = Double(recording.nanoseconds(atFrame: changed * block) - at) / 1e6
+            // Before the click would mean the clocks disagree: the measurement, not ribbit, is wrong.
+            #expect(milliseconds > -1 && milliseconds < 1000, "\(click.label): \(milliseconds) ms")
+            report.append(String(format: "%@ %.1f ms", click.label, milliseconds))
+        }
+        print(
+            "ribbit-web click to output: \(report.joined(separator: ", ")) (to the period that recorded it; period 64 frames, 1.3 ms; xruns \(recording.xruns))"
+        )
+    }
+
+    static func monotonicNanoseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec * 1_000_000_000 + now.tv_nsec
+    }
+
+    static func median(_ values: ArraySlice<Double>) -> Double { values.sorted()[values.count / 2] }
+}
