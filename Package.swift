@@ -81,7 +81,9 @@ let package = Package(
         // or the QR code in a picture), parse, verify, check, store.
         .target(
             name: "RibbitIntake",
-            dependencies: ["RibbitSettings", "RibbitPrescription", "RibbitSignature", "RibbitStore", "RibbitImage", "RibbitQR"]
+            dependencies: [
+                "RibbitSettings", "RibbitPrescription", "RibbitSignature", "RibbitStore", "RibbitImage", "RibbitQR", "RibbitDSP", "RibbitFitting",
+            ]
         ),
         // The daemon <-> audio process link: binary messages on a socket pair. No Foundation.
         .target(name: "RibbitAudioLink", dependencies: ["RibbitDSP"]),
@@ -113,7 +115,8 @@ let package = Package(
         .executableTarget(
             name: "ribbit-web",
             dependencies: [
-                "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", .product(name: "Hummingbird", package: "hummingbird"),
+                "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", "RibbitIntake", "RibbitPlot", "RibbitPrescription",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
