@@ -22,7 +22,9 @@ enum LoadScreen {
             csrfToken: csrfToken)
     }
 
-    static func addRoutes<Context: RequestContext>(to router: Router<Context>, daemon: DaemonBridge, intake: IntakeBridge, csrfToken: String) {
+    static func addRoutes<Context: RequestContext>(
+        to router: Router<Context>, daemon: DaemonBridge, intake: IntakeBridge, csrfToken: String
+    ) {
         let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
         let script = Assets.response(PrescriptionView.javaScript + javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
@@ -51,7 +53,8 @@ enum LoadScreen {
             switch await intake.preview(bytes, file: file) {
             case .success(let (accepted, _)):
                 return await WebApp.reply(
-                    daemon.send(ControlRequest(command: .load, prescription: accepted.payload, source: "web upload: \(file)", trialSeconds: trial)))
+                    daemon.send(
+                        ControlRequest(command: .load, prescription: accepted.payload, source: "web upload: \(file)", trialSeconds: trial)))
             case .failure(let refusal): return refusal.response
             }
         }
@@ -63,7 +66,8 @@ enum LoadScreen {
         var request = request
         let buffer = try await request.collectBody(upTo: WebSecurity.uploadMaxBytes)
         let given = request.uri.queryParameters["name"].map(String.init) ?? ""
-        let name = String((given.split(separator: "/").last ?? "").filter { !$0.isNewline && $0.asciiValue.map { $0 >= 32 } ?? true }.prefix(100))
+        let name = String(
+            (given.split(separator: "/").last ?? "").filter { !$0.isNewline && $0.asciiValue.map { $0 >= 32 } ?? true }.prefix(100))
         guard buffer.readableBytes > 0 else {
             throw HTTPError(.badRequest, message: "the upload is empty: choose a photo of the QR code or the .rx file")
         }
@@ -196,7 +200,9 @@ final class IntakeBridge: Sendable {
                     continuation.resume(returning: .success((try intake.take(input), input)))
                 } catch {
                     continuation.resume(
-                        returning: .failure(Refusal(status: error.kind == .storage ? .serviceUnavailable : .unprocessableContent, message: error.description)))
+                        returning: .failure(
+                            Refusal(
+                                status: error.kind == .storage ? .serviceUnavailable : .unprocessableContent, message: error.description)))
                 }
             }
         }

@@ -59,7 +59,8 @@ struct PrescriptionView: Encodable, Sendable {
             const level = report.thresholdsDBHL[hz];
             const heard = level === undefined ? "–" : String(level).replace("-", "−") + (report.noResponseHz.includes(hz) ? " no response" : "");
             const gain = report.targetGainDB[hz];
-            const target = !report.processed ? "–" : gain === null ? "off" : signed(gain);
+            // One decimal, as `rx show` prints them.
+            const target = !report.processed ? "–" : gain === null ? "off" : (gain > 0 ? "+" : "") + gain.toFixed(1).replace("-", "−");
             body.append(el("tr", {}, el("th", { scope: "row", text: String(hz) }), el("td", { text: heard }), el("td", { text: target })));
           }
           table.append(body);

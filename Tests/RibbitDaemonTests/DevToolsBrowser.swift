@@ -19,7 +19,8 @@ final class DevToolsBrowser {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.executableURL = chromium
         process.arguments = [
-            "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=\(directory.appendingPathComponent("devtools-profile").path)",
+            "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            "--user-data-dir=\(directory.appendingPathComponent("devtools-profile").path)",
             "--remote-debugging-port=0", "--window-size=1280,800", url,
         ]
         process.standardError = try FileHandle(forWritingTo: log)
@@ -47,7 +48,10 @@ final class DevToolsBrowser {
         guard let target, let path = URL(string: target)?.path else { throw TestSetupError("chromium lists no page") }
         socket = try Self.connect(port: port)
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
-        try send(Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n".utf8))
+        try send(
+            Array(
+                "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                    .utf8))
         var head = [UInt8]()
         while !head.reversed().starts(with: [10, 13, 10, 13]) { head += try receive(1) }
         guard String(decoding: head, as: UTF8.self).hasPrefix("HTTP/1.1 101") else {
@@ -133,7 +137,9 @@ final class DevToolsBrowser {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
         let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
         guard connected else {
             close(fd)
@@ -156,7 +162,8 @@ final class DevToolsBrowser {
             let text = String(decoding: reply, as: UTF8.self)
             if let end = text.range(of: "\r\n\r\n") {
                 let head = text[..<end.lowerBound].lowercased()
-                let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                let length =
+                    head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
                     .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
                 let body = Array(reply[(text[..<end.upperBound].utf8.count)...])
                 if body.count >= length { return String(decoding: body, as: UTF8.self) }

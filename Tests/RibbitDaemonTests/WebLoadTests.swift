@@ -85,7 +85,9 @@ extension DaemonTests {
         let line = refused.text.trimmingCharacters(in: .newlines)
         #expect(refused.status == 422 && !line.isEmpty && !line.contains("\n"), "\(refused.status) \(line)")
         let loadCLI = try daemon.ribbitd(["load", broken.path])
-        #expect(loadCLI.status == 65 && loadCLI.stderr.replacingOccurrences(of: broken.path, with: "broken.rx").contains(line), "\(loadCLI.stderr) | \(line)")
+        #expect(
+            loadCLI.status == 65 && loadCLI.stderr.replacingOccurrences(of: broken.path, with: "broken.rx").contains(line),
+            "\(loadCLI.stderr) | \(line)")
         #expect(line.hasPrefix("broken.rx: ") && line.hasSuffix("the prescription was not used"), "\(line)")
         let notRx = try web.upload("/api/preview?name=notes.txt", Data("hello".utf8), token: token)
         #expect(notRx.status == 422 && notRx.text.contains("not a ribbit prescription"), "\(notRx.text)")
@@ -115,6 +117,9 @@ extension DaemonTests {
         let trialStatus = try daemon.status()
         #expect(trial.status == 200 && trialStatus.trial != nil, "\(trial.text)")
         #expect(try daemon.ribbitd(["revert"]).status == 0)
+        // What the uploads left in memory (16 MiB refused, 5 pictures checked).
+        let status = (try? String(contentsOfFile: "/proc/\(web.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        print("ribbit-web after the uploads: \(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? "VmRSS: ?")")
     }
 
     @Test func webDetailsShowAHistoryEntryWithItsAudiogram() throws {
