@@ -82,7 +82,7 @@ enum LoadScreen {
           <p class="hint" id="file-hint">On a phone this can take the photo with the camera: hold the code straight, filling a good part
           of the picture. The prescription is checked and shown here first; nothing changes until you press Load.</p>
           <section id="preview" aria-labelledby="preview-title" hidden>
-            <h2 id="preview-title" class="screen-title">Check it, then load it</h2>
+            <h2 id="preview-title" class="screen-title" tabindex="-1">Check it, then load it</h2>
             <div id="rx-view" class="rx-view"></div>
             <div class="actions">
               <button type="button" id="load" class="use">Load</button>
@@ -132,6 +132,8 @@ enum LoadScreen {
             showPrescription($("rx-view"), data);
             $("preview").hidden = false;
             setStatus("Checked: " + data.prescription.name);
+            // Focus moves to what came, so a screen reader reads on from there; it starts the screen.
+            $("preview-title").focus({ preventScroll: true });
             $("preview-title").scrollIntoView({ block: "start" });
           } catch (error) {
             showMessage(unreachable);

@@ -118,6 +118,7 @@ struct PrescriptionView: Encodable, Sendable {
         input[type="file"]::file-selector-button { font: inherit; font-weight: 700; min-height: 3rem; margin-right: 0.8rem; padding: 0.4rem 1rem;
           border: 3px solid var(--line); border-radius: 0.5rem; background: var(--accent); color: #fff; cursor: pointer; }
         #preview { margin-top: 1rem; border-top: 3px solid var(--line); }
+        #preview-title:focus { outline: none; box-shadow: none; }
         @media (prefers-color-scheme: dark) {
           table.gains.right caption { color: #ff8080; }
           input[type="file"]::file-selector-button { color: #000; }

@@ -219,6 +219,12 @@ extension DaemonTests {
         _ = try browser.evaluate(#"document.getElementById("load").click()"#)
         try browser.wait(for: #"document.getElementById("connection").textContent.startsWith("Now using")"#)
         #expect(try daemon.status().prescription?.name == String(skiSlope))
+        // Details of the first entry: Load (Use) makes it the active one again.
+        try browser.call("Page.navigate", ["url": web.url + "details?id=1"])
+        try browser.wait(for: #"!document.getElementById("use").hidden"#)
+        _ = try browser.evaluate(#"document.getElementById("use").click()"#)
+        try browser.wait(for: #"document.getElementById("use").hidden"#)
+        #expect(try daemon.status().prescription?.id == 1)
         #expect(browser.problems.isEmpty, "the page wrote to the console: \(browser.problems)")
         _ = try web.logIn()
         let weights = ["/load", "/load.js", "/details?id=1", "/details.js", "/common.js", "/app.css", "/api/details?id=1"].map { path in
