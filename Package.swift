@@ -85,7 +85,9 @@ let package = Package(
         // or the QR code in a picture), parse, verify, check, store.
         .target(
             name: "RibbitIntake",
-            dependencies: ["RibbitSettings", "RibbitPrescription", "RibbitSignature", "RibbitStore", "RibbitImage", "RibbitQR"]
+            dependencies: [
+                "RibbitSettings", "RibbitPrescription", "RibbitSignature", "RibbitStore", "RibbitImage", "RibbitQR", "RibbitDSP", "RibbitFitting",
+            ]
         ),
         // The daemon <-> audio process link: binary messages on a socket pair. No Foundation.
         .target(name: "RibbitAudioLink", dependencies: ["RibbitDSP"]),
@@ -117,8 +119,9 @@ let package = Package(
         .executableTarget(
             name: "ribbit-web",
             dependencies: [
-                "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", "RibbitIntake", "RibbitPlot", "RibbitPrescription",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),

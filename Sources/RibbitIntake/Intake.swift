@@ -55,6 +55,11 @@ public struct Intake: Sendable {
         try check(input.payload, source: input.path, parsePrefix: input.errorPrefix)
     }
 
+    /// `check`, its error ending as `ribbitd load` and `rx show` say it.
+    public func take(_ input: PrescriptionInput) throws(IntakeError) -> Accepted {
+        do { return try check(input) } catch { throw IntakeError("\(error.description); the prescription was not used", kind: error.kind) }
+    }
+
     /// Parses and judges a payload; the error is one line ending in what happens next.
     public func check(_ payload: String, source: String) throws(IntakeError) -> Accepted {
         try check(payload, source: source, parsePrefix: "\(source): ")

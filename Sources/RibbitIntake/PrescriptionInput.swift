@@ -39,6 +39,16 @@ public struct PrescriptionInput: Sendable {
             }
             throw IntakeError("\(error); give the path of a .rx file or a PNG/JPEG of its QR code", kind: .unreadable)
         }
+        return try read(data, path: path)
+    }
+
+    /// The same for bytes already read (the web app's upload); `path` names them in messages.
+    public static func read(_ data: Data, path: String) throws(IntakeError) -> PrescriptionInput {
+        guard data.count <= ImageFile.maxFileBytes else {
+            throw IntakeError(
+                "\(path): \(data.count) bytes: too large to be a ribbit prescription; \(whatItIs) (crop a large photo to the code); the prescription was not used"
+            )
+        }
         if ImageFile.format(of: data) != nil {
             return PrescriptionInput(
                 payload: String(decoding: try prescriptionCode(in: data, path: path), as: UTF8.self), path: path, kind: "a QR code")

@@ -119,13 +119,7 @@ public enum AudiogramSVG {
     public static func symbol(_ ear: Ear, _ point: AudiogramPoint, on scale: AudiogramScale) -> String {
         let (x, y, r) = (scale.x(Double(point.frequencyHz)), scale.y(Double(point.dBHL)), symbolRadius)
         let color = ear.plotColor
-        let shape =
-            switch ear.audiogramSymbol {
-            case .circle:
-                "<circle cx=\"\(svgNumber(x))\" cy=\"\(svgNumber(y))\" r=\"\(svgNumber(r))\" fill=\"white\" stroke=\"\(color)\" stroke-width=\"1.8\"/>"
-            case .cross:
-                "<path d=\"M\(svgNumber(x - r)) \(svgNumber(y - r)) L\(svgNumber(x + r)) \(svgNumber(y + r)) M\(svgNumber(x - r)) \(svgNumber(y + r)) L\(svgNumber(x + r)) \(svgNumber(y - r))\" stroke=\"\(color)\" stroke-width=\"1.8\"/>"
-            }
+        let shape = shape(ear, x: x, y: y)
         var arrow = ""
         if point.noResponse {
             // From the symbol's lower outer edge, 45 degrees down, with a head.
@@ -139,6 +133,59 @@ public enum AudiogramSVG {
         }
         return
             "<g class=\"audiogram-\(ear.rawValue)-mark\" data-symbol=\"\(ear.audiogramSymbol.rawValue)\" data-hz=\"\(point.frequencyHz)\" data-db-hl=\"\(point.dBHL)\" data-no-response=\"\(point.noResponse)\">\(shape)\(arrow)</g>\n"
+    }
+}
+
+extension AudiogramSVG {
+    /// The ear's O or X centred at (x, y).
+    static func shape(_ ear: Ear, x: Double, y: Double) -> String {
+        let (r, color) = (symbolRadius, ear.plotColor)
+        return switch ear.audiogramSymbol {
+        case .circle:
+            "<circle cx=\"\(svgNumber(x))\" cy=\"\(svgNumber(y))\" r=\"\(svgNumber(r))\" fill=\"white\" stroke=\"\(color)\" stroke-width=\"1.8\"/>"
+        case .cross:
+            "<path d=\"M\(svgNumber(x - r)) \(svgNumber(y - r)) L\(svgNumber(x + r)) \(svgNumber(y + r)) M\(svgNumber(x - r)) \(svgNumber(y + r)) L\(svgNumber(x + r)) \(svgNumber(y - r))\" stroke=\"\(color)\" stroke-width=\"1.8\"/>"
+        }
+    }
+
+    /// Width and height of `chart`'s viewBox, px.
+    public static let chartSize = (width: 440.0, height: 476.0)
+
+    /// A whole audiogram as one standalone `<svg>` (the web app's Load and Details screens): the
+    /// form, a legend, both ears, and for screen readers a `<title>` and a `<desc>` that read every
+    /// threshold out. Sized by its viewBox only, so the page scales it; white paper, so it reads
+    /// the same in dark mode.
+    public static func chart(right: [AudiogramPoint], left: [AudiogramPoint], title: String = "Audiogram") -> String {
+        let scale = AudiogramScale(left: 60, top: 44, pixelsPerOctave: 60)
+        func spoken(_ ear: Ear, _ points: [AudiogramPoint]) -> String {
+            let name = "\(ear.plotTitle) (\(ear.audiogramSymbol.rawValue))"
+            guard !points.isEmpty else { return "\(name): not tested" }
+            let levels = points.sorted { $0.frequencyHz < $1.frequencyHz }.map {
+                "\($0.frequencyHz) Hz \($0.dBHL) dB HL" + ($0.noResponse ? " no response" : "")
+            }
+            return "\(name): " + levels.joined(separator: ", ")
+        }
+        let description =
+            "Hearing level in dB HL by frequency in Hz, more loss lower. " + spoken(.right, right) + ". " + spoken(.left, left) + "."
+        let (width, height) = chartSize
+        var out =
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"audiogram-chart\" viewBox=\"0 0 \(svgNumber(width)) \(svgNumber(height))\" "
+            + "role=\"img\" aria-labelledby=\"audiogram-title audiogram-desc\" font-family=\"system-ui, sans-serif\" font-size=\"15\">\n"
+        out += "<title id=\"audiogram-title\">\(xmlEscaped(title))</title>\n<desc id=\"audiogram-desc\">\(xmlEscaped(description))</desc>\n"
+        out += "<rect width=\"\(svgNumber(width))\" height=\"\(svgNumber(height))\" fill=\"white\"/>\n"
+        // The legend above the form, the right ear first as everywhere.
+        var x = scale.left
+        out += "<g class=\"audiogram-legend\">\n"
+        for ear in Ear.plotOrder {
+            out += shape(ear, x: x + symbolRadius, y: 20)
+            let label = "\(ear.plotTitle) (\(ear.audiogramSymbol.rawValue))"
+            out += svgText(x + 2 * symbolRadius + 6, 25.5, label, size: 17, color: ear.plotColor, weight: "bold")
+            x += 2 * symbolRadius + 6 + estimatedTextWidth(label, fontSize: 17, bold: true) + 18
+        }
+        out += "</g>\n"
+        out += form(scale)
+        for (ear, points) in [(Ear.right, right), (.left, left)] where !points.isEmpty { out += Self.ear(ear, points, on: scale) }
+        return out + "</svg>\n"
     }
 }
 

@@ -65,7 +65,7 @@ final class HistoryBridge: Sendable {
         }
     }
 
-    private func run<T: Sendable>(_ body: @escaping @Sendable (PrescriptionStore) -> Result<T, Failure>) async -> Result<T, Failure> {
+    func run<T: Sendable>(_ body: @escaping @Sendable (PrescriptionStore) -> Result<T, Failure>) async -> Result<T, Failure> {
         await withCheckedContinuation { continuation in
             queue.async { [storePath] in
                 do {

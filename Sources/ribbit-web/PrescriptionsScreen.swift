@@ -101,6 +101,7 @@ enum PrescriptionsScreen {
             use.addEventListener("click", () => post("/api/use", { id: entry.id }, "Now using " + entry.name + "."));
             actions.append(use);
           }
+          actions.append(el("a", { href: "/details?id=" + entry.id, text: "Details" }));
           actions.append(el("a", { href: "/api/history/" + entry.id + ".rx", download: "", text: "Export .rx" }));
           actions.append(el("a", { href: "/api/history/" + entry.id + ".png", download: "", text: "QR PNG" }));
           if (!entry.active) {

@@ -5,7 +5,8 @@ import RibbitControl
 /// Runs around every request. It answers only to the address it listens on (a page of another
 /// site that rebinds its DNS name to 127.0.0.1 is refused), trades a right `?token=` for a
 /// session cookie (303 to the same path without it), refuses any request without a live session
-/// (401; 429 once the token is locked out), refuses a body over 4 KiB (413) and a POST without
+/// (401; 429 once the token is locked out), refuses a body over 4 KiB (16 MiB for the Load
+/// screen's uploads; 413) and a POST without
 /// the CSRF token (403), and puts the security headers on every response,
 /// errors included. No CORS header is ever sent, so other origins cannot read any answer.
 struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
@@ -36,8 +37,8 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
             response = WebApp.plain(error.status, error.body ?? error.status.reasonPhrase)
         } catch let error as any HTTPResponseError {
             // NIOTooManyBytesError (a chunked body over the limit) is one: 413.
-            let message =
-                error.status == .contentTooLarge ? "the request body is over \(Self.maxBodyBytes) bytes" : error.status.reasonPhrase
+            let limit = WebSecurity.maxBodyBytes(for: request.uri.path)
+            let message = error.status == .contentTooLarge ? "the request body is over \(limit) bytes" : error.status.reasonPhrase
             response = WebApp.plain(error.status, message)
         } catch {
             response = WebApp.plain(.internalServerError, "internal error: \(error)")
@@ -55,7 +56,7 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
             switch access.logIn(with: String(given)) {
             case .session(let session):
                 var headers = HTTPFields()
-                headers[.location] = request.uri.path.isEmpty ? "/" : request.uri.path
+                headers[.location] = (request.uri.path.isEmpty ? "/" : request.uri.path) + Self.queryWithoutToken(request.uri.query)
                 headers[.setCookie] = WebAccess.setCookie(session, secure: secure)
                 headers[.contentType] = "text/plain; charset=utf-8"
                 return Response(status: .seeOther, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "logged in\n")))
@@ -69,27 +70,40 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
             }
         }
         guard access.isSession(cookieHeader: request.headers[.cookie]) else {
-            if request.method == .get && ["/", "", "/prescriptions"].contains(request.uri.path) {
+            if request.method == .get && ["/", "", "/prescriptions", "/load", "/details"].contains(request.uri.path) {
                 return Assets.response(Assets.loginHTML, type: "text/html; charset=utf-8", status: .unauthorized)
             }
             return WebApp.plain(.unauthorized, "not logged in: \(WebSecurity.howToOpen)")
         }
         guard request.method == .post else { return try await next(request, context) }
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > Self.maxBodyBytes {
-            return WebApp.plain(.contentTooLarge, "the request body is over \(Self.maxBodyBytes) bytes")
+        let limit = WebSecurity.maxBodyBytes(for: request.uri.path)
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            return WebApp.plain(.contentTooLarge, "the request body is over \(limit) bytes")
         }
         var request = request
-        _ = try await request.collectBody(upTo: Self.maxBodyBytes)
+        _ = try await request.collectBody(upTo: limit)
         guard CSRFToken.matches(request.headers[WebSecurity.csrfHeader], token) else {
             return WebApp.plain(.forbidden, "missing or wrong X-CSRF-Token: reload the page and try again")
         }
         return try await next(request, context)
+    }
+
+    /// The rest of the query after the token, so a link such as /details?id=2&token=... keeps its id.
+    static func queryWithoutToken(_ query: String?) -> String {
+        let kept = (query ?? "").split(separator: "&").filter { !$0.hasPrefix("token=") && $0 != "token" }
+        return kept.isEmpty ? "" : "?" + kept.joined(separator: "&")
     }
 }
 
 /// The limits and headers, outside the generic middleware (which cannot hold stored statics).
 enum WebSecurity {
     static let maxBodyBytes = 4096
+    /// The Load screen's uploads, a photo of a QR code or a .rx file: a phone's photo is a few MB.
+    /// The image decoder's own limits (pixels, the QR scan's time) still apply.
+    static let uploadMaxBytes = 16 * 1024 * 1024
+    static let uploadPaths: Set<String> = [LoadScreen.previewPath, LoadScreen.loadPath]
+
+    static func maxBodyBytes(for path: String) -> Int { uploadPaths.contains(path) ? uploadMaxBytes : maxBodyBytes }
     static let csrfHeader = HTTPField.Name("X-CSRF-Token")!
     static let howToOpen = "open the link `ribbitd web` printed (or run `ribbitd web --url`)"
 

@@ -63,10 +63,11 @@ enum StyleSheet {
         .text-size { display: flex; align-items: center; gap: 0.3rem; }
         .text-size button { min-height: 2.6rem; padding: 0.1rem 0.6rem; }
         .text-size output { min-width: 3.6rem; text-align: center; font-weight: 600; white-space: nowrap; }
-        nav { display: flex; gap: 0.4rem; margin-right: auto; }
+        nav { display: flex; flex-wrap: wrap; gap: 0.4rem; margin-right: auto; }
         nav a { display: inline-flex; align-items: center; min-height: 2.6rem; padding: 0.2rem 0.7rem; border: 3px solid transparent;
           border-radius: 0.5rem; color: var(--ink); font-weight: 700; text-decoration: underline; }
         nav a[aria-current="page"] { border-color: var(--line); text-decoration: none; }
+        @media (max-width: 30rem) { nav { gap: 0.1rem; } nav a { padding: 0.2rem 0.4rem; } }
 
         """#
 

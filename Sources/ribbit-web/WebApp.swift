@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import RibbitControl
+import RibbitSettings
 import RibbitStore
 
 /// The application: the security middleware in front of the shared assets and each screen's
@@ -21,6 +22,8 @@ enum WebApp {
         Assets.addRoutes(to: router)
         HomeScreen.addRoutes(to: router, daemon: daemon, csrfToken: token)
         PrescriptionsScreen.addRoutes(to: router, daemon: daemon, history: history, csrfToken: token)
+        LoadScreen.addRoutes(to: router, daemon: daemon, intake: IntakeBridge(paths: RibbitPaths()), csrfToken: token)
+        DetailsScreen.addRoutes(to: router, history: history, csrfToken: token)
 
         return Application(
             router: router,

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RibbitControl
+import RibbitIntake
 import RibbitMonitor
 import RibbitPlot
 import RibbitPrescription

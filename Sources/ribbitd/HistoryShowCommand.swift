@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RibbitControl
 import RibbitFitting
+import RibbitIntake
 import RibbitPrescription
 import RibbitSettings
 import RibbitStore
@@ -28,17 +29,8 @@ struct HistoryShowCommand: ParsableCommand {
         guard let record = try? store.find(selector) else {
             throw RibbitError.data("no prescription '\(selector)' in the history; `ribbitd list` shows them")
         }
-        let rx: Prescription
-        do { rx = try Prescription.parse(Array(record.intactPayload().utf8)) } catch let error as StoreError {
-            throw RibbitError.data(error.description)
-        } catch {
-            throw RibbitError.data(
-                "history entry \(record.id ?? 0) does not parse (\(error)); remove it with `ribbitd remove \(record.id ?? 0)`")
-        }
-        // The verdict the history recorded at load, as `list` and `status` say it.
-        let report = PrescriptionReport(
-            rx, fitting: try Fitting(prescription: rx, sampleRate: 48000), signature: record.signatureText,
-            trusted: record.isIntact && record.signature == "trusted")
+        let report: PrescriptionReport
+        do { report = try PrescriptionReport(record: record) } catch let error as IntakeError { throw RibbitError.data(error.description) }
         if json {
             let activeID = try? store.activeID()
             printJSON(Output(entry: ListCommand.Entry(record, activeID: activeID), prescription: report))

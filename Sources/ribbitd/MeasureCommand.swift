@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RibbitDSP
 import RibbitFitting
+import RibbitIntake
 import RibbitMonitor
 import RibbitPrescription
 

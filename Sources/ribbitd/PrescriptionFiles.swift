@@ -6,7 +6,7 @@ import RibbitSettings
 func readPrescription(_ path: String, intake: Intake) throws(RibbitError) -> (input: PrescriptionInput, accepted: Intake.Accepted) {
     let input: PrescriptionInput
     do { input = try PrescriptionInput.read(path) } catch { throw RibbitError(error) }
-    do { return (input, try intake.check(input)) } catch { throw RibbitError(error, then: "the prescription was not used") }
+    do { return (input, try intake.take(input)) } catch { throw RibbitError(error) }
 }
 
 /// Reads and parses a prescription file or picture, without judging its signature.

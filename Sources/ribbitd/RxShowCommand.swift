@@ -29,12 +29,7 @@ struct RxShowCommand: ParsableCommand {
         // Judged against the trusted keys, but shown whatever the policy says (a bad signature is refused).
         let trusted = Intake.load(paths: paths, config: try loadConfig(paths)).trusted
         let accepted = try readPrescription(path, intake: Intake(trusted: trusted, requireSigned: false)).accepted
-        let (rx, verdict) = (accepted.prescription, accepted.verdict)
-        // The targets do not depend on the rate; 48 kHz only sizes the (unused) engine.
-        let fitting = try Fitting(prescription: rx, sampleRate: 48000)
-        var trustedSigner = false
-        if case .trusted = verdict { trustedSigner = true }
-        let report = PrescriptionReport(rx, fitting: fitting, signature: verdict.description, trusted: trustedSigner)
+        let report = try PrescriptionReport(accepted)
         if json {
             printJSON(report)
         } else {

@@ -2,59 +2,61 @@ import Foundation
 import RibbitDSP
 import RibbitFitting
 import RibbitPrescription
+import RibbitStore
 
 /// A prescription as `rx show` prints it: fields, and per ear the thresholds and target gains.
-struct PrescriptionReport: Encodable {
-    struct EarReport: Encodable {
+/// Here, not in ribbitd, because the web app's Load and Details screens show the same.
+public struct PrescriptionReport: Encodable, Sendable {
+    public struct EarReport: Encodable, Sendable {
         /// false: the prescription leaves this ear out and it is passed through unchanged.
-        var processed: Bool
+        public var processed: Bool
         /// dB HL by frequency in Hz, as given.
-        var thresholdsDBHL: [String: Int]
+        public var thresholdsDBHL: [String: Int]
         /// The frequencies whose threshold is a no response at that level (`8000=90nr`), ascending.
-        var noResponseHz: [Int]
+        public var noResponseHz: [Int]
         /// Target insertion gain in dB by frequency in Hz; null where the low-pass stops all sound.
-        var targetGainDB: [String: Double?]
+        public var targetGainDB: [String: Double?]
         /// Uncomfortable loudness levels in dB HL by frequency (`ucl-left:`, format version 2).
-        var uclDBHL: [String: Int]?
+        public var uclDBHL: [String: Int]?
         /// The compressor's bands (absent for an ear left out).
-        var bands: [BandReport]?
+        public var bands: [BandReport]?
     }
 
     /// One compressor band (`CompressorFitting`): what it does to steady LTASS speech.
-    struct BandReport: Encodable {
-        var centreHz: Double
+    public struct BandReport: Encodable, Sendable {
+        public var centreHz: Double
         /// Insertion gain for speech at 50, 65 and 80 dB SPL overall, output limit included.
-        var gain50DB: Double
-        var gain65DB: Double
-        var gain80DB: Double
+        public var gain50DB: Double
+        public var gain65DB: Double
+        public var gain80DB: Double
         /// Absent when the band does not compress (ratio 1).
-        var kneeDBSPL: Double?
-        var ratio: Double
-        var limitDBSPL: Double
+        public var kneeDBSPL: Double?
+        public var ratio: Double
+        public var limitDBSPL: Double
     }
 
-    var name: String
-    var environment: String
-    var audiologist: String?
-    var patient: String?
-    var date: String?
-    var note: String?
-    var rule: String
-    var lowpassHz: Int?
-    var maxOutputDBFS: Double
-    var formatVersion: Int
-    var attackMs: Double
-    var releaseMs: Double
+    public var name: String
+    public var environment: String
+    public var audiologist: String?
+    public var patient: String?
+    public var date: String?
+    public var note: String?
+    public var rule: String
+    public var lowpassHz: Int?
+    public var maxOutputDBFS: Double
+    public var formatVersion: Int
+    public var attackMs: Double
+    public var releaseMs: Double
     /// Absent when expansion is off.
-    var expansionKneeDBSPL: Double?
+    public var expansionKneeDBSPL: Double?
     /// The signature's verdict in words, checked by the caller (the file's against the trusted
     /// keys, or the history's as recorded at load): "unsigned", "signed by NAME (trusted)",
     /// "signed, unknown key KEYID".
-    var signature: String
-    var ears: [String: EarReport]
+    public var signature: String
+    public var ears: [String: EarReport]
 
     /// `trusted`: the signature is by a trusted key (the output limits depend on it).
-    init(_ rx: Prescription, fitting: Fitting, signature: String, trusted: Bool) {
+    public init(_ rx: Prescription, fitting: Fitting, signature: String, trusted: Bool) {
         let settings = Dictionary(
             uniqueKeysWithValues: Ear.allCases.map { ($0, CompressorFitting.settings(rx, ear: $0, trusted: trusted)) })
         let speech = [50.0, 65, 80].map { Camfit.speechBandLevelsDBSPL(centresHz: Camfit.defaultCentresHz, overallDBSPL: $0) }
@@ -105,7 +107,7 @@ struct PrescriptionReport: Encodable {
             })
     }
 
-    var text: String {
+    public var text: String {
         let ruleNames = [
             "nal-r": "NAL-R", "half-gain": "half-gain", "pogo2": "POGO II", "explicit": "explicit gains", "camfit": "CAMFIT (compressive)",
         ]
@@ -179,7 +181,34 @@ struct PrescriptionReport: Encodable {
 }
 
 extension String {
-    func leftPadded(to width: Int) -> String {
+    /// Right-aligned in `width` characters, for the CLI's tables.
+    public func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}
+
+extension PrescriptionReport {
+    /// `rx show`: a checked prescription with its verdict. The targets do not depend on the
+    /// rate; 48 kHz only sizes the (unused) engine.
+    public init(_ accepted: Intake.Accepted) throws(EngineError) {
+        let rx = accepted.prescription
+        self.init(
+            rx, fitting: try Fitting(prescription: rx, sampleRate: 48000), signature: accepted.verdict.description,
+            trusted: accepted.isTrusted)
+    }
+
+    /// `ribbitd show ID`: a history entry with the verdict the history recorded at load, as `list`
+    /// and `status` say it. A damaged or unparsable entry is an IntakeError.
+    public init(record: PrescriptionStore.Record) throws {
+        let rx: Prescription
+        do { rx = try Prescription.parse(Array(record.intactPayload().utf8)) } catch let error as StoreError {
+            throw IntakeError(error.description)
+        } catch {
+            throw IntakeError(
+                "history entry \(record.id ?? 0) does not parse (\(error)); remove it with `ribbitd remove \(record.id ?? 0)`")
+        }
+        self.init(
+            rx, fitting: try Fitting(prescription: rx, sampleRate: 48000), signature: record.signatureText,
+            trusted: record.isIntact && record.signature == "trusted")
     }
 }

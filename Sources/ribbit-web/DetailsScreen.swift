@@ -1,0 +1,105 @@
+import Foundation
+import Hummingbird
+import RibbitIntake
+import RibbitStore
+
+/// The Details screen (/details?id=N, linked from each Prescriptions entry): one history entry
+/// as `ribbitd show` gives it, with its audiogram and target gains, and Load (the
+/// Prescriptions screen's Use) when it is not the active one.
+enum DetailsScreen {
+    static let path = "/details"
+
+    static func html(csrfToken: String) -> String {
+        Assets.screen(
+            path: path, title: "ribbit: prescription details", script: "/details.js", connecting: "Reading the history…", main: main,
+            csrfToken: csrfToken)
+    }
+
+    static func addRoutes<Context: RequestContext>(to router: Router<Context>, history: HistoryBridge, csrfToken: String) {
+        let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
+        let script = Assets.response(PrescriptionView.javaScript + javaScript, type: "text/javascript; charset=utf-8")
+        router.get(RouterPath(stringLiteral: path)) { _, _ in page }
+        router.get("/details.js") { _, _ in script }
+        router.get("/api/details") { request, _ in
+            guard let given = request.uri.queryParameters["id"], let id = Int64(given), id > 0 else {
+                return WebApp.plain(.notFound, "ask for /api/details?id=ID (ID from /api/history)")
+            }
+            switch await history.details(id: id) {
+            case .success(let view): return view.response
+            case .failure(let failure): return WebApp.plain(failure)
+            }
+        }
+    }
+
+    static let main = #"""
+        <main class="rx-screen">
+          <h2 class="screen-title">Prescription details</h2>
+          <p class="hint"><a href="/prescriptions">Back to the prescriptions</a></p>
+          <div id="rx-view" class="rx-view" aria-live="polite"></div>
+          <div class="actions"><button type="button" id="use" class="use" hidden>Load</button></div>
+        </main>
+
+        """#
+
+    static let javaScript = #"""
+        "use strict";
+        // The Details screen: /api/details?id=N drawn by showPrescription; Load is the
+        // Prescriptions screen's Use, shown when the entry is not the active one.
+        const entryID = Number(new URLSearchParams(location.search).get("id"));
+        let busy = false;
+
+        async function refresh() {
+          try {
+            const response = await fetch("/api/details?id=" + entryID, { cache: "no-store" });
+            if (!response.ok) {
+              $("connection").textContent = "No such prescription";
+              $("connection").classList.add("down");
+              showMessage((await response.text()).trim());
+              return;
+            }
+            const data = await response.json();
+            showPrescription($("rx-view"), data);
+            $("connection").textContent = data.entry.active ? "The active prescription" : "Not the active one";
+            $("connection").classList.remove("down");
+            $("use").hidden = data.entry.active;
+          } catch (error) {
+            showMessage(unreachable);
+          }
+        }
+
+        $("use").addEventListener("click", async () => {
+          if (busy) return;
+          busy = true;
+          try {
+            const response = await postJSON("/api/use", { id: entryID });
+            showMessage(response.ok ? "" : (await response.text()).trim());
+            await refresh();
+            if (response.ok) $("connection").textContent = "Now using it";
+          } catch (error) {
+            showMessage(unreachable);
+          } finally {
+            busy = false;
+          }
+        });
+
+        refresh();
+
+        """#
+}
+
+extension HistoryBridge {
+    /// `ribbitd show ID --json`: the entry and its prescription, with its audiogram.
+    func details(id: Int64) async -> Result<PrescriptionView, Failure> {
+        await run { store in
+            guard let record = try? store.find(String(id)), record.id == id else {
+                return .failure(.notFound("no prescription '\(id)' in the history; `ribbitd list` shows them"))
+            }
+            do {
+                let entry = HistoryEntry(record, activeID: try? store.activeID())
+                return .success(PrescriptionView(try PrescriptionReport(record: record), entry: entry))
+            } catch {
+                return .failure(.refused("\(error)"))
+            }
+        }
+    }
+}

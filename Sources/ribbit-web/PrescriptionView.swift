@@ -1,0 +1,128 @@
+import Foundation
+import Hummingbird
+import RibbitIntake
+import RibbitPlot
+import RibbitPrescription
+import RibbitStore
+
+/// What the Load screen's preview and the Details screen both show: a prescription as `rx show
+/// --json` gives it, its audiogram drawn by RibbitPlot (the SVG the CLI's plots share), and for
+/// a history entry the entry as `ribbitd list --json` gives it. /rx-view.js draws it.
+struct PrescriptionView: Encodable, Sendable {
+    /// The history entry (Details), absent for an upload.
+    var entry: HistoryEntry?
+    /// The upload's name and what it was, "a QR code" or "a text file" (Load).
+    var file: String?
+    var kind: String?
+    var prescription: PrescriptionReport
+    /// A standalone `<svg>`, title and desc included.
+    var audiogramSVG: String
+
+    init(_ report: PrescriptionReport, entry: HistoryEntry? = nil, file: String? = nil, kind: String? = nil) {
+        self.entry = entry
+        self.file = file
+        self.kind = kind
+        prescription = report
+        func points(_ ear: Ear) -> [AudiogramPoint] {
+            guard let ear = report.ears[ear.rawValue] else { return [] }
+            return ear.thresholdsDBHL.compactMap { hz, db in
+                Int(hz).map { AudiogramPoint(frequencyHz: $0, dBHL: db, noResponse: ear.noResponseHz.contains($0)) }
+            }.sorted { $0.frequencyHz < $1.frequencyHz }
+        }
+        audiogramSVG = AudiogramSVG.chart(right: points(.right), left: points(.left), title: "Audiogram: \(report.name)")
+    }
+
+    var response: Response { WebApp.json(HistoryEntry.json(self)) }
+
+    /// The renderer both screens' scripts start with (one copy, served in each).
+    static let javaScript = #"""
+        // A prescription as /api/preview and /api/details give it: the fields, the audiogram
+        // (the server's SVG, parsed as SVG, never as HTML) and a table per ear of its hearing
+        // levels and target gains.
+        function field(list, label, value) {
+          if (value === undefined || value === null || value === "") return;
+          list.append(el("dt", { text: label }), el("dd", { text: String(value) }));
+        }
+
+        function earTable(rx, ear, title) {
+          const report = rx.ears[ear];
+          const table = el("table", { class: "gains " + ear });
+          const caption = el("caption", { text: title });
+          if (!report.processed) caption.append(el("span", { class: "note", text: " — not prescribed: passed through unchanged" }));
+          table.append(caption);
+          table.append(el("thead", {}, el("tr", {},
+            el("th", { scope: "col", text: "Frequency (Hz)" }), el("th", { scope: "col", text: "Hearing level (dB HL)" }),
+            el("th", { scope: "col", text: "Target gain (dB)" }))));
+          const frequencies = Object.keys(report.targetGainDB).map(Number).sort((a, b) => a - b);
+          const body = el("tbody");
+          for (const hz of frequencies) {
+            const level = report.thresholdsDBHL[hz];
+            const heard = level === undefined ? "–" : String(level).replace("-", "−") + (report.noResponseHz.includes(hz) ? " no response" : "");
+            const gain = report.targetGainDB[hz];
+            // One decimal, as `rx show` prints them.
+            const target = !report.processed ? "–" : gain === null ? "off" : (gain > 0 ? "+" : "") + gain.toFixed(1).replace("-", "−");
+            body.append(el("tr", {}, el("th", { scope: "row", text: String(hz) }), el("td", { text: heard }), el("td", { text: target })));
+          }
+          table.append(body);
+          return table;
+        }
+
+        function showPrescription(box, data) {
+          const rx = data.prescription;
+          box.replaceChildren();
+          box.append(el("h3", { class: "name", text: rx.name }));
+          const facts = el("dl", { class: "facts" });
+          field(facts, "Environment", rx.environment);
+          field(facts, "Rule", rx.rule);
+          field(facts, "Audiologist", rx.audiologist);
+          field(facts, "Patient", rx.patient);
+          field(facts, "Date", rx.date);
+          if (data.entry) field(facts, "Loaded", data.entry.loadedAt.replace("T", " ").replace("Z", " UTC"));
+          field(facts, "Signature", rx.signature);
+          field(facts, "Max output", String(rx.maxOutputDBFS).replace("-", "−") + " dBFS");
+          field(facts, "Low-pass", rx.lowpassHz ? rx.lowpassHz + " Hz" : "none");
+          field(facts, "Note", rx.note);
+          if (data.file) field(facts, "File", data.file + " (" + data.kind + ")");
+          if (data.entry) field(facts, "History id", data.entry.id);
+          const svg = new DOMParser().parseFromString(data.audiogramSVG, "image/svg+xml").documentElement;
+          const figure = el("figure", { class: "audiogram" });
+          if (svg.nodeName === "svg") figure.append(document.importNode(svg, true));
+          // The chart first (on a phone it is what shows), the facts beside it on a wide screen.
+          box.append(el("div", { class: "rx-grid" }, figure, facts,
+            el("div", { class: "tables" }, earTable(rx, "right", "Right ear (O)"), earTable(rx, "left", "Left ear (X)"))));
+        }
+
+        """#
+
+    static let css = #"""
+        .rx-screen { display: block; }
+        .rx-screen > .hint { margin: 0.2rem 0 0.8rem; }
+        .rx-view h3.name { font-size: 1.5rem; margin: 0.6rem 0 0.4rem; }
+        .rx-grid { display: grid; grid-template-columns: 1fr; gap: 1rem; }
+        @media (min-width: 60rem) { .rx-grid { grid-template-columns: minmax(0, 34rem) 1fr; align-items: start; } .rx-grid .tables { grid-column: 1 / -1; } }
+        .audiogram { margin: 0; }
+        .audiogram svg { display: block; width: 100%; max-width: 34rem; height: auto; background: #fff; border: 3px solid var(--line);
+          border-radius: 0.6rem; }
+        .tables { display: grid; gap: 1rem; grid-template-columns: 1fr; }
+        @media (min-width: 40rem) { .tables { grid-template-columns: 1fr 1fr; } }
+        table.gains { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+        table.gains caption { text-align: left; font-weight: 700; font-size: 1.1rem; padding-bottom: 0.3rem; }
+        table.gains.right caption { color: #d00000; }
+        table.gains.left caption { color: var(--accent); }
+        table.gains .note { color: var(--muted); font-weight: 400; font-size: 0.9rem; }
+        table.gains th, table.gains td { border: 2px solid var(--line); padding: 0.15rem 0.4rem; text-align: right; }
+        table.gains thead th { font-size: 0.8rem; vertical-align: bottom; }
+        .file-label { display: block; font-weight: 700; font-size: 1.2rem; margin: 0.4rem 0; }
+        input[type="file"] { font: inherit; width: 100%; max-width: 40rem; padding: 0.5rem; border: 3px dashed var(--line);
+          border-radius: 0.5rem; }
+        input[type="file"]::file-selector-button { font: inherit; font-weight: 700; min-height: 3rem; margin-right: 0.8rem; padding: 0.4rem 1rem;
+          border: 3px solid var(--line); border-radius: 0.5rem; background: var(--accent); color: #fff; cursor: pointer; }
+        #preview { margin-top: 1rem; border-top: 3px solid var(--line); }
+        #preview-title:focus { outline: none; box-shadow: none; }
+        @media (prefers-color-scheme: dark) {
+          table.gains.right caption { color: #ff8080; }
+          input[type="file"]::file-selector-button { color: #000; }
+        }
+
+        """#
+}

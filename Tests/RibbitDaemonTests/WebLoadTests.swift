@@ -1,0 +1,269 @@
+import Foundation
+import Glibc
+import RibbitControl
+import RibbitTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The Load and Details screens against a real daemon on a private jackd: a QR code's picture
+/// previewed and loaded through the daemon as `ribbitd load` does, `ribbitd load`'s refusals,
+/// a history entry's details, and both pages in headless Chromium.
+extension DaemonTests {
+    /// The preview's JSON, as much as the tests read.
+    struct WebPreview: Decodable {
+        struct Report: Decodable {
+            struct Ear: Decodable {
+                var processed: Bool
+                var thresholdsDBHL: [String: Int]
+                var targetGainDB: [String: Double?]
+            }
+            var name: String
+            var environment: String
+            var audiologist: String?
+            var rule: String
+            var signature: String
+            var ears: [String: Ear]
+        }
+        struct Entry: Decodable {
+            var id: Int64
+            var active: Bool
+        }
+        var prescription: Report
+        var audiogramSVG: String
+        var kind: String?
+        var entry: Entry?
+    }
+
+    @Test func webLoadPreviewsAndLoadsAQRCodeAsRibbitdLoadDoes() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        let web = try WebAppUnderTest(daemon: daemon)
+        let quiet = "Mild sloping high-frequency loss", music = "Moderate flat loss, music"
+        let png = web.directory.appendingPathComponent("code.png")
+        let made = try daemon.ribbitd(["rx", "make", TestPaths.prescription("moderate-flat-music.rx").path, "-o", png.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let picture = try Data(contentsOf: png)
+
+        for path in ["/load", "/load.js", "/details", "/details.js", "/api/details?id=1"] {
+            #expect(try web.request("GET", path, withSession: false).status == 401, "\(path)")
+        }
+        #expect(try web.upload("/api/preview?name=code.png", picture, token: nil, withSession: false).status == 401)
+        _ = try web.logIn()
+        let token = try web.csrfToken()
+        let listBefore = try daemon.ribbitd(["list"]).stdout
+
+        // The preview: everything `rx show` gives, and the audiogram; nothing changes yet.
+        let answer = try web.upload("/api/preview?name=code.png", picture, token: token)
+        #expect(answer.status == 200 && answer.headers["content-type"] == "application/json", "\(answer.text)")
+        let preview = try JSONDecoder().decode(WebPreview.self, from: answer.body)
+        #expect(preview.prescription.name == music && preview.prescription.environment == "music" && preview.kind == "a QR code")
+        #expect(preview.prescription.rule == "pogo2" && preview.prescription.signature == "unsigned")
+        #expect(preview.prescription.audiologist == "Dr. A. Example, Aud.")
+        let right = try #require(preview.prescription.ears["right"])
+        #expect(right.processed && right.thresholdsDBHL["4000"] == 60 && right.thresholdsDBHL.count == 10)
+        #expect(try #require(preview.prescription.ears["left"]).thresholdsDBHL["250"] == 45)
+        // The same targets as `ribbitd rx show --json`.
+        let shown = try daemon.ribbitd(["rx", "show", "--json", png.path])
+        let cli = try JSONDecoder().decode(WebPreview.Report.self, from: Data(shown.stdout.utf8))
+        #expect(cli.ears["right"]?.targetGainDB == right.targetGainDB && cli.ears["left"]?.targetGainDB["1000"] != nil)
+        let svg = preview.audiogramSVG
+        #expect(svg.hasPrefix("<svg") && svg.contains("Right ear (O): 250 Hz 45 dB HL") && svg.contains("Left ear (X): 250 Hz 45 dB HL"))
+        #expect(svg.components(separatedBy: "class=\"audiogram-right-mark\"").count == 11)
+        print("ribbit-web load screen: audiogram SVG \(svg.utf8.count) B, preview JSON \(answer.body.count) B")
+        #expect(try daemon.status().prescription?.name == quiet)
+        #expect(try daemon.ribbitd(["list"]).stdout == listBefore)
+
+        // A broken file: `ribbitd load`'s own line as a 4xx; nothing changes.
+        let broken = web.directory.appendingPathComponent("broken.rx")
+        try Data("RIBBIT-RX 1\nname: Broken\nleft: 250=oops\n".utf8).write(to: broken)
+        let refused = try web.upload("/api/preview?name=broken.rx", try Data(contentsOf: broken), token: token)
+        let line = refused.text.trimmingCharacters(in: .newlines)
+        #expect(refused.status == 422 && !line.isEmpty && !line.contains("\n"), "\(refused.status) \(line)")
+        let loadCLI = try daemon.ribbitd(["load", broken.path])
+        #expect(
+            loadCLI.status == 65 && loadCLI.stderr.replacingOccurrences(of: broken.path, with: "broken.rx").contains(line),
+            "\(loadCLI.stderr) | \(line)")
+        #expect(line.hasPrefix("broken.rx: ") && line.hasSuffix("the prescription was not used"), "\(line)")
+        let notRx = try web.upload("/api/preview?name=notes.txt", Data("hello".utf8), token: token)
+        #expect(notRx.status == 422 && notRx.text.contains("not a ribbit prescription"), "\(notRx.text)")
+        let noCode = try web.upload("/api/load?name=photo.png", Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0]), token: token)
+        #expect(noCode.status == 422 && noCode.text.hasPrefix("photo.png: "), "\(noCode.text)")
+        #expect(try web.upload("/api/preview?name=empty.rx", Data(), token: token).status == 400)
+        #expect(try daemon.status().prescription?.name == quiet)
+        #expect(try daemon.ribbitd(["list"]).stdout == listBefore)
+
+        // Without the CSRF token: 403, nothing changes. Over 16 MiB: 413.
+        #expect(try web.upload("/api/load?name=code.png", picture, token: nil).status == 403)
+        #expect(try web.upload("/api/preview?name=code.png", picture, token: nil).status == 403)
+        #expect(try web.upload("/api/load?name=big.png", Data(count: 16 * 1024 * 1024 + 1), token: token).status == 413)
+        #expect(try web.upload("/api/use?name=code.png", picture, token: token).status == 413, "4 KiB elsewhere")
+        #expect(try daemon.status().prescription?.name == quiet)
+
+        // Load: the daemon plays it and the history keeps it, the web upload named as its source.
+        let loaded = try web.upload("/api/load?name=code.png", picture, token: token)
+        #expect(loaded.status == 200, "\(loaded.text)")
+        #expect(try JSONDecoder().decode(DaemonStatus.self, from: loaded.body).prescription?.name == music)
+        #expect(try daemon.ribbitd(["status"]).stdout.contains(music))
+        let list = try daemon.ribbitd(["list", "--json"]).stdout
+        #expect(list.contains("web upload: code.png"), "\(list)")
+        // As a trial: the daemon reports it and goes back when it ends.
+        #expect(try web.upload("/api/load?name=code.png&trial=0", picture, token: token).status == 400)
+        let trial = try web.upload("/api/load?name=code.png&trial=900", picture, token: token)
+        let trialStatus = try daemon.status()
+        #expect(trial.status == 200 && trialStatus.trial != nil, "\(trial.text)")
+        #expect(try daemon.ribbitd(["revert"]).status == 0)
+        // What the uploads left in memory (16 MiB refused, 5 pictures checked).
+        let status = (try? String(contentsOfFile: "/proc/\(web.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        print("ribbit-web after the uploads: \(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? "VmRSS: ?")")
+    }
+
+    @Test func webDetailsShowAHistoryEntryWithItsAudiogram() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        #expect(try daemon.ribbitd(["load", TestPaths.prescription("moderate-flat-music.rx").path]).status == 0)
+        let web = try WebAppUnderTest(daemon: daemon)
+        _ = try web.logIn()
+        let answer = try web.request("GET", "/api/details?id=1")
+        #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+        let details = try JSONDecoder().decode(WebPreview.self, from: answer.body)
+        #expect(details.prescription.name == "Mild sloping high-frequency loss" && details.entry?.id == 1 && details.entry?.active == false)
+        // Its audiogram, as `ribbitd show 1 --json` lists it.
+        struct Shown: Decodable { var prescription: WebPreview.Report }
+        let cli = try JSONDecoder().decode(Shown.self, from: Data(try daemon.ribbitd(["show", "1", "--json"]).stdout.utf8))
+        #expect(details.prescription.ears["left"]?.thresholdsDBHL == cli.prescription.ears["left"]?.thresholdsDBHL)
+        #expect(details.prescription.ears["right"]?.targetGainDB == cli.prescription.ears["right"]?.targetGainDB)
+        let levels = try #require(cli.prescription.ears["right"]?.thresholdsDBHL.sorted { Int($0.key)! < Int($1.key)! }.first)
+        #expect(details.audiogramSVG.contains("Right ear (O): \(levels.key) Hz \(levels.value) dB HL"), "\(details.audiogramSVG)")
+        #expect(try JSONDecoder().decode(WebPreview.self, from: web.request("GET", "/api/details?id=2").body).entry?.active == true)
+        for path in ["/api/details?id=9", "/api/details?id=x", "/api/details"] {
+            #expect(try web.request("GET", path).status == 404, "\(path)")
+        }
+        // The login link keeps the rest of the query.
+        let head = try web.rawHead("GET /details?id=1&token=\(web.accessToken) HTTP/1.1\r\nHost: 127.0.0.1:\(web.port)\r\n\r\n")
+        #expect(head.lowercased().contains("\r\nlocation: /details?id=1\r\n"), "\(head)")
+    }
+
+    /// Headless Chromium: /details draws the audiogram and the tables; on /load a QR code's
+    /// picture is chosen in the file input over DevTools (a headless browser has no file picker
+    /// to click), previewed, and loaded through the daemon. No console message, no CSP violation.
+    /// RIBBIT_WEB_SCREENSHOTS=DIR keeps the screenshots (docs/images/web-load-*.png, web-details-*.png).
+    @Test func webLoadAndDetailsScreensRenderInAHeadlessBrowser() throws {
+        let chromium = try #require(Built.tool("chromium"), "chromium is not installed (make dev-deps)")
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        #expect(try daemon.ribbitd(["load", TestPaths.prescription("moderate-flat-music.rx").path]).status == 0)
+        let web = try WebAppUnderTest(daemon: daemon)
+        let profile = web.directory.appendingPathComponent("chromium")
+        let common = ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile.path)", "--virtual-time-budget=4000"]
+        let details = web.personalURL.replacingOccurrences(of: "/?token=", with: "/details?id=1&token=")
+        let load = web.personalURL.replacingOccurrences(of: "/?token=", with: "/load?token=")
+
+        let dom = try Built.run(chromium, common + ["--enable-logging=stderr", "--v=0", "--dump-dom", details], timeoutSeconds: 60)
+        #expect(dom.status == 0, "\(dom.stderr)")
+        #expect(dom.stdout.contains(#"<h3 class="name">Mild sloping high-frequency loss</h3>"#), "\(dom.stdout)")
+        #expect(dom.stdout.contains("<svg") && dom.stdout.contains("audiogram-right-mark") && dom.stdout.contains("<caption>Right ear (O)"))
+        #expect(dom.stdout.contains(#"<button type="button" id="use" class="use">Load</button>"#), "not active: Load shows")
+        var console = dom.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }
+        #expect(console.isEmpty, "the page wrote to the console: \(console)")
+        let loadDOM = try Built.run(chromium, common + ["--enable-logging=stderr", "--v=0", "--dump-dom", load], timeoutSeconds: 60)
+        #expect(loadDOM.stdout.contains(#"accept="image/*,.rx,text/plain""#) && loadDOM.stdout.contains(#"aria-current="page">Load</a>"#))
+        console = loadDOM.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }
+        #expect(console.isEmpty, "the page wrote to the console: \(console)")
+
+        let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
+        func check(_ data: Data, _ name: String, _ width: Int, _ height: Int) throws {
+            let size = [16, 20].map { offset in data[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
+            #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]) && size == [width, height], "\(name) screenshot is \(size)")
+            if let keep {
+                try? FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
+                try data.write(to: keep.appendingPathComponent(name))
+            }
+        }
+        for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
+            let png = web.directory.appendingPathComponent("web-details-\(label).png")
+            let shot = try Built.run(
+                chromium, common + ["--hide-scrollbars", "--window-size=\(width),\(height)", "--screenshot=\(png.path)", details],
+                timeoutSeconds: 60)
+            #expect(shot.status == 0, "\(shot.stderr)")
+            try check(try Data(contentsOf: png), png.lastPathComponent, width, height)
+        }
+
+        // /load with a QR code's picture chosen in the file input, as a person picks one: the
+        // preview, then Load, and the daemon plays it.
+        let code = web.directory.appendingPathComponent("ski-slope.png")
+        #expect(try daemon.ribbitd(["rx", "make", TestPaths.prescription("ski-slope.rx").path, "-o", code.path]).status == 0)
+        let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: load)
+        try browser.wait(for: #"document.readyState === "complete" && document.getElementById("file") !== null"#)
+        try browser.chooseFile(code.path, in: "#file")
+        try browser.wait(for: #"!document.getElementById("preview").hidden"#)
+        let shown = try browser.evaluate(#"document.getElementById("rx-view").textContent"#) as? String ?? ""
+        let skiSlope = try #require(
+            try String(contentsOf: TestPaths.prescription("ski-slope.rx"), encoding: .utf8).split(separator: "\n")
+                .first { $0.hasPrefix("name: ") }?.dropFirst(6))
+        #expect(shown.contains(skiSlope) && shown.contains("Target gain (dB)"), "\(shown)")
+        let marks = try browser.evaluate(##"document.querySelectorAll("#rx-view svg .audiogram-right-mark").length"##) as? Int
+        #expect((marks ?? 0) > 0)
+        #expect(try daemon.status().prescription?.name != String(skiSlope), "nothing changes before Load")
+        try check(try browser.screenshot(width: 390, height: 844), "web-load-phone.png", 390, 844)
+        _ = try browser.evaluate("window.scrollTo(0, 0)")
+        try check(try browser.screenshot(width: 1280, height: 800), "web-load-laptop.png", 1280, 800)
+        _ = try browser.evaluate(#"document.getElementById("load").click()"#)
+        try browser.wait(for: #"document.getElementById("connection").textContent.startsWith("Now using")"#)
+        #expect(try daemon.status().prescription?.name == String(skiSlope))
+        // Details of the first entry: Load (Use) makes it the active one again.
+        try browser.call("Page.navigate", ["url": web.url + "details?id=1"])
+        try browser.wait(for: #"!document.getElementById("use").hidden"#)
+        _ = try browser.evaluate(#"document.getElementById("use").click()"#)
+        try browser.wait(for: #"document.getElementById("use").hidden"#)
+        #expect(try daemon.status().prescription?.id == 1)
+        #expect(browser.problems.isEmpty, "the page wrote to the console: \(browser.problems)")
+        _ = try web.logIn()
+        let weights = ["/load", "/load.js", "/details?id=1", "/details.js", "/common.js", "/app.css", "/api/details?id=1"].map { path in
+            "\(path) \((try? web.request("GET", path).body.count) ?? -1) B"
+        }
+        print("ribbit-web load and details screens: \(weights.joined(separator: ", "))")
+    }
+}
+
+extension WebAppUnderTest.Answer {
+    var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+extension WebAppUnderTest {
+    /// POSTs `bytes` as they are (the Load screen's upload), with the session unless told not to.
+    func upload(_ path: String, _ bytes: Data, token: String?, withSession: Bool = true) throws -> Answer {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = "POST"
+        request.timeoutInterval = 30
+        if withSession, let cookie { request.setValue(cookie, forHTTPHeaderField: "Cookie") }
+        if let token { request.setValue(token, forHTTPHeaderField: "X-CSRF-Token") }
+        request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+        request.httpBody = bytes
+        final class Box: @unchecked Sendable { var answer: Answer? }
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpShouldSetCookies = false
+        URLSession(configuration: configuration).dataTask(with: request) { data, response, _ in
+            if let http = response as? HTTPURLResponse {
+                var headers = [String: String]()
+                for (name, value) in http.allHeaderFields { headers["\(name)".lowercased()] = "\(value)" }
+                box.answer = Answer(status: http.statusCode, body: data ?? Data(), headers: headers)
+            }
+            done.signal()
+        }.resume()
+        guard done.wait(timeout: .now() + 40) == .success, let answer = box.answer else {
+            throw TestSetupError("POST \(path): no answer")
+        }
+        return answer
+    }
+}
