@@ -14,8 +14,14 @@ RUN_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpn
 # debhelper (with dpkg-dev) and lintian for `make deb`, mandoc to check the man pages, zsh and
 # fish to check their completions, rsvg-convert (librsvg2-bin) to render the plots the tests check,
 # chromium (headless) to render the verify report to PDF and PNG; sqlite3 to hold the data
-# log's write lock in a test; curl and openssl to check the web app's HTTPS and pairing.
-DEV_PACKAGES := espeak-ng sox bc imagemagick tmux debhelper lintian mandoc zsh fish librsvg2-bin chromium sqlite3 curl openssl
+# log's write lock in a test; curl and openssl to check the web app's HTTPS and pairing; pip to
+# fetch axe-core for its accessibility test.
+DEV_PACKAGES := espeak-ng sox bc imagemagick tmux debhelper lintian mandoc zsh fish librsvg2-bin chromium sqlite3 curl openssl python3-pip
+# axe-core (Deque's accessibility rules, MPL-2.0), for the web app's accessibility test only: not
+# in Debian, so taken from the PyPI wheel that bundles it, checked against its hash, never shipped.
+AXE := .build/test-tools/axe.min.js
+AXE_WHEEL := axe_playwright_python-0.1.8-py3-none-any.whl
+AXE_WHEEL_SHA256 := fdd263c998388f1a8e67cad02677e612d946248bd44d163be5e8650ea31f95f8
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 DEMO_CAMFIT := Prescriptions/camfit-sloping.rx
@@ -30,13 +36,21 @@ run: deps build
 # Debug build for the unit tests; the compiler's real-time check; the release daemon and its
 # audio process for the integration tests (what ships, and what the real-time audit must judge).
 # The formatting check runs first: it takes seconds, the build minutes.
-test: dev-deps lint
+test: dev-deps lint $(AXE)
 	swift build
 	$(MAKE) rt-check
 	$(RELEASE) --product ribbitd
 	$(RELEASE) --product ribbit-audio
 	$(RELEASE) --product ribbit-web
 	scripts/swift-test.sh
+
+# axe-core, fetched once.
+$(AXE):
+	@mkdir -p $(@D)
+	python3 -m pip download --quiet --no-deps --only-binary :all: axe-playwright-python==0.1.8 -d $(@D)
+	echo "$(AXE_WHEEL_SHA256)  $(@D)/$(AXE_WHEEL)" | sha256sum --check --quiet
+	python3 -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("axe_playwright_python/axe.min.js"))' \
+		$(@D)/$(AXE_WHEEL) $@
 
 # swift-format (ships with the toolchain), configured in .swift-format to the code's style:
 # `make format` rewrites the files in place, `make lint` fails on any file it would change.
