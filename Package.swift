@@ -113,7 +113,8 @@ let package = Package(
         .executableTarget(
             name: "ribbit-web",
             dependencies: [
-                "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", .product(name: "Hummingbird", package: "hummingbird"),
+                "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", "RibbitFitting", "RibbitPrescription", "RibbitSignature",
+                "RibbitImage", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
             ]
         ),

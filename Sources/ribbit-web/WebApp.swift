@@ -10,7 +10,7 @@ import RibbitStore
 enum WebApp {
     /// `onRunning` is called once the port is bound (so a message then is true).
     static func make(
-        listen: WebListenAddress, daemon: DaemonBridge, history: HistoryBridge, token: String, access: WebAccess,
+        listen: WebListenAddress, daemon: DaemonBridge, history: HistoryBridge, keys: SigningKeys, token: String, access: WebAccess,
         onRunning: @escaping @Sendable () -> Void
     ) -> some ApplicationProtocol {
         let router = Router()
@@ -19,6 +19,7 @@ enum WebApp {
         Assets.addRoutes(to: router)
         HomeScreen.addRoutes(to: router, daemon: daemon, csrfToken: token)
         PrescriptionsScreen.addRoutes(to: router, daemon: daemon, history: history, csrfToken: token)
+        FittingScreen.addRoutes(to: router, daemon: daemon, history: history, keys: keys, csrfToken: token)
 
         return Application(
             router: router,

@@ -33,7 +33,8 @@ let access = WebAccess()
 let personalURL = "\(listen.url)?token=\(access.token)"
 let tokenFile = paths.webTokenPath
 let history = HistoryBridge(storePath: paths.storePath)
-let app = WebApp.make(listen: listen, daemon: daemon, history: history, token: CSRFToken.make(), access: access) {
+let keys = SigningKeys(directory: paths.signingKeysDirectory)
+let app = WebApp.make(listen: listen, daemon: daemon, history: history, keys: keys, token: CSRFToken.make(), access: access) {
     // Once listening (a port in use leaves another web app's file alone): the file, then the
     // link, written at once (no buffering): a service manager's log and a test read it.
     do throws(WebTokenFile.Failure) { try WebTokenFile.write(personalURL + "\n", to: tokenFile) } catch {
