@@ -117,6 +117,18 @@ struct FittingForm: Decodable {
         var frequenciesHz: [Int]
         var left: [String: Double?]?
         var right: [String: Double?]?
+
+        private enum CodingKeys: String, CodingKey { case rule, version, frequenciesHz, left, right }
+
+        /// An ear not fitted as null, not left out: the page tells "not fitted" from "not sent".
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(rule, forKey: .rule)
+            try container.encode(version, forKey: .version)
+            try container.encode(frequenciesHz, forKey: .frequenciesHz)
+            try container.encode(left, forKey: .left)
+            try container.encode(right, forKey: .right)
+        }
     }
 
     static func targets(_ rx: Prescription) throws(Failure) -> Targets {

@@ -124,6 +124,29 @@ enum FittingScreen {
             <main class="fitting">
               <h2 id="fitting-title" class="screen-title">Fitting</h2>
               <p class="hint wide">Enter the audiogram; the target gains follow as you type. Try it on the wearer, then make the signed QR code.</p>
+              <section id="audiogram-card" class="card" aria-labelledby="audiogram-title">
+                <h2 id="audiogram-title">Audiogram, dB HL</h2>
+                <svg id="audiogram-chart" class="chart" viewBox="0 0 320 250" role="img" aria-labelledby="audiogram-chart-title"><title id="audiogram-chart-title">Audiogram: right ear O in red, left ear X in blue, louder thresholds lower</title></svg>
+                <fieldset class="click-ear">
+                  <legend>A click on the chart sets</legend>
+                  <label><input type="radio" name="click-ear" value="right" checked> Right</label>
+                  <label><input type="radio" name="click-ear" value="left"> Left</label>
+                </fieldset>
+                <table class="grid">
+                  <thead><tr><th scope="col">Hz</th><th scope="col" class="ear-right">Right ○</th><th scope="col" class="ear-left">Left ×</th></tr></thead>
+                  <tbody>
+            \#(audiogramRows)      </tbody>
+                </table>
+              </section>
+              <section id="targets-card" class="card" aria-labelledby="targets-title">
+                <h2 id="targets-title">Target gains, dB</h2>
+                <p id="targets-state" class="hint" role="status">Enter 500, 1000, 2000 and 4000 Hz for an ear.</p>
+                <svg id="gain-chart" class="chart" viewBox="0 0 320 250" role="img" aria-labelledby="gain-chart-title"><title id="gain-chart-title">Target insertion gains: right ear in red, left ear in blue</title></svg>
+                <table class="grid">
+                  <thead><tr><th scope="col">Hz</th><th scope="col" class="ear-right">Right</th><th scope="col" class="ear-left">Left</th></tr></thead>
+                  <tbody id="targets-body"></tbody>
+                </table>
+              </section>
               <section id="fields-card" class="card" aria-labelledby="fields-title">
                 <h2 id="fields-title">Prescription</h2>
                 <div class="fields">
@@ -134,29 +157,6 @@ enum FittingScreen {
                   <label>Patient <input id="f-patient" type="text" maxlength="80" autocomplete="off"></label>
                   <label>Fitting rule <select id="f-rule">\#(rules)</select></label>
                 </div>
-              </section>
-              <section id="audiogram-card" class="card" aria-labelledby="audiogram-title">
-                <h2 id="audiogram-title">Audiogram, dB HL</h2>
-                <table class="grid">
-                  <thead><tr><th scope="col">Hz</th><th scope="col" class="ear-right">Right ○</th><th scope="col" class="ear-left">Left ×</th></tr></thead>
-                  <tbody>
-            \#(audiogramRows)      </tbody>
-                </table>
-                <svg id="audiogram-chart" class="chart" viewBox="0 0 320 250" role="img" aria-labelledby="audiogram-chart-title"><title id="audiogram-chart-title">Audiogram: right ear O in red, left ear X in blue, louder thresholds lower</title></svg>
-                <fieldset class="click-ear">
-                  <legend>A click on the chart sets</legend>
-                  <label><input type="radio" name="click-ear" value="right" checked> Right</label>
-                  <label><input type="radio" name="click-ear" value="left"> Left</label>
-                </fieldset>
-              </section>
-              <section id="targets-card" class="card" aria-labelledby="targets-title">
-                <h2 id="targets-title">Target gains, dB</h2>
-                <p id="targets-state" class="hint" role="status">Enter 500, 1000, 2000 and 4000 Hz for an ear.</p>
-                <table class="grid">
-                  <thead><tr><th scope="col">Hz</th><th scope="col" class="ear-right">Right</th><th scope="col" class="ear-left">Left</th></tr></thead>
-                  <tbody id="targets-body"></tbody>
-                </table>
-                <svg id="gain-chart" class="chart" viewBox="0 0 320 250" role="img" aria-labelledby="gain-chart-title"><title id="gain-chart-title">Target insertion gains: right ear in red, left ear in blue</title></svg>
               </section>
               <section id="trial-card" class="card" aria-labelledby="trial-title">
                 <h2 id="trial-title">Try it on the wearer</h2>
@@ -224,14 +224,14 @@ enum FittingScreen {
         }
 
         // Frequency on a log axis, 250 to 8000 Hz, inside a 320 x 250 box.
-        const plot = { left: 44, right: 308, top: 14, bottom: 222 };  // the plot area, in viewBox units
+        const plot = { left: 44, right: 308, top: 26, bottom: 222 };  // the plot area, in viewBox units
         function xOf(f) { return plot.left + (plot.right - plot.left) * Math.log(f / 250) / Math.log(32); }
 
-        function axes(chart, lo, hi, step, downward, unit) {
+        function axes(chart, lo, hi, ticks, downward, unit) {
           chart.querySelectorAll(":not(title)").forEach((n) => n.remove());
           const { left, right, top, bottom } = plot;
           const yOf = (v) => downward ? top + (bottom - top) * (v - lo) / (hi - lo) : bottom - (bottom - top) * (v - lo) / (hi - lo);
-          for (let v = lo; v <= hi; v += step) {
+          for (const v of ticks) {
             chart.append(svg("line", { x1: left, x2: right, y1: yOf(v), y2: yOf(v), class: "rule" }));
             chart.append(svg("text", { x: left - 6, y: yOf(v) + 5, "text-anchor": "end", class: "tick" }, String(v)));
           }
@@ -239,7 +239,7 @@ enum FittingScreen {
             chart.append(svg("line", { x1: xOf(f), x2: xOf(f), y1: top, y2: bottom, class: "rule" }));
             chart.append(svg("text", { x: xOf(f), y: bottom + 20, "text-anchor": "middle", class: "tick" }, f >= 1000 ? f / 1000 + "k" : String(f)));
           }
-          chart.append(svg("text", { x: 4, y: top + 2, class: "tick" }, unit));
+          chart.append(svg("text", { x: 4, y: 14, class: "tick" }, unit));
           return yOf;
         }
 
@@ -251,7 +251,7 @@ enum FittingScreen {
 
         function drawAudiogram(values) {
           const chart = $("audiogram-chart");
-          const yOf = axes(chart, -10, 120, 20, true, "dB HL");
+          const yOf = axes(chart, -10, 120, [0, 20, 40, 60, 80, 100, 120], true, "dB HL");
           for (const ear of ears) {
             const points = freqs.filter((f) => values[ear][f] !== null && Number.isFinite(values[ear][f])).map((f) => [f, values[ear][f]]);
             line(chart, points, ear, yOf);
@@ -267,7 +267,7 @@ enum FittingScreen {
           const body = $("targets-body");
           body.replaceChildren();
           const chart = $("gain-chart");
-          const yOf = axes(chart, 0, 50, 10, false, "dB");
+          const yOf = axes(chart, 0, 50, [0, 10, 20, 30, 40, 50], false, "dB");
           if (!targets) return;
           const text = (ear, f) => targets[ear] ? (targets[ear][f] === null ? "off" : signed(targets[ear][f])) : "–";
           for (const f of freqs) body.append(el("tr", {}, el("th", { scope: "row", text: String(f) }), el("td", { text: text("right", f) }), el("td", { text: text("left", f) })));
@@ -471,12 +471,14 @@ enum FittingScreen {
 
     static let css = #"""
         :root { --right: #c00000; --left: #0040c0; }
-        .fitting { align-items: start; }
+        /* minmax(0, 1fr): a text box's own width must not push a column past a phone's screen. */
+        .fitting { align-items: start; grid-template-columns: minmax(0, 1fr); }
+        @media (min-width: 40rem) { .fitting { grid-template-columns: repeat(2, minmax(0, 1fr)); } }
         .fitting .screen-title, .fitting > .hint { grid-column: 1 / -1; margin: 0.2rem 0 0; }
-        /* A laptop: the form and the actions left, the audiogram and the targets beside them. */
+        /* A laptop: the audiogram and the targets side by side, the form and the actions right of them (the order in the page). */
         @media (min-width: 60rem) {
-          .fitting { grid-template-areas: "title title title" "hint hint hint" "fields audiogram targets" "trial audiogram targets"
-            "qr audiogram targets" "qr . ."; grid-template-rows: auto auto auto auto auto 1fr; }
+          .fitting { grid-template-columns: repeat(3, minmax(0, 1fr)); grid-template-areas: "title title title" "hint hint hint" "audiogram targets fields" "audiogram targets trial"
+            "audiogram targets qr" ". . qr"; grid-template-rows: auto auto auto auto auto 1fr; }
           .fitting .screen-title { grid-area: title; }
           .fitting > .hint { grid-area: hint; }
           #fields-card { grid-area: fields; }
@@ -488,12 +490,12 @@ enum FittingScreen {
         .fields { display: grid; gap: 0.6rem; }
         .fields label, label.inline { display: grid; gap: 0.2rem; font-weight: 600; }
         .fields input, .fields select, label.inline select, .grid input { font: inherit; min-height: 2.8rem; padding: 0.2rem 0.5rem;
-          border: 3px solid var(--line); border-radius: 0.4rem; background: var(--paper); color: var(--ink); width: 100%; }
+          border: 3px solid var(--line); border-radius: 0.4rem; background: var(--paper); color: var(--ink); width: 100%; min-width: 0; }
         label.inline { margin-bottom: 0.6rem; }
         .grid { width: 100%; border-collapse: collapse; margin: 0.3rem 0 0.6rem; }
-        .grid th, .grid td { padding: 0.15rem 0.3rem; text-align: right; border-bottom: 1px solid var(--muted); }
+        .grid th, .grid td { padding: 0.1rem 0.3rem; text-align: right; border-bottom: 1px solid var(--muted); }
         .grid thead th { border-bottom: 3px solid var(--line); }
-        .grid input { text-align: right; min-height: 2.6rem; }
+        .grid input { text-align: right; min-height: 2.3rem; padding: 0 0.4rem; }
         .ear-right { color: var(--right); }
         .ear-left { color: var(--left); }
         .chart { display: block; width: 100%; height: auto; max-width: 30rem; margin: 0.4rem auto; cursor: crosshair; }
@@ -508,7 +510,7 @@ enum FittingScreen {
         .chart .dot.left { fill: var(--left); }
         .click-ear { grid-template-columns: 1fr 1fr; }
         .click-ear legend { position: static; width: auto; height: auto; clip: auto; grid-column: 1 / -1; font-weight: 600; margin-bottom: 0.3rem; }
-        #trial-state { font-size: 1.15rem; }
+        #trial-state { font-size: 1.15rem; overflow-wrap: anywhere; }
         #qr-result { margin: 0.8rem 0 0; text-align: center; }
         #qr-image { display: block; width: 100%; max-width: 20rem; height: auto; margin: 0 auto; image-rendering: pixelated; }
         #qr-result figcaption { margin-top: 0.4rem; font-weight: 600; overflow-wrap: anywhere; }
