@@ -69,7 +69,10 @@ struct FittingForm: Decodable {
             patient: fields["patient"], date: date, rule: rule, thresholds: thresholds)
         rx.version = rule.formatVersion
         do { return try Prescription.parse(Array(rx.text.utf8)) } catch {
-            throw Failure(message: "not a valid prescription: \(error.message)")
+            // The parser speaks to the wearer; here the audiologist is the one to act.
+            let message = error.message.replacingOccurrences(
+                of: "ask the audiologist to refit", with: "this rule prescribes too much for this audiogram: try another rule")
+            throw Failure(message: "not a valid prescription: \(message)")
         }
     }
 

@@ -86,6 +86,8 @@ extension DaemonTests {
             #"{"rule":"camfit","right":{"500":20,"1000":12.5,"2000":40,"4000":50}}"#: "whole dB",
             #"{"rule":"camfit","right":{"500":20,"1000":20,"2000":40,"4000":50,"125":10}}"#: "not one of the frequencies",
             #"{"rule":"camfit","left":{},"right":{"500":null}}"#: "at least one ear",
+            #"{"rule":"camfit","right":{"500":20,"1000":30,"2000":40,"4000":60}}"#:
+                "above the limit of +50 dB; this rule prescribes too much",
             #"{"rule":"explicit","right":{"500":20,"1000":20,"2000":40,"4000":50}}"#: "rule 'explicit' is unknown",
             #"{"rule":"camfit","right":{"500":"loud"}}"#: "not the JSON",
         ]
