@@ -29,6 +29,8 @@ public struct RibbitPaths: Sendable {
     public var configDirectory: String { directory("XDG_CONFIG_HOME", default: ".config") + "/ribbit" }
     public var configFile: String { configDirectory + "/ribbitd.conf" }
     public var trustedKeysDirectory: String { configDirectory + "/trusted" }
+    /// The audiologist's private signing keys for the web app's Fitting screen (`rx keygen -d` there).
+    public var signingKeysDirectory: String { configDirectory + "/keys" }
     /// `$XDG_DATA_HOME/ribbit` (default ~/.local/share/ribbit): the prescription history.
     public var dataDirectory: String { directory("XDG_DATA_HOME", default: ".local/share") + "/ribbit" }
     public var storePath: String { dataDirectory + "/ribbit.sqlite" }

@@ -108,8 +108,9 @@ enum WebSecurity {
     static let howToOpen = "open the link `ribbitd web` printed (or run `ribbitd web --url`)"
 
     /// script-src 'self' and no 'unsafe-inline': only the app's own script files run; nothing comes from elsewhere.
+    /// img-src blob: for the QR code the Fitting screen shows from its POST's answer.
     static let contentSecurityPolicy =
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; "
         + "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
     static func secure(_ headers: inout HTTPFields) {

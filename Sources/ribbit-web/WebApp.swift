@@ -12,8 +12,8 @@ import RibbitStore
 enum WebApp {
     /// `onRunning` is called once the port is bound (so a message then is true).
     static func make(
-        listen: WebListenAddress, server: HTTPServerBuilder = .http1(), daemon: DaemonBridge, history: HistoryBridge, token: String,
-        access: WebAccess,
+        listen: WebListenAddress, server: HTTPServerBuilder = .http1(), daemon: DaemonBridge, history: HistoryBridge,
+        keys: SigningKeys, token: String, access: WebAccess,
         onRunning: @escaping @Sendable () -> Void
     ) -> some ApplicationProtocol {
         let router = Router()
@@ -24,6 +24,7 @@ enum WebApp {
         PrescriptionsScreen.addRoutes(to: router, daemon: daemon, history: history, csrfToken: token)
         LoadScreen.addRoutes(to: router, daemon: daemon, intake: IntakeBridge(paths: RibbitPaths()), csrfToken: token)
         DetailsScreen.addRoutes(to: router, history: history, csrfToken: token)
+        FittingScreen.addRoutes(to: router, daemon: daemon, history: history, keys: keys, csrfToken: token)
 
         return Application(
             router: router,

@@ -73,11 +73,13 @@ let onTerminal = isatty(STDOUT_FILENO) == 1
 
 let access = WebAccess(oneTime: tls != nil) { token in announce(token, first: false) }
 let history = HistoryBridge(storePath: paths.storePath)
+let keys = SigningKeys(directory: paths.signingKeysDirectory)
 var server = HTTPServerBuilder.http1()
 if let tls {
     do { server = try .tls(.http1(), tlsConfiguration: try tls.configuration()) } catch { fail("\(error)", code: 73) }
 }
-let app = WebApp.make(listen: listen, server: server, daemon: daemon, history: history, token: CSRFToken.make(), access: access) {
+let app = WebApp.make(listen: listen, server: server, daemon: daemon, history: history, keys: keys, token: CSRFToken.make(), access: access)
+{
     // Once listening (a port in use leaves another web app's file alone).
     announce(access.token, first: true)
 }

@@ -1,0 +1,265 @@
+import Foundation
+import RibbitControl
+import RibbitFitting
+import RibbitPrescription
+import RibbitTestSupport
+import Testing
+
+/// The Fitting screen against a real daemon on a private jackd: the targets are RibbitFitting's,
+/// a trial changes what `ribbitd status` says and Revert undoes it, and the QR code the web app
+/// signs reads back with `ribbitd rx show` exactly as it was entered.
+extension DaemonTests {
+    /// An audiogram as the page sends it: the right ear complete, the left with blanks.
+    static let fittingAudiogram =
+        #""right":{"250":10,"500":15,"750":20,"1000":25,"1500":30,"2000":35,"3000":40,"4000":45,"6000":45,"8000":40},"#
+        + #""left":{"250":null,"500":20,"750":null,"1000":25,"1500":null,"2000":30,"3000":null,"4000":40,"6000":null,"8000":40}"#
+    static let fittingThresholds: [Ear: [Int: Int]] = [
+        .right: [250: 10, 500: 15, 750: 20, 1000: 25, 1500: 30, 2000: 35, 3000: 40, 4000: 45, 6000: 45, 8000: 40],
+        .left: [500: 20, 1000: 25, 2000: 30, 4000: 40, 8000: 40],
+    ]
+
+    /// Keys as the audiologist makes them: `ribbitd rx keygen -d` into the keys folder, one
+    /// protected by a passphrase; the unprotected one trusted.
+    static func fittingKeys(_ daemon: DaemonUnderTest) throws -> String {
+        let keys = try #require(daemon.environment["XDG_CONFIG_HOME"]) + "/ribbit/keys"
+        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
+        #expect(try daemon.ribbitd(["rx", "keygen", "Dr Ada Test", "-d", keys, "--no-passphrase"]).status == 0)
+        let secret = keys + "/../passphrase.txt"
+        try "open sesame\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        #expect(try daemon.ribbitd(["rx", "keygen", "Dr Bo", "-d", keys, "--passphrase-file", secret]).status == 0)
+        #expect(try daemon.ribbitd(["rx", "trust", keys + "/Dr-Ada-Test.pub"]).status == 0)
+        return keys
+    }
+
+    @Test func webFittingComputesTargetsTriesAndMakesASignedCode() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        let keys = try Self.fittingKeys(daemon)
+        let web = try WebAppUnderTest(daemon: daemon)
+        #expect(try web.request("GET", "/fitting", withSession: false).status == 401)
+        #expect(try web.logIn(path: "/fitting").headers["location"] == "/fitting")
+        let token = try web.csrfToken()
+        let original = try #require(try daemon.status().prescription?.name)
+
+        // The page: native controls, a label or aria-label on each, no inline script or style.
+        let page = String(decoding: try web.request("GET", "/fitting").body, as: UTF8.self)
+        #expect(!page.contains("tabindex") && !page.contains("onclick") && !page.contains("style=") && !page.contains("<script>"))
+        #expect(page.contains(#"<a href="/fitting" aria-current="page">Fitting</a>"#))
+        #expect(page.components(separatedBy: "aria-label=\"Right ear, ").count - 1 == 10)
+        #expect(page.components(separatedBy: "aria-label=\"Left ear, ").count - 1 == 10)
+
+        // The targets: what RibbitFitting computes for the same audiogram (as `rx show` does).
+        for rule in [FittingRule.camfit, .nalR, .halfGain, .pogo2] {
+            let answer = try web.request(
+                "POST", "/api/fitting/targets", token: token, json: #"{"rule":"\#(rule.rawValue)",\#(Self.fittingAudiogram)}"#)
+            #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+            struct Targets: Decodable {
+                var frequenciesHz: [Int]
+                var left: [String: Double?]?
+                var right: [String: Double?]?
+            }
+            let targets = try JSONDecoder().decode(Targets.self, from: answer.body)
+            var rx = Prescription(name: "fitting", environment: "quiet", rule: rule, thresholds: Self.fittingThresholds)
+            rx.version = rule.formatVersion
+            let fitting = try Fitting(prescription: rx, sampleRate: 48000)
+            #expect(targets.frequenciesHz == [250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000])
+            for (ear, gains) in [(Ear.left, targets.left), (.right, targets.right)] {
+                let gains = try #require(gains)
+                for f in targets.frequenciesHz {
+                    let db = fitting.targetGainDB(for: ear, atHz: Double(f))
+                    let expected = db.isFinite ? (db * 10).rounded() / 10 + 0 : nil
+                    #expect(gains[String(f)] == .some(expected), "\(rule) \(ear) \(f) Hz")
+                }
+            }
+        }
+        let oneEar = try web.request(
+            "POST", "/api/fitting/targets", token: token,
+            json: #"{"rule":"nal-r","left":{"500":30,"1000":30,"2000":30,"4000":30},"right":{"500":null}}"#)
+        #expect(oneEar.status == 200 && String(decoding: oneEar.body, as: UTF8.self).contains(#""right" : null"#))
+
+        // Bad audiograms: one line, 4xx, and nothing changes.
+        let bad = [
+            #"{"rule":"camfit","right":{"500":20,"1000":130,"2000":40,"4000":50}}"#: "130 dB HL is out of range",
+            #"{"rule":"camfit","right":{"500":20,"2000":40,"4000":50}}"#: "1000 Hz missing",
+            #"{"rule":"camfit","right":{"500":20,"1000":12.5,"2000":40,"4000":50}}"#: "whole dB",
+            #"{"rule":"camfit","right":{"500":20,"1000":20,"2000":40,"4000":50,"125":10}}"#: "not one of the frequencies",
+            #"{"rule":"camfit","left":{},"right":{"500":null}}"#: "at least one ear",
+            #"{"rule":"camfit","right":{"500":20,"1000":30,"2000":40,"4000":60}}"#:
+                "above the limit of +50 dB; this rule prescribes too much",
+            #"{"rule":"explicit","right":{"500":20,"1000":20,"2000":40,"4000":50}}"#: "rule 'explicit' is unknown",
+            #"{"rule":"camfit","right":{"500":"loud"}}"#: "not the JSON",
+        ]
+        for (json, reason) in bad {
+            for path in ["/api/fitting/targets", "/api/fitting/trial"] {
+                let answer = try web.request(
+                    "POST", path, token: token, json: json.replacingOccurrences(of: "{\"rule\"", with: #"{"name":"x","env":"quiet","rule""#)
+                )
+                let text = String(decoding: answer.body, as: UTF8.self)
+                #expect(answer.status == 400 && text.contains(reason) && text.split(separator: "\n").count == 1, "\(path) \(json): \(text)")
+            }
+        }
+        let valid = #""rule":"camfit",\#(Self.fittingAudiogram)"#
+        for (json, reason) in [
+            #"{"env":"quiet",\#(valid)}"#: "give the prescription a name",
+            #"{"name":"A\nrule: explicit","env":"quiet",\#(valid)}"#: "one line of text",
+            #"{"name":"A","env":"quiet","minutes":500,\#(valid)}"#: "1 to 120 minutes",
+        ] {
+            let answer = try web.request("POST", "/api/fitting/trial", token: token, json: json)
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(answer.status == 400 && text.contains(reason) && text.split(separator: "\n").count == 1, "\(json): \(text)")
+        }
+        // No CSRF token: 403 for every POST, and nothing changes.
+        let trialJSON =
+            #"{"name":"Web fitting trial","env":"quiet","audiologist":"Dr Ada Test","patient":"P. Test","minutes":15,\#(valid)}"#
+        for path in ["/api/fitting/targets", "/api/fitting/trial", "/api/fitting/qr", "/api/keep", "/api/revert"] {
+            #expect(try web.request("POST", path, json: trialJSON).status == 403, "\(path)")
+        }
+        let unchanged = try daemon.status()
+        #expect(unchanged.prescription?.name == original && unchanged.trial == nil)
+
+        // The trial: `ribbitd status` shows it; Revert goes back; a second one kept stays.
+        let tried = try web.request("POST", "/api/fitting/trial", token: token, json: trialJSON)
+        #expect(tried.status == 200, "\(String(decoding: tried.body, as: UTF8.self))")
+        let during = try daemon.status()
+        #expect(during.prescription?.name == "Web fitting trial" && (during.trial?.secondsLeft ?? 0) > 800, "\(during)")
+        #expect(try daemon.ribbitd(["status"]).stdout.contains("Web fitting trial"))
+        #expect(try web.request("POST", "/api/revert", token: token).status == 200)
+        let after = try daemon.status()
+        #expect(after.prescription?.name == original && after.trial == nil)
+        #expect(try daemon.ribbitd(["status"]).stdout.contains(original))
+        #expect(try web.request("POST", "/api/revert", token: token).status == 409)
+        #expect(try web.request("POST", "/api/fitting/trial", token: token, json: trialJSON).status == 200)
+        #expect(try web.request("POST", "/api/keep", token: token).status == 200)
+        let kept = try daemon.status()
+        #expect(kept.prescription?.name == "Web fitting trial" && kept.trial == nil)
+
+        // The keys: names only, never a key's bytes.
+        let listing = try web.request("GET", "/api/fitting/keys")
+        let listingText = String(decoding: listing.body, as: UTF8.self)
+        #expect(listing.status == 200 && !listingText.contains("ribbit-ed25519"))
+        struct Listing: Decodable {
+            struct Key: Decodable, Equatable {
+                var name: String
+                var protected: Bool
+            }
+            var directory: String
+            var keys: [Key]
+        }
+        let listed = try JSONDecoder().decode(Listing.self, from: listing.body)
+        #expect(
+            listed.directory == keys
+                && listed.keys == [.init(name: "Dr-Ada-Test", protected: false), .init(name: "Dr-Bo", protected: true)])
+
+        // The code, signed by the chosen key: `ribbitd rx show` reads back what was entered.
+        struct Made: Decodable {
+            var fileName: String
+            var rx: String
+            var png: String
+            var signedBy: String
+        }
+        let qrJSON = trialJSON.replacingOccurrences(of: #""minutes":15"#, with: #""key":"Dr-Ada-Test""#)
+        let started = Date()
+        let answer = try web.request("POST", "/api/fitting/qr", token: token, json: qrJSON)
+        let milliseconds = Date().timeIntervalSince(started) * 1000
+        #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+        let made = try JSONDecoder().decode(Made.self, from: answer.body)
+        #expect(made.fileName == "ribbit-web-fitting-trial" && made.signedBy == "Dr Ada Test")
+        let png = try #require(Data(base64Encoded: made.png))
+        let pngFile = web.directory.appendingPathComponent("fitting.png"), rxFile = web.directory.appendingPathComponent("fitting.rx")
+        try png.write(to: pngFile)
+        try Data(made.rx.utf8).write(to: rxFile)
+        let shown = try daemon.ribbitd(["rx", "show", "--json", pngFile.path])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        struct Shown: Decodable {
+            struct EarReport: Decodable {
+                var thresholdsDBHL: [String: Int]
+                var targetGainDB: [String: Double?]
+            }
+            var name: String
+            var environment: String
+            var audiologist: String?
+            var patient: String?
+            var rule: String
+            var signature: String
+            var ears: [String: EarReport]
+        }
+        let report = try JSONDecoder().decode(Shown.self, from: Data(shown.stdout.utf8))
+        #expect(report.name == "Web fitting trial" && report.environment == "quiet" && report.rule == "camfit")
+        #expect(report.audiologist == "Dr Ada Test" && report.patient == "P. Test")
+        #expect(report.signature == "signed by Dr Ada Test (trusted)", "\(report.signature)")
+        for (ear, thresholds) in Self.fittingThresholds {
+            #expect(
+                report.ears[ear.rawValue]?.thresholdsDBHL == Dictionary(uniqueKeysWithValues: thresholds.map { (String($0.key), $0.value) })
+            )
+        }
+        let text = try daemon.ribbitd(["rx", "show", pngFile.path]).stdout
+        #expect(text.contains("signed by Dr Ada Test (trusted)") && text.contains("Web fitting trial"), "\(text)")
+        // The bytes `ribbitd rx make --sign` writes for the same prescription and key.
+        let cliPNG = web.directory.appendingPathComponent("cli.png")
+        let remade = try daemon.ribbitd(["rx", "make", rxFile.path, "--sign", keys + "/Dr-Ada-Test.key", "-o", cliPNG.path])
+        #expect(remade.status == 0, "\(remade.stderr)")
+        #expect(try Data(contentsOf: cliPNG) == png)
+
+        // A protected key: its passphrase in the POST, once; without it or wrong, one line and nothing made.
+        let protected = qrJSON.replacingOccurrences(of: "Dr-Ada-Test", with: "Dr-Bo")
+        for (json, status) in [
+            (protected, 422), (protected.replacingOccurrences(of: #""key""#, with: #""passphrase":"wrong","key""#), 422),
+            (protected.replacingOccurrences(of: #""key""#, with: #""passphrase":"open sesame","key""#), 200),
+            (qrJSON.replacingOccurrences(of: "Dr-Ada-Test", with: "../keys/Dr-Ada-Test"), 400),
+        ] {
+            let answer = try web.request("POST", "/api/fitting/qr", token: token, json: json)
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(answer.status == status && (status == 200 || text.split(separator: "\n").count == 1), "\(json): \(text)")
+        }
+        let weights = ["/fitting", "/common.js", "/fitting.js", "/app.css"].map { path in
+            "\(path) \((try? web.request("GET", path).body.count) ?? -1) B"
+        }
+        print(
+            "ribbit-web fitting screen: \(weights.joined(separator: ", ")); POST to signed QR PNG \(Int(milliseconds)) ms, \(png.count) B")
+    }
+
+    /// Headless Chromium: /fitting starts from the active prescription's audiogram, draws the
+    /// targets from the server, writes nothing to the console; RIBBIT_WEB_SCREENSHOTS=DIR keeps
+    /// the screenshots (the README's are docs/images/web-fitting-*.png).
+    @Test func webFittingScreenRendersInAHeadlessBrowser() throws {
+        let chromium = try #require(Built.tool("chromium"), "chromium is not installed (make dev-deps)")
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        _ = try Self.fittingKeys(daemon)
+        let web = try WebAppUnderTest(daemon: daemon)
+        let link = web.personalURL.replacingOccurrences(of: "/?token=", with: "/fitting?token=")
+        let profile = web.directory.appendingPathComponent("chromium")
+        let common = ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile.path)", "--virtual-time-budget=4000"]
+
+        let dom = try Built.run(chromium, common + ["--enable-logging=stderr", "--v=0", "--dump-dom", link], timeoutSeconds: 60)
+        #expect(dom.status == 0, "\(dom.stderr)")
+        #expect(dom.stdout.contains(#"<a href="/fitting" aria-current="page">Fitting</a>"#))
+        #expect(dom.stdout.contains(#"<option value="Dr-Ada-Test">Dr-Ada-Test</option>"#), "\(dom.stdout)")
+        #expect(dom.stdout.contains(#"<tr><th scope="row">1000</th><td>+"#), "the targets table is empty: \(dom.stdout)")
+        #expect(dom.stdout.contains(#"class="trace right""#) && dom.stdout.contains("No trial running"))
+        let console = dom.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }
+        #expect(console.isEmpty, "the page wrote to the console: \(console)")
+
+        let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
+        for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
+            let png = web.directory.appendingPathComponent("web-fitting-\(label).png")
+            let shot = try Built.run(
+                chromium, common + ["--hide-scrollbars", "--window-size=\(width),\(height)", "--screenshot=\(png.path)", link],
+                timeoutSeconds: 60)
+            #expect(shot.status == 0, "\(shot.stderr)")
+            let data = try Data(contentsOf: png)
+            let size = [16, 20].map { offset in data[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
+            #expect(size == [width, height], "\(label) screenshot is \(size)")
+            if let keep {
+                try? FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
+                let target = keep.appendingPathComponent(png.lastPathComponent)
+                try? FileManager.default.removeItem(at: target)
+                try FileManager.default.copyItem(at: png, to: target)
+            }
+        }
+    }
+}
