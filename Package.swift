@@ -29,6 +29,8 @@ let package = Package(
         // The web app's HTTP server, in ribbit-web only. No traits: swift-configuration is not needed.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // The Live screen's WebSocket, in ribbit-web only.
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
         // Thin C system-library targets: nothing else imports C.
@@ -77,6 +79,9 @@ let package = Package(
         .target(name: "RibbitControl", dependencies: ["RibbitSettings"]),
         // What the dump shows: analysers, the frame and its JSON, the frame builder. Never on the RT thread.
         .target(name: "RibbitMonitor", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl"]),
+        // The dump's files (CSV rows, the averaged SVG) and its stream from the daemon, shared by
+        // `ribbitd dump`, `process --dump` and the web app's Live screen.
+        .target(name: "RibbitDumpFiles", dependencies: ["RibbitMonitor", "RibbitPlot", "RibbitControl", "RibbitPrescription"]),
         // Intake, the one path every prescription takes in the CLI and the daemon: read (a file,
         // or the QR code in a picture), parse, verify, check, store.
         .target(
@@ -99,7 +104,7 @@ let package = Package(
             name: "ribbitd",
             dependencies: [
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
-                "RibbitControl", "RibbitMonitor", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
+                "RibbitControl", "RibbitMonitor", "RibbitDumpFiles", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
                 "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -113,7 +118,9 @@ let package = Package(
         .executableTarget(
             name: "ribbit-web",
             dependencies: [
-                "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", .product(name: "Hummingbird", package: "hummingbird"),
+                "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", "RibbitMonitor", "RibbitDumpFiles",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
