@@ -64,7 +64,7 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
             }
         }
         guard access.isSession(cookieHeader: request.headers[.cookie]) else {
-            if request.method == .get && ["/", "", "/prescriptions"].contains(request.uri.path) {
+            if request.method == .get && ["/", "", "/prescriptions", LiveScreen.path].contains(request.uri.path) {
                 return Assets.response(Assets.loginHTML, type: "text/html; charset=utf-8", status: .unauthorized)
             }
             return WebApp.plain(.unauthorized, "not logged in: \(WebSecurity.howToOpen)")

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import RibbitControl
 import RibbitStore
@@ -13,15 +14,19 @@ enum WebApp {
         listen: WebListenAddress, daemon: DaemonBridge, history: HistoryBridge, token: String, access: WebAccess,
         onRunning: @escaping @Sendable () -> Void
     ) -> some ApplicationProtocol {
-        let router = Router()
+        // A WebSocket-capable context for the Live screen's socket; the other screens' routes are generic.
+        let router = Router(context: BasicWebSocketRequestContext.self)
         router.add(middleware: SecurityMiddleware(listen: listen, token: token, access: access))
 
         Assets.addRoutes(to: router)
         HomeScreen.addRoutes(to: router, daemon: daemon, csrfToken: token)
         PrescriptionsScreen.addRoutes(to: router, daemon: daemon, history: history, csrfToken: token)
+        LiveScreen.addRoutes(to: router, feed: LiveFeed(socketPath: daemon.socketPath), csrfToken: token)
 
         return Application(
             router: router,
+            // The same router answers upgrades, so the security middleware checks them too.
+            server: .http1WebSocketUpgrade(webSocketRouter: router),
             configuration: .init(address: .hostname(listen.host, port: listen.port), serverName: nil),
             onServerRunning: { _ in onRunning() },
             logger: {
