@@ -30,7 +30,9 @@ enum Assets {
         """#
 
     /// The screens, in the nav's order: path and name.
-    static let screens: [(path: String, name: String)] = [(HomeScreen.path, "Home"), (PrescriptionsScreen.path, "Prescriptions"), (LiveScreen.path, "Live")]
+    static let screens: [(path: String, name: String)] = [
+        (HomeScreen.path, "Home"), (PrescriptionsScreen.path, "Prescriptions"), (LiveScreen.path, "Live"),
+    ]
 
     /// The style sheet: the shared rules, each screen's, then dark mode's colours.
     static let styleSheet = StyleSheet.shared + PrescriptionsScreen.css + LiveScreen.css + StyleSheet.dark

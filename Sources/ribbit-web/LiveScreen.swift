@@ -15,27 +15,32 @@ enum LiveScreen {
         Assets.screen(path: path, title: "ribbit: live", script: "/live.js", connecting: "Connecting…", main: main, csrfToken: csrfToken)
     }
 
-    static func addRoutes<Context: WebSocketRequestContext & RequestContext>(to router: Router<Context>, feed: LiveFeed, csrfToken: String) {
+    static func addRoutes<Context: WebSocketRequestContext & RequestContext>(to router: Router<Context>, feed: LiveFeed, csrfToken: String)
+    {
         let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
         let script = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
         router.get("/live.js") { _, _ in script }
-        router.ws(RouterPath(stringLiteral: socketPath), shouldUpgrade: { request, _ in try checkUpgrade(request) }) { inbound, outbound, _ in
-            let (id, messages) = feed.subscribe()
-            defer { feed.unsubscribe(id) }
-            // Until the browser goes (its messages end) or the writing fails; then the other stops.
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { for try await _ in inbound {} }
-                group.addTask { for await text in messages { try await outbound.write(.text(text)) } }
-                _ = try await group.next()
-                group.cancelAll()
-            }
-        }
+        router.ws(
+            RouterPath(stringLiteral: socketPath), shouldUpgrade: { request, _ in try checkUpgrade(request) },
+            onUpgrade: { inbound, outbound, _ in
+                let (id, messages) = feed.subscribe()
+                defer { feed.unsubscribe(id) }
+                // Until the browser goes (its messages end) or the writing fails; then the other stops.
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { for try await _ in inbound {} }
+                    group.addTask { for await text in messages { try await outbound.write(.text(text)) } }
+                    _ = try await group.next()
+                    group.cancelAll()
+                }
+            })
         router.get("/api/live/:file") { _, context in
             let file = context.parameters.get("file") ?? ""
             let kind = file.hasPrefix("recording.") ? String(file.dropFirst("recording.".count)) : ""
-            guard let (text, type) = kind == "csv" ? feed.csv().map({ ($0, "text/csv; charset=utf-8") })
-                : kind == "svg" ? feed.svg().map({ ($0, "image/svg+xml") }) : ("", "")
+            guard
+                let (text, type) = kind == "csv"
+                    ? feed.csv().map({ ($0, "text/csv; charset=utf-8") })
+                    : kind == "svg" ? feed.svg().map({ ($0, "image/svg+xml") }) : ("", "")
             else { return WebApp.plain(.conflict, "nothing recorded yet: keep the Live screen open a few seconds, then save") }
             guard !type.isEmpty else { return WebApp.plain(.notFound, "ask for /api/live/recording.csv or /api/live/recording.svg") }
             var headers = HTTPFields()
@@ -64,11 +69,10 @@ enum LiveScreen {
         <section class="card live-wide" aria-labelledby="live-title">
           <h2 id="live-title">Live sound</h2>
           <p id="live-status" role="status">Connecting to the daemon…</p>
-          <p id="live-prescription" class="hint"></p>
           <ul class="live-legend" aria-label="Legend">
-            <li><span class="swatch input"></span> Input (microphone)</li>
-            <li><span class="swatch output"></span> Output (ear's colour)</li>
-            <li><span class="swatch target"></span> Target: input + prescribed gain</li>
+            <li><span class="swatch input"></span> Input</li>
+            <li><span class="swatch output"></span> Output</li>
+            <li><span class="swatch target"></span> Target</li>
           </ul>
         </section>
         <section class="card live-ear right" aria-labelledby="live-right-title">
@@ -84,6 +88,9 @@ enum LiveScreen {
         <section class="card live-wide" aria-labelledby="live-summary-title">
           <h2 id="live-summary-title">Summary</h2>
           <p id="live-summary" aria-live="polite">No sound yet.</p>
+          <p id="live-prescription" class="hint"></p>
+          <p class="hint">Per third-octave band: the input (microphone, grey), the output (the ear's colour) and the
+          target, the input plus the gain the prescription asks for (black line).</p>
           <p class="live-save">
             <a class="button" href="/api/live/recording.svg" download>Save SVG</a>
             <a class="button" href="/api/live/recording.csv" download>Save CSV</a>
@@ -98,7 +105,7 @@ enum LiveScreen {
     static let css = #"""
         #live-main { grid-template-columns: 1fr; }
         @media (min-width: 60rem) { #live-main { grid-template-columns: 1fr 1fr; } .live-wide { grid-column: span 2; } }
-        #live-status { font-weight: 700; margin: 0 0 0.4rem; }
+        #live-status { font-weight: 700; margin: 0; }
         #live-status.problem { color: var(--warn); }
         .live-chart { display: block; width: 100%; height: auto; margin-bottom: 0.6rem; }
         .live-chart text { font-size: 17px; fill: var(--ink); }
@@ -130,6 +137,7 @@ enum LiveScreen {
         // the tab is hidden, so the daemon stops analysing when nobody looks.
         const SVG = "http://www.w3.org/2000/svg";
         const box = { left: 64, right: 590, top: 12, bottom: 270 };
+        let chartWidth = 600;
         const charts = {};
         let socket = null;
         let frames = 0;
@@ -158,6 +166,10 @@ enum LiveScreen {
         function build(ear, bandsHz) {
           const root = $("chart-" + ear);
           root.replaceChildren();
+          // Drawn in the chart's own pixels, up to 600: on a phone the labels stay large.
+          chartWidth = Math.round(Math.min(600, Math.max(340, root.getBoundingClientRect().width || 600)));
+          root.setAttribute("viewBox", `0 0 ${chartWidth} 330`);
+          box.right = chartWidth - 10;
           const width = (box.right - box.left) / bandsHz.length;
           for (let db = scale.low; db <= scale.high; db += 20) {
             root.append(svg("line", { class: "grid", x1: box.left, x2: box.right, y1: yOf(db), y2: yOf(db) }));
@@ -175,7 +187,7 @@ enum LiveScreen {
             return { input, output, target };
           });
           root.append(svg("rect", { class: "frame", x: box.left, y: box.top, width: box.right - box.left, height: box.bottom - box.top }));
-          root.append(svg("text", { x: (box.left + box.right) / 2, y: 322, "text-anchor": "middle", text: "Frequency (Hz), third-octave bands" }));
+          root.append(svg("text", { x: (box.left + box.right) / 2, y: 322, "text-anchor": "middle", text: "Frequency (Hz)" }));
           root.append(svg("text", { x: 18, y: (box.top + box.bottom) / 2, "text-anchor": "middle",
             transform: `rotate(-90 18 ${(box.top + box.bottom) / 2})`, text: "Level (" + (scale.spl ? "dB SPL" : "dBFS") + ")" }));
           charts[ear] = bars;
@@ -283,6 +295,7 @@ enum LiveScreen {
           status("Paused while this tab is hidden (" + frames + " frames so far)", false);
         }
 
+        window.addEventListener("resize", () => { for (const ear of Object.keys(charts)) delete charts[ear]; });
         document.addEventListener("visibilitychange", () => { if (document.hidden) pause(); else connect(); });
         if (!document.hidden) connect();
 

@@ -47,7 +47,7 @@ enum StyleSheet {
           border: 3px solid var(--line); border-radius: 0.5rem; font-weight: 600; cursor: pointer; }
         fieldset label:has(input:checked) { background: var(--ink); color: var(--paper); }
         input[type="radio"] { flex: none; width: 1.15rem; height: 1.15rem; margin: 0; accent-color: var(--accent); }
-        nav { display: flex; gap: 0.4rem; margin-right: auto; }
+        nav { display: flex; flex-wrap: wrap; gap: 0.4rem; margin-right: auto; }
         nav a { display: inline-flex; align-items: center; min-height: 2.6rem; padding: 0.2rem 0.7rem; border: 3px solid transparent;
           border-radius: 0.5rem; color: var(--ink); font-weight: 700; text-decoration: underline; }
         nav a[aria-current="page"] { border-color: var(--line); text-decoration: none; }

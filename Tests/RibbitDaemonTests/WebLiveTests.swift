@@ -4,7 +4,6 @@ import RibbitMonitor
 import RibbitTestSupport
 import Testing
 
-
 /// The Live screen: a real daemon on a private jackd playing a 1 kHz tone, `ribbitd web`, its
 /// WebSocket read by URLSessionWebSocketTask and by headless Chromium.
 extension DaemonTests {
@@ -123,7 +122,8 @@ extension DaemonTests {
         let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
 
         for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
-            let browser = try HeadlessBrowser(chromium: chromium, directory: web.directory.appendingPathComponent(label), url: link,
+            let browser = try HeadlessBrowser(
+                chromium: chromium, directory: web.directory.appendingPathComponent(label), url: link,
                 width: width, height: height)
             defer { browser.stop() }
             sleep(3)
@@ -157,6 +157,29 @@ extension DaemonTests {
                         + "(/live \(weights[0]), /common.js \(weights[1]), /live.js \(weights[2]), /app.css \(weights[3]))")
                 #expect(frames / (after.at - before.at) >= 10)
                 #expect(cpu < 50 && after.rssKB < 200_000)
+
+                // Hidden (the page sees visibilitychange with document.hidden): the socket closes and
+                // with it the web app's dump connection; shown again, both come back.
+                #expect(try daemon.status().dumpListeners == 1)
+                func show(_ visible: Bool) throws {
+                    _ = try browser.evaluate(
+                        "Object.defineProperty(document, 'hidden', { value: \(!visible), configurable: true }); "
+                            + "document.dispatchEvent(new Event('visibilitychange')); 'ok'")
+                }
+                func listenersBecome(_ count: Int) throws -> Bool {
+                    for _ in 0..<40 {
+                        if try (daemon.status().dumpListeners ?? 0) == count { return true }
+                        usleep(100_000)
+                    }
+                    return false
+                }
+                try show(false)
+                #expect(try listenersBecome(0), "the daemon still sends frames while the tab is hidden")
+                #expect(try browser.evaluate("document.getElementById('live-status').textContent").hasPrefix("Paused"))
+                try show(true)
+                #expect(try listenersBecome(1), "the live view did not resume")
+                browser.stop()
+                #expect(try listenersBecome(0), "the dump connection outlived the browser")
             }
             browser.stop()
             #expect(browser.consoleMessages.isEmpty, "\(label): the page wrote to the console: \(browser.consoleMessages)")
@@ -241,7 +264,8 @@ final class HeadlessBrowser {
         let message = try JSONSerialization.data(withJSONObject: ["id": nextID, "method": method, "params": parameters])
         try devTools.send(String(decoding: message, as: UTF8.self))
         while let text = try devTools.nextText(timeoutSeconds: 30) {
-            guard let reply = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], reply["id"] as? Int == nextID else {
+            guard let reply = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], reply["id"] as? Int == nextID
+            else {
                 continue
             }
             return reply["result"] as? [String: Any] ?? [:]
