@@ -101,6 +101,16 @@ extension DaemonTests {
             }
         }
         #expect(try web.request("GET", "/api/live/recording.wav").status == 404)
+
+        // The daemon stops: the open socket says so in one line instead of going quiet.
+        let watching = try TestWebSocket(port: web.port, path: "/api/live/socket", headers: ["Cookie": web.cookie ?? "", "Origin": origin])
+        _ = try daemon.stop()
+        var problem: String?
+        let stopped = MonotonicSeconds.now()
+        while problem == nil, MonotonicSeconds.now() - stopped < 5, let text = try watching.nextText(timeoutSeconds: 5) {
+            if text.contains("\"problem\"") { problem = text }
+        }
+        #expect(problem?.contains("daemon") == true, "\(problem ?? "no problem reported")")
     }
 
     /// Headless Chromium streams /live in real time (driven over the DevTools protocol: --dump-dom
