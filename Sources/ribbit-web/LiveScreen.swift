@@ -77,12 +77,14 @@ enum LiveScreen {
         </section>
         <section class="card live-ear right" aria-labelledby="live-right-title">
           <h2 id="live-right-title">Right ear</h2>
-          <svg id="chart-right" class="live-chart" viewBox="0 0 600 330" role="img" aria-labelledby="live-right-title"></svg>
+          <svg id="chart-right" class="live-chart" viewBox="0 0 600 330" role="img"
+            aria-label="Right ear: input, output and target level per third-octave band"></svg>
           <dl id="levels-right"></dl>
         </section>
         <section class="card live-ear left" aria-labelledby="live-left-title">
           <h2 id="live-left-title">Left ear</h2>
-          <svg id="chart-left" class="live-chart" viewBox="0 0 600 330" role="img" aria-labelledby="live-left-title"></svg>
+          <svg id="chart-left" class="live-chart" viewBox="0 0 600 330" role="img"
+            aria-label="Left ear: input, output and target level per third-octave band"></svg>
           <dl id="levels-left"></dl>
         </section>
         <section class="card live-wide" aria-labelledby="live-summary-title">
