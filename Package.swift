@@ -33,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        // The Live screen's WebSocket, in ribbit-web only.
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
         // Thin C system-library targets: nothing else imports C.
@@ -81,6 +83,9 @@ let package = Package(
         .target(name: "RibbitControl", dependencies: ["RibbitSettings"]),
         // What the dump shows: analysers, the frame and its JSON, the frame builder. Never on the RT thread.
         .target(name: "RibbitMonitor", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl"]),
+        // The dump's files (CSV rows, the averaged SVG) and its stream from the daemon, shared by
+        // `ribbitd dump`, `process --dump` and the web app's Live screen.
+        .target(name: "RibbitDumpFiles", dependencies: ["RibbitMonitor", "RibbitPlot", "RibbitControl", "RibbitPrescription"]),
         // Intake, the one path every prescription takes in the CLI and the daemon: read (a file,
         // or the QR code in a picture), parse, verify, check, store.
         .target(
@@ -105,7 +110,7 @@ let package = Package(
             name: "ribbitd",
             dependencies: [
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
-                "RibbitControl", "RibbitMonitor", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
+                "RibbitControl", "RibbitMonitor", "RibbitDumpFiles", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
                 "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -120,9 +125,10 @@ let package = Package(
             name: "ribbit-web",
             dependencies: [
                 "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", "RibbitIntake", "RibbitPlot", "RibbitPrescription",
-                "RibbitFitting", "RibbitSignature", "RibbitImage",
+                "RibbitFitting", "RibbitSignature", "RibbitImage", "RibbitMonitor", "RibbitDumpFiles",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),

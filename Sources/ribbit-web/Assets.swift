@@ -32,11 +32,12 @@ enum Assets {
     /// The screens, in the nav's order: path and name.
     static let screens: [(path: String, name: String)] = [
         (HomeScreen.path, "Home"), (PrescriptionsScreen.path, "Prescriptions"), (LoadScreen.path, "Load"),
-        (FittingScreen.path, "Fitting"),
+        (LiveScreen.path, "Live"), (FittingScreen.path, "Fitting"),
     ]
 
     /// The style sheet: the shared rules, each screen's, then dark mode's colours.
-    static let styleSheet = StyleSheet.shared + PrescriptionsScreen.css + PrescriptionView.css + FittingScreen.css + StyleSheet.dark
+    static let styleSheet =
+        StyleSheet.shared + PrescriptionsScreen.css + PrescriptionView.css + LiveScreen.css + FittingScreen.css + StyleSheet.dark
 
     /// Serves the shared assets.
     static func addRoutes<Context: RequestContext>(to router: Router<Context>) {

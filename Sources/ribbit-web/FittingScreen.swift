@@ -124,7 +124,7 @@ enum FittingScreen {
               <p class="hint wide">Enter the audiogram; the target gains follow as you type. Try it on the wearer, then make the signed QR code.</p>
               <section id="audiogram-card" class="card" aria-labelledby="audiogram-title">
                 <h2 id="audiogram-title">Audiogram, dB HL</h2>
-                <svg id="audiogram-chart" class="chart" viewBox="0 0 320 250" role="img" aria-labelledby="audiogram-chart-title"><title id="audiogram-chart-title">Audiogram: right ear O in red, left ear X in blue, louder thresholds lower</title></svg>
+                <svg id="audiogram-chart" class="chart" viewBox="0 0 320 400" role="img" aria-labelledby="audiogram-chart-title"><title id="audiogram-chart-title">Audiogram: right ear O in red, left ear X in blue, louder thresholds lower</title></svg>
                 <fieldset class="click-ear">
                   <legend>A click on the chart sets</legend>
                   <label><input type="radio" name="click-ear" value="right" checked> Right</label>
@@ -221,13 +221,15 @@ enum FittingScreen {
           return node;
         }
 
-        // Frequency on a log axis, 250 to 8000 Hz, inside a 320 x 250 box.
-        const plot = { left: 44, right: 308, top: 26, bottom: 222 };  // the plot area, in viewBox units
+        // Frequency on a log axis, 250 to 8000 Hz (5 octaves), in viewBox units. The audiogram's
+        // grid is square by convention (an octave as wide as 20 dB): -10 to 120 dB HL is 6.5 octaves tall.
+        const plot = { left: 44, right: 308, top: 26, bottom: 222 };  // the gains, in a 320 x 250 box
+        const audiogramPlot = { left: 44, right: 308, top: 26, bottom: 26 + (308 - 44) / 5 * 6.5 };  // in 320 x 400
         function xOf(f) { return plot.left + (plot.right - plot.left) * Math.log(f / 250) / Math.log(32); }
 
-        function axes(chart, lo, hi, ticks, downward, unit) {
+        function axes(chart, area, lo, hi, ticks, downward, unit) {
           chart.querySelectorAll(":not(title)").forEach((n) => n.remove());
-          const { left, right, top, bottom } = plot;
+          const { left, right, top, bottom } = area;
           const yOf = (v) => downward ? top + (bottom - top) * (v - lo) / (hi - lo) : bottom - (bottom - top) * (v - lo) / (hi - lo);
           for (const v of ticks) {
             chart.append(svg("line", { x1: left, x2: right, y1: yOf(v), y2: yOf(v), class: "rule" }));
@@ -249,7 +251,7 @@ enum FittingScreen {
 
         function drawAudiogram(values) {
           const chart = $("audiogram-chart");
-          const yOf = axes(chart, -10, 120, [0, 20, 40, 60, 80, 100, 120], true, "dB HL");
+          const yOf = axes(chart, audiogramPlot, -10, 120, [-10, 0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120], true, "dB HL");
           for (const ear of ears) {
             const points = freqs.filter((f) => values[ear][f] !== null && Number.isFinite(values[ear][f])).map((f) => [f, values[ear][f]]);
             line(chart, points, ear, yOf);
@@ -265,7 +267,7 @@ enum FittingScreen {
           const body = $("targets-body");
           body.replaceChildren();
           const chart = $("gain-chart");
-          const yOf = axes(chart, 0, 50, [0, 10, 20, 30, 40, 50], false, "dB");
+          const yOf = axes(chart, plot, 0, 50, [0, 10, 20, 30, 40, 50], false, "dB");
           if (!targets) return;
           const text = (ear, f) => targets[ear] ? (targets[ear][f] === null ? "off" : signed(targets[ear][f])) : "–";
           for (const f of freqs) body.append(el("tr", {}, el("th", { scope: "row", text: String(f) }), el("td", { text: text("right", f) }), el("td", { text: text("left", f) })));
@@ -322,7 +324,7 @@ enum FittingScreen {
           point.y = event.clientY;
           const p = point.matrixTransform(chart.getScreenCTM().inverse());
           const f = freqs.reduce((best, f) => Math.abs(xOf(f) - p.x) < Math.abs(xOf(best) - p.x) ? f : best, freqs[0]);
-          const db = Math.round((-10 + 130 * (p.y - plot.top) / (plot.bottom - plot.top)) / 5) * 5;
+          const db = Math.round((-10 + 130 * (p.y - audiogramPlot.top) / (audiogramPlot.bottom - audiogramPlot.top)) / 5) * 5;
           const ear = document.querySelector('input[name="click-ear"]:checked').value;
           box(ear, f).value = String(Math.max(-10, Math.min(120, db)));
           changed();

@@ -70,7 +70,9 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
             }
         }
         guard access.isSession(cookieHeader: request.headers[.cookie]) else {
-            if request.method == .get && ["/", "", "/prescriptions", "/load", "/details"].contains(request.uri.path) {
+            if request.method == .get
+                && ["/", "", "/prescriptions", "/load", "/details", LiveScreen.path, "/fitting"].contains(request.uri.path)
+            {
                 return Assets.response(Assets.loginHTML, type: "text/html; charset=utf-8", status: .unauthorized)
             }
             return WebApp.plain(.unauthorized, "not logged in: \(WebSecurity.howToOpen)")

@@ -2,7 +2,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
+import HummingbirdWebSocket
 import Logging
+import NIOSSL
 import RibbitControl
 import RibbitSettings
 import RibbitStore
@@ -12,11 +15,12 @@ import RibbitStore
 enum WebApp {
     /// `onRunning` is called once the port is bound (so a message then is true).
     static func make(
-        listen: WebListenAddress, server: HTTPServerBuilder = .http1(), daemon: DaemonBridge, history: HistoryBridge,
+        listen: WebListenAddress, tls: TLSConfiguration? = nil, daemon: DaemonBridge, history: HistoryBridge,
         keys: SigningKeys, token: String, access: WebAccess,
         onRunning: @escaping @Sendable () -> Void
-    ) -> some ApplicationProtocol {
-        let router = Router()
+    ) throws -> some ApplicationProtocol {
+        // A WebSocket-capable context for the Live screen's socket; the other screens' routes are generic.
+        let router = Router(context: BasicWebSocketRequestContext.self)
         router.add(middleware: SecurityMiddleware(listen: listen, token: token, access: access))
 
         Assets.addRoutes(to: router)
@@ -24,11 +28,15 @@ enum WebApp {
         PrescriptionsScreen.addRoutes(to: router, daemon: daemon, history: history, csrfToken: token)
         LoadScreen.addRoutes(to: router, daemon: daemon, intake: IntakeBridge(paths: RibbitPaths()), csrfToken: token)
         DetailsScreen.addRoutes(to: router, history: history, csrfToken: token)
+        LiveScreen.addRoutes(to: router, feed: LiveFeed(socketPath: daemon.socketPath), csrfToken: token)
         FittingScreen.addRoutes(to: router, daemon: daemon, history: history, keys: keys, csrfToken: token)
 
+        // The same router answers WebSocket upgrades, so the security middleware checks them too;
+        // on a LAN all of it inside TLS.
+        let plain = HTTPServerBuilder.http1WebSocketUpgrade(webSocketRouter: router)
         return Application(
             router: router,
-            server: server,
+            server: try tls.map { try .tls(plain, tlsConfiguration: $0) } ?? plain,
             configuration: .init(address: .hostname(listen.host, port: listen.port), serverName: nil),
             onServerRunning: { _ in onRunning() },
             logger: {

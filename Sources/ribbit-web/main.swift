@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
+import NIOSSL
 import RibbitControl
 import RibbitQR
 import RibbitSettings
@@ -74,16 +75,17 @@ let onTerminal = isatty(STDOUT_FILENO) == 1
 let access = WebAccess(oneTime: tls != nil) { token in announce(token, first: false) }
 let history = HistoryBridge(storePath: paths.storePath)
 let keys = SigningKeys(directory: paths.signingKeysDirectory)
-var server = HTTPServerBuilder.http1()
+var tlsConfiguration: TLSConfiguration?
 if let tls {
-    do { server = try .tls(.http1(), tlsConfiguration: try tls.configuration()) } catch { fail("\(error)", code: 73) }
-}
-let app = WebApp.make(listen: listen, server: server, daemon: daemon, history: history, keys: keys, token: CSRFToken.make(), access: access)
-{
-    // Once listening (a port in use leaves another web app's file alone).
-    announce(access.token, first: true)
+    do throws(WebTLS.Failure) { tlsConfiguration = try tls.configuration() } catch { fail(error.description, code: 73) }
 }
 do {
+    let app = try WebApp.make(
+        listen: listen, tls: tlsConfiguration, daemon: daemon, history: history, keys: keys, token: CSRFToken.make(), access: access
+    ) {
+        // Once listening (a port in use leaves another web app's file alone).
+        announce(access.token, first: true)
+    }
     try await app.runService()
     PrivateFile.remove(tokenFile, ifHolding: link(access.token) + "\n")
 } catch {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import RibbitControl
+import RibbitDumpFiles
 import RibbitMonitor
 import RibbitPrescription
 import RibbitSettings
@@ -105,46 +106,14 @@ struct StopSignals {
     }
 }
 
-/// The dump stream of the running daemon: the connection after a `dump` request.
-final class DumpStream {
-    enum Item {
-        case frame(DumpFrame, Data)
-        case timedOut
-        case closed
-        case unreadable
-    }
-
-    private let fd: Int32
-    private let reader: LineReader
-
-    private init(fd: Int32) {
-        self.fd = fd
-        reader = LineReader(fd: fd)
-    }
-
-    deinit { close(fd) }
-
+extension DumpStream {
+    /// The daemon's dump, its errors as the CLI reports them.
     static func open() throws(RibbitError) -> DumpStream {
-        let path = RibbitPaths().socketPath
-        let reply: ControlReply
-        let stream: DumpStream
-        do {
-            stream = DumpStream(fd: try ControlClient.connect(socketPath: path))
-            reply = try ControlClient.ask(stream.fd, ControlRequest(command: .dump), timeoutSeconds: 10, reader: stream.reader)
-        } catch {
-            throw RibbitError(error)
-        }
-        guard reply.ok else { throw .unavailable(reply.error ?? "the daemon refused the dump") }
-        return stream
-    }
-
-    func next(timeoutSeconds: Double) -> Item {
-        switch reader.next(timeoutSeconds: timeoutSeconds) {
-        case .timedOut: return .timedOut
-        case .closed: return .closed
-        case .line(let line):
-            guard let frame = try? JSONDecoder().decode(DumpFrame.self, from: line) else { return .unreadable }
-            return .frame(frame, line)
+        do { return try open(socketPath: RibbitPaths().socketPath) } catch {
+            switch error {
+            case .client(let error): throw RibbitError(error)
+            case .refused(let message): throw .unavailable(message)
+            }
         }
     }
 }

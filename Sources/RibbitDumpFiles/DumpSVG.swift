@@ -10,7 +10,7 @@ import RibbitPrescription
 /// the gain the prescription asks for (the combination window), the filter applies and the
 /// sound got, and its audiogram on the square form (RibbitPlot). Every series has an id
 /// (docs/dump-format.md).
-enum DumpSVG {
+public enum DumpSVG {
     static let columnWidth = 460.0, margin = 10.0
     static let width = 2 * margin + 2 * columnWidth
     static let plotLeft = 50.0, plotRight = 15.0
@@ -24,7 +24,7 @@ enum DumpSVG {
     static let gainRange = (low: -20.0, high: 60.0)
     static let colors = (input: "#8a8a8a", applied: "#111111", text: "#222222", note: "#555555")
 
-    static func render(_ frame: DumpFrame, ears: [String], frames: Int, seconds: Double) -> String {
+    public static func render(_ frame: DumpFrame, ears: [String], frames: Int, seconds: Double) -> String {
         let columns = Ear.plotOrder.map { ear in ears.contains(ear.rawValue) ? frame.ears[ear.rawValue] : nil }
         // The audiogram shares the panels' frequency scale, so 2 kHz is one vertical line
         // through all three; its grid is square at that scale.

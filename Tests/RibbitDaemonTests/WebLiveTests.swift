@@ -1,0 +1,445 @@
+import Foundation
+import Glibc
+import RibbitMonitor
+import RibbitTestSupport
+import Testing
+
+/// The Live screen: a real daemon on a private jackd playing a 1 kHz tone, `ribbitd web`, its
+/// WebSocket read by URLSessionWebSocketTask and by headless Chromium.
+extension DaemonTests {
+    /// With the session cookie and the app's own Origin: 10 or more frames a second whose levels
+    /// are the tone's; without the cookie, or from another origin, no upgrade; Save's CSV has
+    /// the CLI's header and a row per frame and ear, its SVG every series.
+    @Test func webLiveStreamsFramesOverAWebSocketToItsOwnPagesOnly() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 8)
+        defer { _ = try? probe.finish() }
+        let web = try WebAppUnderTest(daemon: daemon)
+        #expect(try web.logIn().status == 303)
+        let origin = "http://127.0.0.1:\(web.port)"
+
+        // The upgrade itself: refused without the session, from a foreign or no Origin, and as plain GET.
+        func upgrade(cookie: String?, origin: String?) throws -> String {
+            var head = "GET /api/live/socket HTTP/1.1\r\nHost: 127.0.0.1:\(web.port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            head += "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            if let cookie { head += "Cookie: \(cookie)\r\n" }
+            if let origin { head += "Origin: \(origin)\r\n" }
+            return try web.rawStatusLine(head + "\r\n")
+        }
+        func expectStatus(_ status: Int, _ line: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(line.contains(" \(status) "), "\(line)", sourceLocation: sourceLocation)
+        }
+        try expectStatus(101, upgrade(cookie: web.cookie, origin: origin))
+        try expectStatus(400, upgrade(cookie: nil, origin: origin))
+        try expectStatus(400, upgrade(cookie: web.cookie, origin: "http://evil.example"))
+        try expectStatus(400, upgrade(cookie: web.cookie, origin: "http://127.0.0.1:\(web.port + 1)"))
+        try expectStatus(400, upgrade(cookie: web.cookie, origin: nil))
+        #expect(try web.request("GET", "/api/live/socket").status == 400)
+        #expect(try web.request("GET", "/api/live/recording.csv", withSession: false).status == 401)
+
+        // A WebSocket client with the cookie (this machine's libcurl has no WebSocket, so
+        // URLSessionWebSocketTask cannot): frames for 2.5 s, counted over one second of them.
+        let socket = try TestWebSocket(port: web.port, path: "/api/live/socket", headers: ["Cookie": web.cookie ?? "", "Origin": origin])
+        var messages: [(at: Double, text: String)] = []
+        let start = MonotonicSeconds.now()
+        while MonotonicSeconds.now() - start < 2.5 {
+            guard let text = try socket.nextText(timeoutSeconds: 3) else {
+                Issue.record("the WebSocket closed or sent nothing within 3 s")
+                break
+            }
+            messages.append((MonotonicSeconds.now(), text))
+        }
+        socket.close()
+        let frames = messages.filter { !$0.text.contains("\"problem\"") }
+        #expect(frames.count == messages.count, "problems: \(messages.filter { $0.text.contains("\"problem\"") }.map(\.text))")
+        let firstFrame = try #require(frames.first?.at)
+        // The rate over the last 2 s (the first frames may come in a burst); 20 is the daemon's.
+        let window = frames.filter { $0.at > firstFrame + 0.5 }
+        let rate = Double(window.count - 1) / max((window.last?.at ?? 0) - (window.first?.at ?? 0), 0.001)
+        #expect(rate >= 10, "\(rate) frames a second")
+        let bytes = frames.map(\.text.utf8.count)
+        print(
+            "ribbit-web live: \(String(format: "%.1f", rate)) frames a second over the WebSocket, \(bytes.reduce(0, +) / max(bytes.count, 1)) B a frame"
+        )
+        let lastText = try #require(frames.last?.text)
+        let last = try #require(try JSONSerialization.jsonObject(with: Data(lastText.utf8)) as? [String: Any])
+        let bands = try #require(last["bandsHz"] as? [Double])
+        let band = try #require(bands.firstIndex(of: 1000))
+        let ears = try #require(last["ears"] as? [String: [String: Any]])
+        #expect(Set(ears.keys) == ["left", "right"])
+        for (name, ear) in ears {
+            let inputRMS = try #require(ear["inputRMS"] as? Double), outputRMS = try #require(ear["outputRMS"] as? Double)
+            let input = try #require(ear["input"] as? [Double]), output = try #require(ear["output"] as? [Double])
+            let target = try #require((ear["targetGain"] as? [Any])?[band] as? Double)
+            #expect(abs(inputRMS + 40) < 1 && abs(input[band] + 40) < 1.5, "\(name): input \(inputRMS) dBFS")
+            #expect(abs(output[band] - input[band] - target) <= 1.5, "\(name): \(output[band] - input[band]) dB, target \(target)")
+            #expect(outputRMS > inputRMS)
+            #expect(ear["inputSPLOffset"] is Double && ear["outputSPLOffset"] is Double)
+        }
+        #expect(last["calibration"] is String)
+
+        // Save: the CLI's CSV (the same header, a row per frame and ear) and SVG (every series).
+        let csv = try web.request("GET", "/api/live/recording.csv")
+        #expect(csv.status == 200 && csv.headers["content-disposition"]?.contains("ribbit-live.csv") == true)
+        let rows = String(decoding: csv.body, as: UTF8.self).split(separator: "\n")
+        let header = try #require(rows.first).split(separator: ",", omittingEmptySubsequences: false)
+        #expect(header.prefix(4) == ["time_s", "ear", "output", "input_rms_dbfs"] && header.count == 9 + 3 * bands.count)
+        #expect(rows.count >= 1 + 2 * 30 && (rows.count - 1) % 2 == 0, "\(rows.count) rows")
+        for (index, row) in rows.dropFirst().enumerated() {
+            let fields = row.split(separator: ",", omittingEmptySubsequences: false)
+            #expect(fields.count == header.count && Double(fields[0]) != nil && ["left", "right"].contains(fields[1]), "\(row)")
+            // The last second's: the tone (the first frames may be from before the probe played).
+            if index >= rows.count - 1 - 40 { #expect(Double(fields[3]).map { abs($0 + 40) < 1.5 } == true, "\(row)") }
+        }
+        let svgAnswer = try web.request("GET", "/api/live/recording.svg")
+        #expect(svgAnswer.status == 200 && svgAnswer.headers["content-type"] == "image/svg+xml")
+        let svgFile = web.directory.appendingPathComponent("live.svg")
+        try svgAnswer.body.write(to: svgFile)
+        let ids = try SVGContents(svgFile.path)
+        for ear in ["left", "right"] {
+            for series in ["input-spectrum", "output-spectrum", "target-gain", "applied-gain", "measured-gain"] {
+                #expect(ids.ids.contains("\(ear)-\(series)"), "\(ear)-\(series) missing from the SVG")
+            }
+        }
+        #expect(try web.request("GET", "/api/live/recording.wav").status == 404)
+
+        // The daemon stops: the open socket says so in one line instead of going quiet.
+        let watching = try TestWebSocket(port: web.port, path: "/api/live/socket", headers: ["Cookie": web.cookie ?? "", "Origin": origin])
+        _ = try daemon.stop()
+        var problem: String?
+        let stopped = MonotonicSeconds.now()
+        while problem == nil, MonotonicSeconds.now() - stopped < 5, let text = try watching.nextText(timeoutSeconds: 5) {
+            if text.contains("\"problem\"") { problem = text }
+        }
+        #expect(problem?.contains("daemon") == true, "\(problem ?? "no problem reported")")
+    }
+
+    /// Headless Chromium streams /live in real time (driven over the DevTools protocol: --dump-dom
+    /// and --screenshot run on virtual time, which outruns a WebSocket): the status line counts
+    /// frames, the bars and the summary are drawn, no console message; while the laptop-sized
+    /// one streams for 20 s, ribbit-web's CPU and memory are measured. RIBBIT_WEB_SCREENSHOTS=DIR
+    /// keeps the screenshots (the README's docs/images/web-live-*.png).
+    @Test func webLiveScreenDrawsInAHeadlessBrowser() throws {
+        let chromium = try #require(Built.tool("chromium"), "chromium is not installed (make dev-deps)")
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 60)
+        defer { _ = try? probe.finish() }
+        let web = try WebAppUnderTest(daemon: daemon)
+        #expect(try web.logIn().status == 303)
+        let link = web.personalURL.replacingOccurrences(of: "/?token=", with: "/live?token=")
+        let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
+
+        for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
+            let browser = try HeadlessBrowser(
+                chromium: chromium, directory: web.directory.appendingPathComponent(label), url: link,
+                width: width, height: height)
+            defer { browser.stop() }
+            sleep(3)
+            let dom = try browser.evaluate("document.documentElement.outerHTML")
+            let counted = dom.range(of: #"Live: [0-9]+ frames"#, options: .regularExpression).map { String(dom[$0]) }
+            let count = Int(counted?.split(separator: " ")[1] ?? "") ?? 0
+            #expect(count >= 20, "\(label): the status line: \(counted ?? dom)")
+            #expect(dom.contains(#"<a href="/live" aria-current="page">Live</a>"#))
+            #expect(dom.contains(#"class="target""#) && dom.contains("Level (dB SPL)"), "\(label): the chart was not drawn")
+            #expect(dom.contains("Right ear: input ") && dom.contains(" dB SPL, output "), "\(label): no summary")
+            let png = try browser.screenshot()
+            let size = [16, 20].map { offset in png[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
+            #expect(size == [width, height], "\(label) screenshot is \(size)")
+            if let keep {
+                try? FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
+                try png.write(to: keep.appendingPathComponent("web-live-\(label).png"))
+            }
+            if label == "laptop" {
+                // One browser streams for 20 s: ribbit-web's CPU (utime + stime) and RSS.
+                let pid = web.process.processIdentifier  // `ribbitd web` execs ribbit-web: the same process
+                let before = try ProcessFigures(pid: pid)
+                let framesBefore = try browser.evaluate("String(frames)")
+                sleep(20)
+                let after = try ProcessFigures(pid: pid)
+                let frames = (Double(try browser.evaluate("String(frames)")) ?? 0) - (Double(framesBefore) ?? 0)
+                let cpu = (after.cpuSeconds - before.cpuSeconds) / (after.at - before.at) * 100
+                let weights = ["/live", "/common.js", "/live.js", "/app.css"].map { (try? web.request("GET", $0).body.count) ?? 0 }
+                print(
+                    "ribbit-web live, one browser streaming 20 s: \(String(format: "%.1f", frames / (after.at - before.at))) frames a second drawn, "
+                        + "\(String(format: "%.1f", cpu)) % of a core, RSS \(before.rssKB) -> \(after.rssKB) kB; page weight \(weights.reduce(0, +)) B "
+                        + "(/live \(weights[0]), /common.js \(weights[1]), /live.js \(weights[2]), /app.css \(weights[3]))")
+                #expect(frames / (after.at - before.at) >= 10)
+                #expect(cpu < 50 && after.rssKB < 200_000)
+
+                // Hidden (the page sees visibilitychange with document.hidden): the socket closes and
+                // with it the web app's dump connection; shown again, both come back.
+                #expect(try daemon.status().dumpListeners == 1)
+                func show(_ visible: Bool) throws {
+                    _ = try browser.evaluate(
+                        "Object.defineProperty(document, 'hidden', { value: \(!visible), configurable: true }); "
+                            + "document.dispatchEvent(new Event('visibilitychange')); 'ok'")
+                }
+                func listenersBecome(_ count: Int) throws -> Bool {
+                    for _ in 0..<40 {
+                        if try (daemon.status().dumpListeners ?? 0) == count { return true }
+                        usleep(100_000)
+                    }
+                    return false
+                }
+                try show(false)
+                #expect(try listenersBecome(0), "the daemon still sends frames while the tab is hidden")
+                #expect(try browser.evaluate("document.getElementById('live-status').textContent").hasPrefix("Paused"))
+                try show(true)
+                #expect(try listenersBecome(1), "the live view did not resume")
+                browser.stop()
+                #expect(try listenersBecome(0), "the dump connection outlived the browser")
+            }
+            browser.stop()
+            #expect(browser.consoleMessages.isEmpty, "\(label): the page wrote to the console: \(browser.consoleMessages)")
+        }
+    }
+}
+
+/// Headless Chromium on one page, driven over the DevTools protocol's WebSocket; stopped by PID.
+final class HeadlessBrowser {
+    private let process = Process()
+    private let log: URL
+    private var devTools: TestWebSocket!
+    private var nextID = 0
+
+    init(chromium: URL, directory: URL, url: String, width: Int, height: Int) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        log = directory.appendingPathComponent("chromium.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.executableURL = chromium
+        process.arguments = [
+            "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=\(directory.path)",
+            "--remote-debugging-port=0", "--window-size=\(width),\(height)", "--enable-logging=stderr", "--v=0", url,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        // Chromium writes its port to DevToolsActivePort; the page's socket is in /json/list.
+        let deadline = MonotonicSeconds.now() + 30
+        var seen = "no DevToolsActivePort"
+        while MonotonicSeconds.now() < deadline {
+            usleep(200_000)
+            guard let text = try? String(contentsOf: directory.appendingPathComponent("DevToolsActivePort"), encoding: .utf8),
+                let port = Int(text.split(separator: "\n").first ?? "")
+            else { continue }
+            do {
+                let list = try HeadlessBrowser.get(port: port, path: "/json/list")
+                seen = list
+                let pages = try JSONSerialization.jsonObject(with: Data(list.utf8)) as? [[String: Any]] ?? []
+                guard let page = pages.first(where: { $0["type"] as? String == "page" }),
+                    let socket = (page["webSocketDebuggerUrl"] as? String).flatMap(URL.init(string:))
+                else { continue }
+                devTools = try TestWebSocket(port: port, path: socket.path, headers: [:])
+                // --window-size is the window's, not the page's: the viewport exactly (the screenshot's size).
+                _ = try call(
+                    "Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600])
+                return
+            } catch {
+                seen = "\(error)"
+            }
+        }
+        throw TestSetupError("chromium's DevTools did not answer within 30 s: \(seen)")
+    }
+
+    deinit { stop() }
+
+    func stop() {
+        devTools?.close()
+        stopProcess(process)
+    }
+
+    /// The page's console lines (a CSP violation or a script error would show there).
+    var consoleMessages: [String] {
+        ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains(":CONSOLE") }.map(String.init)
+    }
+
+    /// A JavaScript expression's value, as a string.
+    func evaluate(_ expression: String) throws -> String {
+        let result = try call("Runtime.evaluate", ["expression": expression, "returnByValue": true])
+        guard let value = (result["result"] as? [String: Any])?["value"] else { throw TestSetupError("\(expression): \(result)") }
+        return "\(value)"
+    }
+
+    /// The viewport as PNG.
+    func screenshot() throws -> Data {
+        let result = try call("Page.captureScreenshot", ["format": "png"])
+        guard let data = (result["data"] as? String).flatMap({ Data(base64Encoded: $0) }) else { throw TestSetupError("no screenshot") }
+        return data
+    }
+
+    private func call(_ method: String, _ parameters: [String: Any]) throws -> [String: Any] {
+        nextID += 1
+        let message = try JSONSerialization.data(withJSONObject: ["id": nextID, "method": method, "params": parameters])
+        try devTools.send(String(decoding: message, as: UTF8.self))
+        while let text = try devTools.nextText(timeoutSeconds: 30) {
+            guard let reply = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], reply["id"] as? Int == nextID
+            else {
+                continue
+            }
+            return reply["result"] as? [String: Any] ?? [:]
+        }
+        throw TestSetupError("\(method): no answer from chromium")
+    }
+
+    /// A plain HTTP GET on its own socket (URLSession gets no answer from Chromium's DevTools server here).
+    private static func get(port: Int, path: String) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { throw TestSetupError("connect: \(String(cString: strerror(errno)))") }
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+        guard write(fd, request, request.count) == request.count else { throw TestSetupError("write failed") }
+        var reply = [UInt8](), chunk = [UInt8](repeating: 0, count: 65536)
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while poll(&entry, 1, 5000) > 0 {
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { break }
+            reply += chunk[0..<count]
+        }
+        let text = String(decoding: reply, as: UTF8.self)
+        guard let body = text.range(of: "\r\n\r\n") else { throw TestSetupError("GET \(path): no answer") }
+        return String(text[body.upperBound...])
+    }
+}
+
+/// CLOCK_MONOTONIC seconds, for the test's own timing.
+enum MonotonicSeconds {
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}
+
+/// A process's CPU time and resident memory, from /proc/PID/stat and /proc/PID/status.
+struct ProcessFigures {
+    let at: Double
+    let cpuSeconds: Double
+    let rssKB: Int
+
+    init(pid: Int32) throws {
+        at = MonotonicSeconds.now()
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // After the ")" that ends the command name: state is field 3, utime and stime 14 and 15.
+        let fields = (stat.split(separator: ")").last ?? "").split(separator: " ")
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        cpuSeconds = (Double(fields[11]) ?? 0) / ticks + (Double(fields[12]) ?? 0) / ticks
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        rssKB = Int(rss.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+    }
+}
+
+/// The smallest WebSocket client (RFC 6455) the test needs, on a plain TCP socket: the
+/// handshake, then the server's text messages (unmasked, unfragmented: each is one frame).
+final class TestWebSocket {
+    private var fd: Int32
+    private var buffer = [UInt8]()
+
+    init(port: Int, path: String, headers: [String: String]) throws {
+        fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { throw TestSetupError("connect: \(String(cString: strerror(errno)))") }
+        var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        head += "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        let bytes = Array((head + "\r\n").utf8)
+        guard write(fd, bytes, bytes.count) == bytes.count else { throw TestSetupError("write failed") }
+        while true {
+            if let end = Self.find([13, 10, 13, 10], in: buffer) {
+                let status = String(decoding: buffer[..<end], as: UTF8.self).components(separatedBy: "\r\n").first ?? ""
+                buffer.removeFirst(end + 4)
+                guard status.contains(" 101 ") else { throw TestSetupError("no upgrade: \(status)") }
+                return
+            }
+            guard try fill(timeoutSeconds: 5) else { throw TestSetupError("no handshake answer") }
+        }
+    }
+
+    deinit { close() }
+
+    func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    /// Sends a text message, masked as a client must.
+    func send(_ text: String) throws {
+        let payload = Array(text.utf8)
+        var frame: [UInt8] = [0x81]
+        if payload.count < 126 {
+            frame.append(0x80 | UInt8(payload.count))
+        } else if payload.count < 65536 {
+            frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        } else {
+            frame.append(0x80 | 127)
+            frame += (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
+        }
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        frame += mask
+        frame += payload.enumerated().map { $1 ^ mask[$0 % 4] }
+        guard write(fd, frame, frame.count) == frame.count else { throw TestSetupError("WebSocket write failed") }
+    }
+
+    /// The next text message; nil when the server closes or nothing comes in time.
+    func nextText(timeoutSeconds: Double) throws -> String? {
+        let deadline = MonotonicSeconds.now() + timeoutSeconds
+        while true {
+            if buffer.count >= 2 {
+                let opcode = buffer[0] & 0x0F
+                var length = Int(buffer[1] & 0x7F), offset = 2
+                if length == 126, buffer.count >= 4 {
+                    length = Int(buffer[2]) << 8 | Int(buffer[3])
+                    offset = 4
+                } else if length == 127, buffer.count >= 10 {
+                    length = buffer[2..<10].reduce(0) { $0 << 8 | Int($1) }
+                    offset = 10
+                }
+                if length < 126 || offset > 2, buffer.count >= offset + length {
+                    let payload = Array(buffer[offset..<offset + length])
+                    buffer.removeFirst(offset + length)
+                    switch opcode {
+                    case 0x1: return String(decoding: payload, as: UTF8.self)
+                    case 0x8: return nil
+                    default: continue  // ping, pong
+                    }
+                }
+            }
+            let left = deadline - MonotonicSeconds.now()
+            guard left > 0, try fill(timeoutSeconds: left) else { return nil }
+        }
+    }
+
+    private func fill(timeoutSeconds: Double) throws -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&entry, 1, Int32(timeoutSeconds * 1000)) > 0 else { return false }
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = read(fd, &chunk, chunk.count)
+        guard count > 0 else { return false }
+        buffer += chunk[0..<count]
+        return true
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        return (0...(haystack.count - needle.count)).first { Array(haystack[$0..<$0 + needle.count]) == needle }
+    }
+}
