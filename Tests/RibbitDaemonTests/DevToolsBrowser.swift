@@ -60,8 +60,12 @@ final class DevToolsBrowser {
         for domain in ["Runtime", "Log", "Page", "DOM"] { _ = try call("\(domain).enable") }
     }
 
-    deinit {
+    deinit { stop() }
+
+    /// Closes the page and stops the browser (again is harmless).
+    func stop() {
         if socket >= 0 { close(socket) }
+        socket = -1
         stopProcess(process)
     }
 

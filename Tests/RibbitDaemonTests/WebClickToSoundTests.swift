@@ -24,7 +24,7 @@ extension DaemonTests {
         var sent: [Int] = []
         for click in clicks {
             usleep(1_800_000)
-            sent.append(Self.monotonicNanoseconds())
+            sent.append(Int(MonotonicSeconds.now() * 1e9))  // the probe's clock, CLOCK_MONOTONIC
             let answer = try web.request("POST", click.path, token: csrf, json: click.json)
             #expect(answer.status == 200, "\(click.label): \(String(decoding: answer.body, as: UTF8.self))")
         }
@@ -63,12 +63,6 @@ extension DaemonTests {
         print(
             "ribbit-web click to output: \(report.joined(separator: ", ")) (to the period that recorded it; period 64 frames, 1.3 ms; xruns \(recording.xruns))"
         )
-    }
-
-    static func monotonicNanoseconds() -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return now.tv_sec * 1_000_000_000 + now.tv_nsec
     }
 
     static func median(_ values: ArraySlice<Double>) -> Double { values.sorted()[values.count / 2] }

@@ -136,19 +136,22 @@ extension DaemonTests {
         let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
 
         for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
-            let browser = try HeadlessBrowser(
-                chromium: chromium, directory: web.directory.appendingPathComponent(label), url: link,
-                width: width, height: height)
+            let directory = web.directory.appendingPathComponent(label)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let browser = try DevToolsBrowser(chromium: chromium, directory: directory, url: link)
             defer { browser.stop() }
+            try browser.call(
+                "Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
+            func text(_ expression: String) throws -> String { try browser.evaluate(expression) as? String ?? "" }
             sleep(3)
-            let dom = try browser.evaluate("document.documentElement.outerHTML")
+            let dom = try text("document.documentElement.outerHTML")
             let counted = dom.range(of: #"Live: [0-9]+ frames"#, options: .regularExpression).map { String(dom[$0]) }
             let count = Int(counted?.split(separator: " ")[1] ?? "") ?? 0
             #expect(count >= 20, "\(label): the status line: \(counted ?? dom)")
             #expect(dom.contains(#"<a href="/live" aria-current="page">Live</a>"#))
             #expect(dom.contains(#"class="target""#) && dom.contains("Level (dB SPL)"), "\(label): the chart was not drawn")
             #expect(dom.contains("Right ear: input ") && dom.contains(" dB SPL, output "), "\(label): no summary")
-            let png = try browser.screenshot()
+            let png = try browser.screenshot(width: width, height: height)
             let size = [16, 20].map { offset in png[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
             #expect(size == [width, height], "\(label) screenshot is \(size)")
             if let keep {
@@ -159,10 +162,10 @@ extension DaemonTests {
                 // One browser streams for 20 s: ribbit-web's CPU (utime + stime) and RSS.
                 let pid = web.process.processIdentifier  // `ribbitd web` execs ribbit-web: the same process
                 let before = try ProcessFigures(pid: pid)
-                let framesBefore = try browser.evaluate("String(frames)")
+                let framesBefore = try text("String(frames)")
                 sleep(20)
                 let after = try ProcessFigures(pid: pid)
-                let frames = (Double(try browser.evaluate("String(frames)")) ?? 0) - (Double(framesBefore) ?? 0)
+                let frames = (Double(try text("String(frames)")) ?? 0) - (Double(framesBefore) ?? 0)
                 let cpu = (after.cpuSeconds - before.cpuSeconds) / (after.at - before.at) * 100
                 let weights = ["/live", "/common.js", "/live.js", "/app.css"].map { (try? web.request("GET", $0).body.count) ?? 0 }
                 print(
@@ -176,7 +179,7 @@ extension DaemonTests {
                 // with it the web app's dump connection; shown again, both come back.
                 #expect(try daemon.status().dumpListeners == 1)
                 func show(_ visible: Bool) throws {
-                    _ = try browser.evaluate(
+                    _ = try text(
                         "Object.defineProperty(document, 'hidden', { value: \(!visible), configurable: true }); "
                             + "document.dispatchEvent(new Event('visibilitychange')); 'ok'")
                 }
@@ -189,128 +192,15 @@ extension DaemonTests {
                 }
                 try show(false)
                 #expect(try listenersBecome(0), "the daemon still sends frames while the tab is hidden")
-                #expect(try browser.evaluate("document.getElementById('live-status').textContent").hasPrefix("Paused"))
+                #expect(try text("document.getElementById('live-status').textContent").hasPrefix("Paused"))
                 try show(true)
                 #expect(try listenersBecome(1), "the live view did not resume")
                 browser.stop()
                 #expect(try listenersBecome(0), "the dump connection outlived the browser")
             }
+            #expect(browser.problems.isEmpty, "\(label): the page wrote to the console: \(browser.problems)")
             browser.stop()
-            #expect(browser.consoleMessages.isEmpty, "\(label): the page wrote to the console: \(browser.consoleMessages)")
         }
-    }
-}
-
-/// Headless Chromium on one page, driven over the DevTools protocol's WebSocket; stopped by PID.
-final class HeadlessBrowser {
-    private let process = Process()
-    private let log: URL
-    private var devTools: TestWebSocket!
-    private var nextID = 0
-
-    init(chromium: URL, directory: URL, url: String, width: Int, height: Int) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        log = directory.appendingPathComponent("chromium.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.executableURL = chromium
-        process.arguments = [
-            "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=\(directory.path)",
-            "--remote-debugging-port=0", "--window-size=\(width),\(height)", "--enable-logging=stderr", "--v=0", url,
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
-        // Chromium writes its port to DevToolsActivePort; the page's socket is in /json/list.
-        let deadline = MonotonicSeconds.now() + 30
-        var seen = "no DevToolsActivePort"
-        while MonotonicSeconds.now() < deadline {
-            usleep(200_000)
-            guard let text = try? String(contentsOf: directory.appendingPathComponent("DevToolsActivePort"), encoding: .utf8),
-                let port = Int(text.split(separator: "\n").first ?? "")
-            else { continue }
-            do {
-                let list = try HeadlessBrowser.get(port: port, path: "/json/list")
-                seen = list
-                let pages = try JSONSerialization.jsonObject(with: Data(list.utf8)) as? [[String: Any]] ?? []
-                guard let page = pages.first(where: { $0["type"] as? String == "page" }),
-                    let socket = (page["webSocketDebuggerUrl"] as? String).flatMap(URL.init(string:))
-                else { continue }
-                devTools = try TestWebSocket(port: port, path: socket.path, headers: [:])
-                // --window-size is the window's, not the page's: the viewport exactly (the screenshot's size).
-                _ = try call(
-                    "Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600])
-                return
-            } catch {
-                seen = "\(error)"
-            }
-        }
-        throw TestSetupError("chromium's DevTools did not answer within 30 s: \(seen)")
-    }
-
-    deinit { stop() }
-
-    func stop() {
-        devTools?.close()
-        stopProcess(process)
-    }
-
-    /// The page's console lines (a CSP violation or a script error would show there).
-    var consoleMessages: [String] {
-        ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains(":CONSOLE") }.map(String.init)
-    }
-
-    /// A JavaScript expression's value, as a string.
-    func evaluate(_ expression: String) throws -> String {
-        let result = try call("Runtime.evaluate", ["expression": expression, "returnByValue": true])
-        guard let value = (result["result"] as? [String: Any])?["value"] else { throw TestSetupError("\(expression): \(result)") }
-        return "\(value)"
-    }
-
-    /// The viewport as PNG.
-    func screenshot() throws -> Data {
-        let result = try call("Page.captureScreenshot", ["format": "png"])
-        guard let data = (result["data"] as? String).flatMap({ Data(base64Encoded: $0) }) else { throw TestSetupError("no screenshot") }
-        return data
-    }
-
-    private func call(_ method: String, _ parameters: [String: Any]) throws -> [String: Any] {
-        nextID += 1
-        let message = try JSONSerialization.data(withJSONObject: ["id": nextID, "method": method, "params": parameters])
-        try devTools.send(String(decoding: message, as: UTF8.self))
-        while let text = try devTools.nextText(timeoutSeconds: 30) {
-            guard let reply = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], reply["id"] as? Int == nextID
-            else {
-                continue
-            }
-            return reply["result"] as? [String: Any] ?? [:]
-        }
-        throw TestSetupError("\(method): no answer from chromium")
-    }
-
-    /// A plain HTTP GET on its own socket (URLSession gets no answer from Chromium's DevTools server here).
-    private static func get(port: Int, path: String) throws -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else { throw TestSetupError("connect: \(String(cString: strerror(errno)))") }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
-        guard write(fd, request, request.count) == request.count else { throw TestSetupError("write failed") }
-        var reply = [UInt8](), chunk = [UInt8](repeating: 0, count: 65536)
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        while poll(&entry, 1, 5000) > 0 {
-            let count = read(fd, &chunk, chunk.count)
-            guard count > 0 else { break }
-            reply += chunk[0..<count]
-        }
-        let text = String(decoding: reply, as: UTF8.self)
-        guard let body = text.range(of: "\r\n\r\n") else { throw TestSetupError("GET \(path): no answer") }
-        return String(text[body.upperBound...])
     }
 }
 
