@@ -4,7 +4,8 @@ import Synchronization
 
 /// A calibration tone instead of the hearing aid: a sine in one ear or both, at a level
 /// clamped to `maxLevelDBFS`, faded in and out with raised-cosine ramps (no click), that stops
-/// by itself at its deadline (so a client or daemon that dies cannot leave it playing). It
+/// by itself after its length, counted in frames (so a client or daemon that dies cannot leave it
+/// playing, and a loaded machine cannot lengthen it). It
 /// also meters the input (`inputMeanSquare`), for the microphone's calibration.
 ///
 /// Levels are sine levels: 0 dBFS is a sine of peak 1, as `Calibration` counts them. A new
@@ -36,14 +37,16 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
         let amplitude: Double
         let left: Bool
         let right: Bool
-        let deadlineNanoseconds: Int
-        init(phaseStep: Double, amplitude: Double, left: Bool, right: Bool, deadlineNanoseconds: Int) {
+        /// How long it sounds, in frames: exact whatever the load (a hearing test's tone is
+        /// 200 ms, not "about"), and it still stops by itself.
+        let lengthFrames: Int
+        init(phaseStep: Double, amplitude: Double, left: Bool, right: Bool, lengthFrames: Int) {
             stepCos = cos(phaseStep)
             stepSin = sin(phaseStep)
             self.amplitude = amplitude
             self.left = left
             self.right = right
-            self.deadlineNanoseconds = deadlineNanoseconds
+            self.lengthFrames = lengthFrames
         }
     }
 
@@ -59,7 +62,7 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     private let rampFrames: Int
     private let meterFrames: Int
     /// Audio-thread state: [oscillator cos, sin, ramp position (frames, 0...rampFrames), meter
-    /// sums L, R, meter frames].
+    /// sums L, R, meter frames, frames since the tone started].
     private let state: UnsafeMutablePointer<Double>
     /// The raised-cosine fade at each ramp position 0...rampFrames (computed in init).
     private let fade: UnsafeMutablePointer<Double>
@@ -70,11 +73,11 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
 
     public init(sampleRate: Double) {
         self.sampleRate = sampleRate
-        settings = ConfigSlot(Settings(phaseStep: 0, amplitude: 0, left: false, right: false, deadlineNanoseconds: 0))
+        settings = ConfigSlot(Settings(phaseStep: 0, amplitude: 0, left: false, right: false, lengthFrames: 0))
         rampFrames = max(1, Int((Self.rampSeconds * sampleRate).rounded()))
         meterFrames = max(1, Int((Self.meterSeconds * sampleRate).rounded()))
-        state = .allocate(capacity: 6)
-        state.initialize(repeating: 0, count: 6)
+        state = .allocate(capacity: 7)
+        state.initialize(repeating: 0, count: 7)
         state[0] = 1
         fade = .allocate(capacity: rampFrames + 1)
         for i in 0...rampFrames { fade[i] = 0.5 - 0.5 * cos(Double.pi * Double(i) / Double(rampFrames)) }
@@ -106,7 +109,7 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
         settings.publish(
             Settings(
                 phaseStep: 2 * Double.pi * hz / sampleRate, amplitude: amplitude, left: left, right: right,
-                deadlineNanoseconds: Realtime.monotonicNanoseconds() + Int(length * 1e9)))
+                lengthFrames: Int((length * sampleRate).rounded())))
     }
 
     /// Stops the tone (a fade-out).
@@ -163,22 +166,23 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
         if waiting, state[2] == 0, let old = settings.take() {
             settings.retire(old)
             (state[0], state[1]) = (1, 0)  // phase 0
+            state[6] = 0
         }
         // Not `&&`: its autoclosure would retain self on the audio thread.
         let fadingOut = waiting ? state[2] > 0 : false
-        let now = Realtime.monotonicNanoseconds()
         let state = state
         let (rampFrames, fade) = (rampFrames, fade)
         let (left, right) = (outputs[0], outputs[1])
         let playing = settings.current()._withUnsafeGuaranteedRef { tone in
             var (c, s) = (state[0], state[1])
             var ramp = Int(state[2])
-            let (amplitudeOn, inTime) = (tone.amplitude > 0, now < tone.deadlineNanoseconds)
-            let on = fadingOut ? false : amplitudeOn ? inTime : false  // no `&&`: its autoclosure retains
+            let on = fadingOut ? false : tone.amplitude > 0  // no `&&`: its autoclosure retains
+            let remaining = tone.lengthFrames - Int(state[6])  // frames of this tone still to sound
             let (stepCos, stepSin, amplitude) = (tone.stepCos, tone.stepSin, Float(tone.amplitude))
             let (toLeft, toRight) = (tone.left, tone.right)
             for i in 0..<frameCount {
-                ramp = on ? min(ramp + 1, rampFrames) : max(ramp - 1, 0)
+                let sounds = i < remaining ? on : false
+                ramp = sounds ? min(ramp + 1, rampFrames) : max(ramp - 1, 0)
                 let sample = ramp == 0 ? 0 : amplitude * Float(fade[ramp] * s)
                 (c, s) = (c * stepCos - s * stepSin, s * stepCos + c * stepSin)
                 left[i] = toLeft ? sample : 0
@@ -189,7 +193,9 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
             let k = (3 - (c * c + s * s)) / 2
             (state[0], state[1]) = (c * k, s * k)
             state[2] = Double(ramp)
-            return ramp > 0 || on
+            state[6] += Double(frameCount)
+            let stillOn = frameCount < remaining ? on : false
+            return ramp > 0 || stillOn
         }
         sounding.store(playing, ordering: .relaxed)
     }

@@ -68,7 +68,7 @@ import Testing
         #expect(right.allSatisfy { $0 == 0 })
     }
 
-    /// It stops by itself at the deadline, fading out; `stop` fades out at once; a new tone
+    /// It stops by itself after its length, fading out; `stop` fades out at once; a new tone
     /// waits for the old one's fade-out and starts from phase 0.
     @Test func itStopsByItselfAndChangesWithoutAClick() {
         let tone = ToneRenderer(sampleRate: 48000)
@@ -84,6 +84,21 @@ import Testing
         #expect(silent)
         let slope = 0.1 * 2 * Double.pi * 1000 / 48000
         #expect(zip(left, left.dropFirst()).allSatisfy { Double(abs($1 - $0)) <= slope * 1.02 })
+
+        // The length is counted in frames, however long the periods take: 0.2 s fades out from
+        // frame 9600 and is silent from 9600 plus the ramp, rendered in one go or period by period.
+        let ramp = Int((ToneRenderer.rampSeconds * 48000).rounded())
+        for period in [12_000, 64] {
+            let timed = ToneRenderer(sampleRate: 48000)
+            timed.play(frequencyHz: 1000, levelDBFS: -20, ceilingDBFS: 0, left: true, right: true, seconds: 0.2)
+            var samples = [Float]()
+            while samples.count < 12_000 {
+                samples += Self.render(timed, frames: period).0
+                if period == 64 && samples.count == 6400 { usleep(50_000) }  // a late period changes nothing
+            }
+            let last = samples.lastIndex { $0 != 0 } ?? -1
+            #expect(last == 9600 + ramp - 1 || last == 9600 + ramp - 2, "period \(period): last sound at frame \(last)")
+        }
 
         tone.play(frequencyHz: 1000, levelDBFS: -20, ceilingDBFS: 0, left: true, right: true, seconds: 5)
         var all = Self.render(tone, frames: 4096).0
