@@ -10,11 +10,13 @@ import RibbitSettings
 struct WebCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "web",
-        abstract: "Serve the web app (Home, Prescriptions) to a browser on this machine, or on a paired phone.",
+        abstract: "Serve the web app to a browser on this machine, or on a paired phone.",
         discussion: """
-            The Home screen shows the active prescription and the daemon's state, with pause, bypass, \
-            volume and program; Prescriptions lists the history by environment, to use, remove or \
-            export one. It talks to the running daemon like the other commands and never opens \
+            Home shows the active prescription and the daemon's state, with pause, bypass, volume, \
+            program and a trial's Keep/Revert; Prescriptions lists the history by environment, to use, \
+            remove or export one; Load previews a QR code's photo or a .rx file before loading it; \
+            Details shows one with its audiogram; Live charts the sound per ear as `ribbitd dump` does; \
+            Fitting turns an audiogram into targets, a trial and a signed QR code. It talks to the running daemon like the other commands and never opens \
             JACK. It listens on 127.0.0.1:\(WebListenAddress.defaultPort) until stopped (Ctrl-C). It prints a \
             personal link with an access token (new at each start, also in $XDG_RUNTIME_DIR/ribbit/web-token, \
             mode 0600): opening it gives the browser a session; without one every request is refused, \
