@@ -65,6 +65,23 @@ import Testing
         let shown = try Built.run(DaemonUnderTest.binary, ["web", "--url"], environment: environment, timeoutSeconds: 10)
         #expect(shown.stdout.hasPrefix("https://\(host):\(port)/?token=\(next)"), "\(shown.stdout)")
 
+        // The Live screen's WebSocket upgrades inside TLS too, for the app's own https origin only.
+        if let python = Built.tool("python3") {
+            let upgrade = """
+                import base64, os, socket, ssl, sys
+                context = ssl.create_default_context(cafile=sys.argv[1])
+                for origin in ["https://\(host):\(port)", "https://elsewhere.example"]:
+                    s = context.wrap_socket(socket.create_connection(("\(host)", \(port))), server_hostname="\(host)")
+                    key = base64.b64encode(os.urandom(16)).decode()
+                    s.sendall(("GET /api/live/socket HTTP/1.1\\r\\nHost: \(host):\(port)\\r\\nUpgrade: websocket\\r\\n"
+                        "Connection: Upgrade\\r\\nSec-WebSocket-Key: " + key + "\\r\\nSec-WebSocket-Version: 13\\r\\n"
+                        "Cookie: \(cookie)\\r\\nOrigin: " + origin + "\\r\\n\\r\\n").encode())
+                    print(s.recv(100).split(b"\\r\\n")[0].decode())
+                """
+            let statuses = try Built.run(python, ["-c", upgrade, certificate], timeoutSeconds: 20)
+            #expect(statuses.stdout.hasPrefix("HTTP/1.1 101") && statuses.stdout.contains("\nHTTP/1.1 400"), "\(statuses)")
+        }
+
         // The used code pairs nothing more; the new one does.
         #expect(try get("/?token=\(code)").status == 401)
         #expect(try get("/?token=\(next)").status == 303)
