@@ -179,25 +179,7 @@ extension DaemonTests {
         let console = dom.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }
         #expect(console.isEmpty, "the page wrote to the console: \(console)")
 
-        let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
-        for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
-            let png = web.directory.appendingPathComponent("web-home-\(label).png")
-            let shot = try Built.run(
-                chromium, common + ["--hide-scrollbars", "--window-size=\(width),\(height)", "--screenshot=\(png.path)", web.personalURL],
-                timeoutSeconds: 60)
-            #expect(shot.status == 0, "\(shot.stderr)")
-            let data = try Data(contentsOf: png)
-            #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]))
-            // IHDR: width and height, big-endian, at bytes 16 and 20.
-            let size = [16, 20].map { offset in data[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
-            #expect(size == [width, height], "\(label) screenshot is \(size)")
-            if let keep {
-                try? FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
-                let target = keep.appendingPathComponent(png.lastPathComponent)
-                try? FileManager.default.removeItem(at: target)
-                try FileManager.default.copyItem(at: png, to: target)
-            }
-        }
+        try web.screenshots(chromium, common, of: web.personalURL, name: "web-home")
     }
 
     /// The Prescriptions screen's API against a real daemon with two prescriptions of different
@@ -316,23 +298,7 @@ extension DaemonTests {
         let console = dom.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }
         #expect(console.isEmpty, "the page wrote to the console: \(console)")
 
-        let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
-        for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
-            let png = web.directory.appendingPathComponent("web-prescriptions-\(label).png")
-            let shot = try Built.run(
-                chromium, common + ["--hide-scrollbars", "--window-size=\(width),\(height)", "--screenshot=\(png.path)", link],
-                timeoutSeconds: 60)
-            #expect(shot.status == 0, "\(shot.stderr)")
-            let data = try Data(contentsOf: png)
-            let size = [16, 20].map { offset in data[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
-            #expect(size == [width, height], "\(label) screenshot is \(size)")
-            if let keep {
-                try? FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
-                let target = keep.appendingPathComponent(png.lastPathComponent)
-                try? FileManager.default.removeItem(at: target)
-                try FileManager.default.copyItem(at: png, to: target)
-            }
-        }
+        try web.screenshots(chromium, common, of: link, name: "web-prescriptions")
     }
 }
 
@@ -410,11 +376,18 @@ final class WebAppUnderTest {
         return Answer(status: status, body: Data(), headers: headers)
     }
 
+    /// `json` goes as application/json, `bytes` as they are (the Load screen's upload).
     func request(
-        _ method: String, _ path: String, token: String? = nil, json: String? = nil, withSession: Bool = true, cookie given: String? = nil
+        _ method: String, _ path: String, token: String? = nil, json: String? = nil, bytes: Data? = nil, withSession: Bool = true,
+        cookie given: String? = nil
     ) throws -> Answer {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         request.httpMethod = method
+        request.timeoutInterval = 30
+        if let bytes {
+            request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+            request.httpBody = bytes
+        }
         if let value = given ?? (withSession ? cookie : nil) { request.setValue(value, forHTTPHeaderField: "Cookie") }
         if let token { request.setValue(token, forHTTPHeaderField: "X-CSRF-Token") }
         if let json {
@@ -432,10 +405,36 @@ final class WebAppUnderTest {
             }
             done.signal()
         }.resume()
-        guard done.wait(timeout: .now() + 15) == .success, let answer = box.answer else {
+        guard done.wait(timeout: .now() + 40) == .success, let answer = box.answer else {
             throw TestSetupError("\(method) \(path): no answer")
         }
         return answer
+    }
+
+    /// The screen at `link` as a phone (390x844) and a laptop (1280x800) show it, taken by
+    /// chromium's --screenshot with `common` flags, each checked to be a PNG of that size;
+    /// RIBBIT_WEB_SCREENSHOTS=DIR keeps them as NAME-phone.png and NAME-laptop.png (the README's
+    /// are in docs/images).
+    func screenshots(_ chromium: URL, _ common: [String], of link: String, name: String) throws {
+        let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
+        for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
+            let png = directory.appendingPathComponent("\(name)-\(label).png")
+            let shot = try Built.run(
+                chromium, common + ["--hide-scrollbars", "--window-size=\(width),\(height)", "--screenshot=\(png.path)", link],
+                timeoutSeconds: 60)
+            #expect(shot.status == 0, "\(shot.stderr)")
+            let data = try Data(contentsOf: png)
+            #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+            // IHDR: width and height, big-endian, at bytes 16 and 20.
+            let size = [16, 20].map { offset in data[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
+            #expect(size == [width, height], "\(name) \(label) screenshot is \(size)")
+            if let keep {
+                try? FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
+                let target = keep.appendingPathComponent(png.lastPathComponent)
+                try? FileManager.default.removeItem(at: target)
+                try FileManager.default.copyItem(at: png, to: target)
+            }
+        }
     }
 
     /// The token in the Home page's meta tag.

@@ -244,22 +244,6 @@ extension DaemonTests {
         let console = dom.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }
         #expect(console.isEmpty, "the page wrote to the console: \(console)")
 
-        let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
-        for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
-            let png = web.directory.appendingPathComponent("web-fitting-\(label).png")
-            let shot = try Built.run(
-                chromium, common + ["--hide-scrollbars", "--window-size=\(width),\(height)", "--screenshot=\(png.path)", link],
-                timeoutSeconds: 60)
-            #expect(shot.status == 0, "\(shot.stderr)")
-            let data = try Data(contentsOf: png)
-            let size = [16, 20].map { offset in data[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
-            #expect(size == [width, height], "\(label) screenshot is \(size)")
-            if let keep {
-                try? FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
-                let target = keep.appendingPathComponent(png.lastPathComponent)
-                try? FileManager.default.removeItem(at: target)
-                try FileManager.default.copyItem(at: png, to: target)
-            }
-        }
+        try web.screenshots(chromium, common, of: link, name: "web-fitting")
     }
 }

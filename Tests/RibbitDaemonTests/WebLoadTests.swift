@@ -241,29 +241,6 @@ extension WebAppUnderTest.Answer {
 extension WebAppUnderTest {
     /// POSTs `bytes` as they are (the Load screen's upload), with the session unless told not to.
     func upload(_ path: String, _ bytes: Data, token: String?, withSession: Bool = true) throws -> Answer {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
-        request.httpMethod = "POST"
-        request.timeoutInterval = 30
-        if withSession, let cookie { request.setValue(cookie, forHTTPHeaderField: "Cookie") }
-        if let token { request.setValue(token, forHTTPHeaderField: "X-CSRF-Token") }
-        request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
-        request.httpBody = bytes
-        final class Box: @unchecked Sendable { var answer: Answer? }
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpShouldSetCookies = false
-        URLSession(configuration: configuration).dataTask(with: request) { data, response, _ in
-            if let http = response as? HTTPURLResponse {
-                var headers = [String: String]()
-                for (name, value) in http.allHeaderFields { headers["\(name)".lowercased()] = "\(value)" }
-                box.answer = Answer(status: http.statusCode, body: data ?? Data(), headers: headers)
-            }
-            done.signal()
-        }.resume()
-        guard done.wait(timeout: .now() + 40) == .success, let answer = box.answer else {
-            throw TestSetupError("POST \(path): no answer")
-        }
-        return answer
+        try request("POST", path, token: token, bytes: bytes, withSession: withSession)
     }
 }
