@@ -16,10 +16,7 @@ extension DaemonTests {
         let axeSource = try #require(
             try? String(contentsOf: axe, encoding: .utf8), "no \(axe.path): `make .build/test-tools/axe.min.js` fetches it")
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
-        #expect(try daemon.ribbitd(["load", TestPaths.prescription("moderate-flat-music.rx").path]).status == 0)
+        let daemon = try DaemonUnderTest.forWeb(on: server, then: ["moderate-flat-music.rx"])
         let web = try WebAppUnderTest(daemon: daemon)
         let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: web.personalURL)
         // axe is injected by DevTools, not served: the app's own CSP stays as it is for the page.

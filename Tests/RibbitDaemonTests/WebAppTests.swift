@@ -13,9 +13,7 @@ import Testing
 extension DaemonTests {
     @Test func webAppServesTheStatusAndForwardsOnlyRequestsWithTheToken() throws {
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
+        let daemon = try DaemonUnderTest.forWeb(on: server)
         let web = try WebAppUnderTest(daemon: daemon)
 
         // The access token: 0600 in the 0700 runtime directory; `ribbitd web --url` prints the link.
@@ -160,9 +158,7 @@ extension DaemonTests {
     @Test func webAppHomeScreenRendersInAHeadlessBrowser() throws {
         let chromium = try #require(Built.tool("chromium"), "chromium is not installed (make dev-deps)")
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
+        let daemon = try DaemonUnderTest.forWeb(on: server)
         let web = try WebAppUnderTest(daemon: daemon)
         let name = try #require(try daemon.status().prescription?.name)
         let profile = web.directory.appendingPathComponent("chromium")
@@ -187,9 +183,7 @@ extension DaemonTests {
     /// `ribbitd remove`'s refusals, and the downloads with `ribbitd export`'s bytes.
     @Test func webAppListsUsesRemovesAndExportsPrescriptions() throws {
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
+        let daemon = try DaemonUnderTest.forWeb(on: server)
         let loaded = try daemon.ribbitd(["load", TestPaths.prescription("moderate-flat-music.rx").path])
         #expect(loaded.status == 0, "\(loaded.stderr)")
         let web = try WebAppUnderTest(daemon: daemon)
@@ -279,10 +273,7 @@ extension DaemonTests {
     @Test func webAppPrescriptionsScreenRendersInAHeadlessBrowser() throws {
         let chromium = try #require(Built.tool("chromium"), "chromium is not installed (make dev-deps)")
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
-        #expect(try daemon.ribbitd(["load", TestPaths.prescription("moderate-flat-music.rx").path]).status == 0)
+        let daemon = try DaemonUnderTest.forWeb(on: server, then: ["moderate-flat-music.rx"])
         let web = try WebAppUnderTest(daemon: daemon)
         let link = web.personalURL.replacingOccurrences(of: "/?token=", with: "/prescriptions?token=")
         let profile = web.directory.appendingPathComponent("chromium")
@@ -299,6 +290,21 @@ extension DaemonTests {
         #expect(console.isEmpty, "the page wrote to the console: \(console)")
 
         try web.screenshots(chromium, common, of: link, name: "web-prescriptions")
+    }
+}
+
+extension DaemonUnderTest {
+    /// The web tests' daemon: on `server`, its ports unconnected, playing mild-presbycusis.rx,
+    /// with `loaded` loaded after it in order (the last one active).
+    static func forWeb(on server: JackTestServer, then loaded: [String] = []) throws -> DaemonUnderTest {
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
+        try daemon.waitUntilProcessing()
+        for rx in loaded {
+            let result = try daemon.ribbitd(["load", TestPaths.prescription(rx).path])
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        return daemon
     }
 }
 

@@ -10,10 +10,7 @@ extension DaemonTests {
     @Test func webAppButtonsChangeWhatTheDaemonReports() throws {
         let chromium = try #require(Built.tool("chromium"), "chromium is needed (make dev-deps installs it)")
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
-        #expect(try daemon.ribbitd(["load", TestPaths.prescription("moderate-flat-music.rx").path]).status == 0)
+        let daemon = try DaemonUnderTest.forWeb(on: server, then: ["moderate-flat-music.rx"])
         let web = try WebAppUnderTest(daemon: daemon)
         let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: web.personalURL)
         try browser.wait(for: #"document.getElementById("pause") !== null && !document.getElementById("pause").disabled"#)

@@ -9,9 +9,7 @@ import Testing
 extension DaemonTests {
     @Test func webAppClickReachesTheSoundWithinAFewPeriods() throws {
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
+        let daemon = try DaemonUnderTest.forWeb(on: server)
         let web = try WebAppUnderTest(daemon: daemon)
         #expect(try web.logIn().status == 303)
         let csrf = try web.csrfToken()

@@ -33,9 +33,7 @@ extension DaemonTests {
 
     @Test func webFittingComputesTargetsTriesAndMakesASignedCode() throws {
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
+        let daemon = try DaemonUnderTest.forWeb(on: server)
         let keys = try Self.fittingKeys(daemon)
         let web = try WebAppUnderTest(daemon: daemon)
         #expect(try web.request("GET", "/fitting", withSession: false).status == 401)
@@ -226,9 +224,7 @@ extension DaemonTests {
     @Test func webFittingScreenRendersInAHeadlessBrowser() throws {
         let chromium = try #require(Built.tool("chromium"), "chromium is not installed (make dev-deps)")
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
+        let daemon = try DaemonUnderTest.forWeb(on: server)
         _ = try Self.fittingKeys(daemon)
         let web = try WebAppUnderTest(daemon: daemon)
         let link = web.personalURL.replacingOccurrences(of: "/?token=", with: "/fitting?token=")

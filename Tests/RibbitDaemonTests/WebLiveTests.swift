@@ -12,9 +12,7 @@ extension DaemonTests {
     /// the CLI's header and a row per frame and ear, its SVG every series.
     @Test func webLiveStreamsFramesOverAWebSocketToItsOwnPagesOnly() throws {
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
+        let daemon = try DaemonUnderTest.forWeb(on: server)
         let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 8)
         defer { _ = try? probe.finish() }
         let web = try WebAppUnderTest(daemon: daemon)
@@ -125,9 +123,7 @@ extension DaemonTests {
     @Test func webLiveScreenDrawsInAHeadlessBrowser() throws {
         let chromium = try #require(Built.tool("chromium"), "chromium is not installed (make dev-deps)")
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
+        let daemon = try DaemonUnderTest.forWeb(on: server)
         let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 60)
         defer { _ = try? probe.finish() }
         let web = try WebAppUnderTest(daemon: daemon)

@@ -39,9 +39,7 @@ extension DaemonTests {
 
     @Test func webLoadPreviewsAndLoadsAQRCodeAsRibbitdLoadDoes() throws {
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
+        let daemon = try DaemonUnderTest.forWeb(on: server)
         let web = try WebAppUnderTest(daemon: daemon)
         let quiet = "Mild sloping high-frequency loss", music = "Moderate flat loss, music"
         let png = web.directory.appendingPathComponent("code.png")
@@ -124,10 +122,7 @@ extension DaemonTests {
 
     @Test func webDetailsShowAHistoryEntryWithItsAudiogram() throws {
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
-        #expect(try daemon.ribbitd(["load", TestPaths.prescription("moderate-flat-music.rx").path]).status == 0)
+        let daemon = try DaemonUnderTest.forWeb(on: server, then: ["moderate-flat-music.rx"])
         let web = try WebAppUnderTest(daemon: daemon)
         _ = try web.logIn()
         let answer = try web.request("GET", "/api/details?id=1")
@@ -157,10 +152,7 @@ extension DaemonTests {
     @Test func webLoadAndDetailsScreensRenderInAHeadlessBrowser() throws {
         let chromium = try #require(Built.tool("chromium"), "chromium is not installed (make dev-deps)")
         let server = try JackTestServer()
-        let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
-        try daemon.waitUntilProcessing()
-        #expect(try daemon.ribbitd(["load", TestPaths.prescription("moderate-flat-music.rx").path]).status == 0)
+        let daemon = try DaemonUnderTest.forWeb(on: server, then: ["moderate-flat-music.rx"])
         let web = try WebAppUnderTest(daemon: daemon)
         let profile = web.directory.appendingPathComponent("chromium")
         let common = ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile.path)", "--virtual-time-budget=4000"]
