@@ -73,8 +73,7 @@ let package = Package(
         // Where ribbit's files are (XDG), its config file, small-file reading, the version.
         .target(name: "RibbitSettings", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         // The prescription history, the active one and a trial, in SQLite (GRDB).
-        .target(
-            name: "RibbitStore", dependencies: ["RibbitSettings", "RibbitPrescription", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "RibbitStore", dependencies: ["RibbitSettings", "RibbitPrescription", .product(name: "GRDB", package: "GRDB.swift")]),
         // Ed25519 signatures on prescriptions and the wearer's trusted keys; private keys
         // protected by a passphrase (scrypt from _CryptoExtras, ChaCha20-Poly1305).
         .target(
@@ -94,8 +93,7 @@ let package = Package(
         .target(
             name: "RibbitIntake",
             dependencies: [
-                "RibbitSettings", "RibbitPrescription", "RibbitSignature", "RibbitStore", "RibbitImage", "RibbitQR", "RibbitDSP",
-                "RibbitFitting",
+                "RibbitSettings", "RibbitPrescription", "RibbitSignature", "RibbitStore", "RibbitImage", "RibbitQR", "RibbitDSP", "RibbitFitting",
             ]
         ),
         // The daemon <-> audio process link: binary messages on a socket pair. No Foundation.
@@ -114,18 +112,15 @@ let package = Package(
             name: "ribbitd",
             dependencies: [
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
-                "RibbitControl", "RibbitMonitor", "RibbitDumpFiles", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore",
-                "RibbitSignature",
-                "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "RibbitControl", "RibbitMonitor", "RibbitDumpFiles", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
+                "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: bindNow
         ),
         // The process that holds the JACK client and its real-time thread, started by `ribbitd run`:
         // the engine and libjack only, so it stays small (no Foundation, SQLite, crypto or QR code).
-        .executableTarget(
-            name: "ribbit-audio", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "RibbitAudioLink"], linkerSettings: bindNow),
+        .executableTarget(name: "ribbit-audio", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "RibbitAudioLink"], linkerSettings: bindNow),
         // `ribbitd web`: the web app, a client of the control socket like the CLI (never JACK), in its
         // own process so ribbitd does not link the HTTP server and a crash here cannot touch the sound.
         .executableTarget(
@@ -150,20 +145,16 @@ let package = Package(
 
         .target(name: "RibbitRTAudit", path: "Tests/RibbitRTAudit", linkerSettings: [.linkedLibrary("dl")]),
         .executableTarget(
-            name: "ribbit-probe", dependencies: ["CJack", "RibbitSignals", "RibbitAudioFile", "RibbitTestSupport"],
-            path: "Tests/ribbit-probe"),
+            name: "ribbit-probe", dependencies: ["CJack", "RibbitSignals", "RibbitAudioFile", "RibbitTestSupport"], path: "Tests/ribbit-probe"),
         // The data log's crash tests' child: writes day after day until killed or the disk is full.
         .executableTarget(name: "ribbit-wearlog-writer", dependencies: ["RibbitStore"], path: "Tests/ribbit-wearlog-writer"),
         .target(name: "RibbitTestSupport", dependencies: ["RibbitSignals"], path: "Tests/RibbitTestSupport"),
         .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "CFFTW"]),
         .testTarget(
-            name: "RibbitMonitorTests",
-            dependencies: ["RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitFitting", "RibbitPrescription"]),
+            name: "RibbitMonitorTests", dependencies: ["RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitFitting", "RibbitPrescription"]),
         // FuzzFindings are read from the source tree at run time (as the help snapshots are), not bundled.
         .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"], exclude: ["FuzzFindings"]),
-        .testTarget(
-            name: "RibbitVerifyTests",
-            dependencies: ["RibbitVerify", "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"]),
+        .testTarget(name: "RibbitVerifyTests", dependencies: ["RibbitVerify", "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudiometryTests", dependencies: ["RibbitAudiometry", "RibbitPrescription", "RibbitSignals"]),
         .testTarget(name: "RibbitPlotTests", dependencies: ["RibbitPlot", "RibbitPrescription"]),
         .testTarget(
@@ -171,8 +162,7 @@ let package = Package(
             dependencies: ["RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport"]
         ),
         .testTarget(
-            name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"],
-            exclude: ["FuzzFindings"]),
+            name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"], exclude: ["FuzzFindings"]),
         .testTarget(name: "RibbitStoreTests", dependencies: ["RibbitStore", "RibbitTestSupport"]),
         .testTarget(name: "RibbitSignatureTests", dependencies: ["RibbitSignature", "RibbitPrescription", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitSignals", "RibbitTestSupport"]),
@@ -191,8 +181,7 @@ let package = Package(
         .testTarget(
             name: "RibbitCLITests",
             dependencies: [
-                "RibbitAudioFile", "RibbitDSP", "RibbitSignals", "RibbitTestSupport", "RibbitImage", "RibbitQR", "RibbitStore",
-                "RibbitControl",
+                "RibbitAudioFile", "RibbitDSP", "RibbitSignals", "RibbitTestSupport", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitControl",
                 "RibbitMonitor",
             ],
             // The snapshots are read from the source tree at run time, not bundled.
