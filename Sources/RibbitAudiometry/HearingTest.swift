@@ -68,7 +68,7 @@ public struct HearingTest: Sendable {
         public static let floorDBHL = -10
         /// 20 dB HL: heard at once by a normal ear, so the first descent starts there, and a
         /// 60 dB loss needs 4 steps of 10 dB, not 6 from 0 dB HL. Later frequencies start at the
-        /// ear's previous threshold (neighbours are usually within 10 dB, so the first answer
+        /// threshold of the ear's nearest measured frequency (neighbours are usually within 10 dB, so the first answer
         /// starts the bracketing at once; 10 dB below it cost 12 more presentations a test in
         /// the simulations), the retest at 20 dB HL again so it does not lean on the first result.
         public var startDBHL = 20
@@ -215,9 +215,12 @@ public struct HearingTest: Sendable {
         if t.missesAtMaximum >= plan.missesAtMaximumForNoResponse {
             return finish(step: step, track: t, status: .noResponse, thresholdDBHL: nil)
         }
+        if t.presentations >= Plan.maximumPresentations {
+            return finish(step: step, track: t, status: .undetermined, thresholdDBHL: nil)
+        }
         if responded {
             if countsAscending { t.runs += 1 }
-            if t.runs >= plan.maximumRuns || t.presentations >= Plan.maximumPresentations {
+            if t.runs >= plan.maximumRuns {
                 return finish(step: step, track: t, status: .undetermined, thresholdDBHL: nil)
             }
             t.firstEstimate = false
@@ -241,10 +244,11 @@ public struct HearingTest: Sendable {
 
     func startLevel(for step: Step) -> Int {
         var start = plan.startDBHL
-        if !step.isRetest, let previous = results.last(where: { $0.ear == step.ear && !$0.isRetest }),
-            let threshold = previous.thresholdDBHL
-        {
-            start = threshold
+        // The nearest frequency already measured in this ear (500 Hz starts from 1 kHz, not 8 kHz).
+        func octaveRatio(_ other: Int) -> Double { Double(max(other, step.frequencyHz)) / Double(min(other, step.frequencyHz)) }
+        let measured = results.filter { $0.ear == step.ear && !$0.isRetest && $0.thresholdDBHL != nil }
+        if !step.isRetest, let nearest = measured.min(by: { octaveRatio($0.frequencyHz) < octaveRatio($1.frequencyHz) }) {
+            start = nearest.thresholdDBHL!
         }
         return min(max(start, Plan.floorDBHL), step.maximumDBHL)
     }
