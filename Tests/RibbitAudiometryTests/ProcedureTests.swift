@@ -58,6 +58,7 @@ import Testing
             var simulated = SimulatedListener(thresholdsDBHL: truth, slopePerDB: slopePerDB, random: random)
             let result = runTest(listener: &simulated, plan: plan, seed: seed)
             #expect(result.flags.allSatisfy { $0 != .incomplete && $0 != .noResponseAnywhere })
+            #expect(result.log.allSatisfy { (HearingTest.Plan.floorDBHL...90).contains($0.levelDBHL) })
             for flag in result.flags { flagged[flag, default: 0] += 1 }
             presentations.append(result.log.count)
             seconds.append(durationSeconds(result, plan: plan))
@@ -235,6 +236,51 @@ import Testing
         #expect(json.contains("\"flags\":[\"false-alarms\""))
         #expect(json.contains("\"status\":\"threshold\"") && json.contains("\"ear\":\"right\""))
         #expect(try JSONDecoder().decode(HearingTestResult.self, from: data) == flagged)
+    }
+
+    /// Runs a test with a scripted listener and no catch trials; returns the result.
+    func scripted(_ answers: (Presentation, [LoggedPresentation]) -> Bool) -> HearingTestResult {
+        var plan = HearingTest.Plan(maximumDBHL: 90)
+        plan.catchTrialProbability = 0
+        var test = HearingTest(plan: plan)
+        var generator = SeededRandom(seed: 5)
+        while let presentation = test.next(using: &generator) {
+            test.record(answers(presentation, test.result.log) ? .responded(responseTimeMs: 500) : .missed)
+        }
+        return test.result
+    }
+
+    /// The staircase step by step for a listener who hears exactly 35 dB HL and above.
+    @Test func theStaircaseFollowsHughsonWestlake() {
+        let result = scripted { presentation, _ in presentation.levelDBHL >= 35 }
+        let first = result.log.prefix { $0.frequencyHz == 1000 && !$0.isRetest }.map(\.levelDBHL)
+        // Up 10 from 20 to the first answer, down 10, up 5: 35 answered on two ascents.
+        #expect(first == [20, 30, 40, 30, 35, 25, 30, 35])
+        #expect(result.frequencies.allSatisfy { $0.status == .threshold && $0.thresholdDBHL == 35 })
+        // The next frequency starts at 1 kHz's threshold: answered, so straight down.
+        #expect(result.log.first { $0.frequencyHz == 2000 }?.levelDBHL == 35)
+        #expect(result.retestDifferences.map(\.differenceDB) == [0, 0] && result.flags.isEmpty)
+    }
+
+    /// Answers at the floor count as ascending (nothing is below it): -10 dB HL, not a lower guess.
+    @Test func aListenerWhoHearsEverythingEndsAtTheFloor() {
+        let result = scripted { _, _ in true }
+        #expect(result.log.prefix(5).map(\.levelDBHL) == [20, 10, 0, -10, -10])
+        #expect(result.frequencies.allSatisfy { $0.thresholdDBHL == HearingTest.Plan.floorDBHL })
+    }
+
+    /// Answering each level only the first time it plays never meets 2 of 3: no number.
+    @Test func aListenerWhoNeverRepeatsAnAnswerGetsNoNumber() {
+        let result = scripted { presentation, log in
+            !log.contains {
+                $0.testEar == presentation.testEar && $0.frequencyHz == presentation.frequencyHz && $0.isRetest == presentation.isRetest
+                    && $0.levelDBHL == presentation.levelDBHL
+            }
+        }
+        #expect(result.frequencies.allSatisfy { $0.thresholdDBHL == nil && $0.status != .threshold })
+        #expect(
+            result.flags.contains(.undetermined)
+                && result.frequencies.allSatisfy { $0.presentations <= HearingTest.Plan.maximumPresentations })
     }
 
     @Test func aStoppedTestSaysItIsIncomplete() {
