@@ -35,18 +35,22 @@ public struct RETSPLTable: Sendable, Equatable {
         }
     }
 
-    // ANSI S3.6-2010 Table 6 / ISO 389-1:2017, TDH-39 on the NBS 9-A coupler (IEC 60318-3).
+    // ANSI S3.6-2010 / ISO 389-1:2017, TDH-39 on the NBS 9-A coupler (IEC 60318-3). The TDH-49/50
+    // column of the same table is 0.5-2.5 dB higher (1 kHz 7.5, 4 kHz 12.0): not interchangeable.
     static let tdh39: [Int: Double] = [
         125: 45.0, 250: 25.5, 500: 11.5, 750: 8.0, 1000: 7.0, 1500: 6.5, 2000: 9.0, 3000: 10.0, 4000: 9.5, 6000: 15.5, 8000: 13.0,
     ]
-    // ISO 389-8:2004 (and ANSI S3.6-2010), HDA 200 on IEC 60318-1 with the type 1 adapter.
-    // Quoted from memory of the standard's table, not checked against a copy: 6 and 8 kHz are
-    // the values least sure (+-1 dB).
+    // ISO 389-8:2004 (and ANSI S3.6-2010), HDA 200 on IEC 60318-1 with the type 1 adapter. Not
+    // checked against the standard itself (not at hand), but every value equals the HDA 200
+    // table of the Auditory Modeling Toolbox (amtoolbox 1.4.0, arg_absolutethreshold.m).
     static let hda200: [Int: Double] = [
         125: 30.5, 250: 18.0, 500: 11.0, 750: 6.0, 1000: 5.5, 1500: 5.5, 2000: 4.5, 3000: 2.5, 4000: 9.5, 6000: 17.0, 8000: 17.5,
     ]
-    // ISO 389-2:1994 (and ANSI S3.6-2010), ER-3A with the HA-2 coupler and its rigid tube (not
-    // the occluded-ear simulator, whose values are 5-12 dB higher above 1 kHz).
+    // ISO 389-2:1994 (and ANSI S3.6-2010), ER-3A on the HA-2 coupler with its rigid tube, from
+    // memory of ANSI S3.6's table (not checked against a copy). The same standard's values for the
+    // occluded-ear simulator (IEC 60318-4) are higher: 1 kHz 5.5, 2 kHz 11.5, 4 kHz 15.0, 8 kHz
+    // 15.5 (as amtoolbox tabulates them). Use this table only with a calibration measured in an
+    // HA-2 (2 cc) coupler.
     static let er3a: [Int: Double] = [
         125: 26.0, 250: 14.0, 500: 5.5, 750: 2.0, 1000: 0.0, 1500: 2.0, 2000: 3.0, 3000: 3.5, 4000: 5.5, 6000: 2.0, 8000: 0.0,
     ]
