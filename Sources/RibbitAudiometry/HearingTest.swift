@@ -176,6 +176,11 @@ public struct HearingTest: Sendable {
         return presentation
     }
 
+    /// Drops the pending presentation unanswered and unlogged: the driver could not play it or
+    /// listen to all of it (the room got loud, the test was paused). The next `next(using:)`
+    /// draws a new one at the same step.
+    public mutating func withdraw() { pending = nil }
+
     /// A press while no tone's window was open (during a wait): a false alarm.
     public mutating func recordPressOutsideWindow() { strayPresses += 1 }
 

@@ -47,6 +47,7 @@ import Testing
     /// simulated length in minutes.
     func accuracy(title: String, slopePerDB: Double = 1, thresholds: (inout SeededRandom) -> [Ear: [Int: Double]]) -> (Double, Double) {
         var errors: [String: [Int]] = [:]
+        var tones: [String: [Int]] = [:]
         var missing: [String: Int] = [:]
         var presentations: [Int] = []
         var seconds: [Double] = []
@@ -65,6 +66,7 @@ import Testing
             earlySeconds.append(durationAnsweringEarlySeconds(result, plan: plan))
             for measured in result.frequencies {
                 let key = measured.isRetest ? "1000 retest" : "\(measured.frequencyHz)"
+                tones[key, default: []].append(measured.presentations)
                 if let threshold = measured.thresholdDBHL {
                     errors[key, default: []].append(threshold - Int(truth[measured.ear]![measured.frequencyHz]!.rounded()))
                 } else {
@@ -74,7 +76,7 @@ import Testing
         }
         print("Simulated listeners, \(title): \(Self.runs) runs x 2 ears,")
         print("logistic slope \(slopePerDB)/dB, false alarms 2 %, lapses 2 %; error = measured - true (rounded to 1 dB)")
-        print("frequency     within 5 dB   mean error   SD    no number")
+        print("frequency     within 5 dB   mean error   SD    no number   tones")
         var within = 0
         var total = 0
         for key in ["250", "500", "1000", "2000", "3000", "4000", "6000", "8000", "1000 retest"] {
@@ -85,9 +87,13 @@ import Testing
             total += n
             let mean = Double(e.reduce(0, +)) / Double(max(e.count, 1))
             let sd = (e.map { (Double($0) - mean) * (Double($0) - mean) }.reduce(0, +) / Double(max(e.count - 1, 1))).squareRoot()
+            let meanTones = Double(tones[key]!.reduce(0, +)) / Double(tones[key]!.count)
             print(
                 key.padding(toLength: 14, withPad: " ", startingAt: 0)
-                    + String(format: "%6.1f %%      %+5.2f      %4.2f   %d", 100 * Double(inside) / Double(n), mean, sd, missing[key] ?? 0))
+                    + String(
+                        format: "%6.1f %%      %+5.2f      %4.2f   %-9d   %.1f", 100 * Double(inside) / Double(n), mean, sd,
+                        missing[key] ?? 0,
+                        meanTones))
         }
         let meanPresentations = Double(presentations.reduce(0, +)) / Double(presentations.count)
         let meanSeconds = seconds.reduce(0, +) / Double(seconds.count)
@@ -281,6 +287,19 @@ import Testing
         #expect(
             result.flags.contains(.undetermined)
                 && result.frequencies.allSatisfy { $0.presentations <= HearingTest.Plan.maximumPresentations })
+    }
+
+    /// A withdrawn presentation (the room got loud) leaves no trace: same step, same level.
+    @Test func aWithdrawnPresentationIsNotLogged() {
+        var test = HearingTest(plan: plan)
+        var generator = SeededRandom(seed: 2)
+        let first = test.next(using: &generator)!
+        test.withdraw()
+        let again = test.next(using: &generator)!
+        #expect(again.levelDBHL == first.levelDBHL && again.frequencyHz == first.frequencyHz && test.result.log.isEmpty)
+        test.withdraw()
+        test.record(.missed)
+        #expect(test.result.log.isEmpty, "nothing pending: nothing recorded")
     }
 
     @Test func aStoppedTestSaysItIsIncomplete() {
