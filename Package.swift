@@ -57,6 +57,8 @@ let package = Package(
         // Clinical plot conventions shared by every plot (dump SVG, terminal view, later reports and
         // web pages): ear order, colours and symbols, the square audiogram form, round ticks. No Foundation.
         .target(name: "RibbitPlot", dependencies: ["RibbitPrescription"]),
+        // The hearing test's procedure (a state machine), its result and the RETSPL tables. No I/O, no Foundation.
+        .target(name: "RibbitAudiometry", dependencies: ["RibbitPrescription"]),
         // Prescription -> per-ear combination curves -> filters for the engine.
         .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription", "RibbitSettings", "RibbitSignals"]),
         // `ribbitd verify`'s measurements (ANSI S3.22-style test box and target match) on the real
@@ -153,6 +155,7 @@ let package = Package(
         // FuzzFindings are read from the source tree at run time (as the help snapshots are), not bundled.
         .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"], exclude: ["FuzzFindings"]),
         .testTarget(name: "RibbitVerifyTests", dependencies: ["RibbitVerify", "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"]),
+        .testTarget(name: "RibbitAudiometryTests", dependencies: ["RibbitAudiometry", "RibbitPrescription", "RibbitSignals"]),
         .testTarget(name: "RibbitPlotTests", dependencies: ["RibbitPlot", "RibbitPrescription"]),
         .testTarget(
             name: "RibbitFittingTests",

@@ -1,0 +1,265 @@
+import RibbitPrescription
+
+/// How each tone sounds: pulsed, so tinnitus and a steady hum are not mistaken for it, with
+/// raised-cosine ramps so the onset does not click.
+public struct PulsePattern: Sendable, Equatable, Codable {
+    public var pulses = 3
+    /// Each pulse's length including both ramps.
+    public var pulseMs = 200
+    public var rampMs = 25
+    public var gapMs = 200
+
+    public init() {}
+
+    public var totalMs: Int { pulses * pulseMs + (pulses - 1) * gapMs }
+}
+
+/// A catch trial: nothing should be heard in the test ear.
+public enum CatchTrial: String, Sendable, Codable {
+    /// Nothing plays.
+    case silent
+    /// The tone plays in the other ear; only used when answers name the ear (`Plan.answersNameTheEar`),
+    /// since a good other ear hears it honestly.
+    case otherEar = "other-ear"
+}
+
+/// What to play next. The driver waits `waitMs`, plays the pulses (or nothing for a silent catch
+/// trial) and listens for an answer until `responseWindowMs` after the first pulse's onset.
+public struct Presentation: Sendable, Equatable, Codable {
+    /// The ear being tested.
+    public var testEar: Ear
+    /// Where the tone plays: nil for a silent catch trial.
+    public var toneEar: Ear?
+    public var frequencyHz: Int
+    public var levelDBHL: Int
+    public var catchTrial: CatchTrial?
+    /// The second 1 kHz measurement of this ear.
+    public var isRetest: Bool
+    public var waitMs: Int
+    public var pulses: PulsePattern
+    public var responseWindowMs: Int
+}
+
+/// What the listener did in a presentation's response window.
+public enum Outcome: Sendable, Equatable {
+    /// `ear` when the interface lets the listener say which ear heard it.
+    case responded(responseTimeMs: Int, ear: Ear? = nil)
+    case missed
+}
+
+/// The pure-tone procedure: a value that says what to present next and takes the outcome. No
+/// audio, no clock, no I/O: randomness (waits, catch trials) comes from the generator passed
+/// to `next(using:)`, so a seeded generator replays a test exactly.
+///
+/// Per ear (the better ear first when known) and frequency in the clinical order, a first
+/// estimate ascends in 10 dB steps from `Plan.startDBHL`; then modified Hughson-Westlake (ASHA
+/// 2005): down 10 dB after a response, up 5 dB after a miss; the threshold is the lowest level
+/// with responses on at least 2 of (at most) 3 ascending presentations, i.e. at least 2 and at
+/// least half of them.
+public struct HearingTest: Sendable {
+    public struct Plan: Sendable, Equatable {
+        /// The clinical order: 1 kHz first (the easiest to judge), up, the 1 kHz retest, then down.
+        public static let clinicalOrder = [1000, 2000, 3000, 4000, 6000, 8000, 1000, 500, 250]
+        public var ears: [Ear]
+        public var frequenciesHz = clinicalOrder
+        /// The highest level per ear and frequency (`ToneLevels.maximumDBHL`: the clip limit and
+        /// the self-test ceiling). A frequency missing here is not tested.
+        public var maximumDBHL: [Ear: [Int: Int]]
+        public static let floorDBHL = -10
+        /// 20 dB HL: heard at once by a normal ear, so the first descent starts there, and a
+        /// 60 dB loss needs 4 steps of 10 dB, not 6 from 0 dB HL. Later frequencies start at the
+        /// threshold of the ear's nearest measured frequency (neighbours are usually within 10 dB, so the first answer
+        /// starts the bracketing at once; 10 dB below it cost 12 more presentations a test in
+        /// the simulations), the retest at 20 dB HL again so it does not lean on the first result.
+        public var startDBHL = 20
+        /// About 1 in 8 presentations is a catch trial.
+        public var catchTrialProbability = 1.0 / 8
+        public var answersNameTheEar = false
+        public var waitRangeMs = 1000...3000
+        public var pulses = PulsePattern()
+        /// Answers count from the first pulse's onset to this long after the last pulse ends.
+        public var afterToneMs = 1000
+        /// A frequency gets at most this many ascending runs (a run ends with a response after
+        /// ascending); a listener still inconsistent after them gets "undetermined", never a
+        /// guessed number. 2 of 3 usually needs 2-3.
+        public var maximumRuns = 5
+        /// Misses at the maximum level that end a frequency as "no response".
+        public var missesAtMaximumForNoResponse = 2
+        /// A backstop for listeners who answer in patterns the runs do not catch.
+        public static let maximumPresentations = 40
+
+        /// `betterEar` first when the person knows it; otherwise the right ear first.
+        public init(maximumDBHL: [Ear: [Int: Int]], betterEar: Ear? = nil) {
+            self.maximumDBHL = maximumDBHL
+            let first = betterEar ?? .right
+            ears = [first, first == .right ? .left : .right]
+        }
+
+        /// One maximum for every frequency of both ears (a test's convenience).
+        public init(maximumDBHL: Int, betterEar: Ear? = nil) {
+            let all = Dictionary(uniqueKeysWithValues: Set(Self.clinicalOrder).map { ($0, maximumDBHL) })
+            self.init(maximumDBHL: [.left: all, .right: all], betterEar: betterEar)
+        }
+    }
+
+    struct Step: Sendable {
+        var ear: Ear
+        var frequencyHz: Int
+        var isRetest: Bool
+        var maximumDBHL: Int
+    }
+
+    /// One frequency's staircase.
+    struct Track: Sendable {
+        var levelDBHL: Int
+        var firstEstimate = true
+        /// The next presentation follows a miss (or starts at the floor): it is ascending.
+        var ascending = false
+        var ascendingPresented: [Int: Int] = [:]
+        var ascendingResponded: [Int: Int] = [:]
+        var runs = 0
+        var presentations = 0
+        var missesAtMaximum = 0
+    }
+
+    public let plan: Plan
+    let steps: [Step]
+    var stepIndex = 0
+    var track: Track?
+    var pending: Presentation?
+    var results: [FrequencyResult] = []
+    var log: [LoggedPresentation] = []
+    var strayPresses = 0
+
+    public init(plan: Plan) {
+        self.plan = plan
+        var steps: [Step] = []
+        for ear in plan.ears {
+            var seen = Set<Int>()
+            for frequencyHz in plan.frequenciesHz {
+                guard let maximum = plan.maximumDBHL[ear]?[frequencyHz], maximum >= Plan.floorDBHL else { continue }
+                steps.append(Step(ear: ear, frequencyHz: frequencyHz, isRetest: seen.contains(frequencyHz), maximumDBHL: maximum))
+                seen.insert(frequencyHz)
+            }
+        }
+        self.steps = steps
+    }
+
+    public var isFinished: Bool { stepIndex >= steps.count }
+
+    /// How far the test has got: frequencies done of all.
+    public var progress: (done: Int, total: Int) { (stepIndex, steps.count) }
+
+    /// The presentation to play now; the same one until `record` takes its outcome. nil when the
+    /// test is over.
+    public mutating func next<G: RandomNumberGenerator>(using generator: inout G) -> Presentation? {
+        if let pending { return pending }
+        guard !isFinished else { return nil }
+        let step = steps[stepIndex]
+        if track == nil { track = Track(levelDBHL: startLevel(for: step)) }
+        let level = track!.levelDBHL
+        var catchTrial: CatchTrial? = nil
+        if Double.random(in: 0..<1, using: &generator) < plan.catchTrialProbability {
+            catchTrial = plan.answersNameTheEar && Bool.random(using: &generator) ? .otherEar : .silent
+        }
+        let toneEar: Ear? =
+            switch catchTrial {
+            case nil: step.ear
+            case .silent: nil
+            case .otherEar: step.ear == .right ? .left : .right
+            }
+        let presentation = Presentation(
+            testEar: step.ear, toneEar: toneEar, frequencyHz: step.frequencyHz, levelDBHL: level, catchTrial: catchTrial,
+            isRetest: step.isRetest, waitMs: Int.random(in: plan.waitRangeMs, using: &generator), pulses: plan.pulses,
+            responseWindowMs: plan.pulses.totalMs + plan.afterToneMs)
+        pending = presentation
+        return presentation
+    }
+
+    /// Drops the pending presentation unanswered and unlogged: the driver could not play it or
+    /// listen to all of it (the room got loud, the test was paused). The next `next(using:)`
+    /// draws a new one at the same step.
+    public mutating func withdraw() { pending = nil }
+
+    /// A press while no tone's window was open (during a wait): a false alarm.
+    public mutating func recordPressOutsideWindow() { strayPresses += 1 }
+
+    /// The outcome of the pending presentation. Without one pending it does nothing: an answer
+    /// that arrives late is the driver's press outside a window.
+    public mutating func record(_ outcome: Outcome) {
+        guard let presentation = pending else { return }
+        pending = nil
+        var entry = LoggedPresentation(presentation: presentation, outcome: outcome)
+        defer { log.append(entry) }
+        if let catchTrial = presentation.catchTrial {
+            // A response is false unless it names the ear the tone was really in.
+            if case .responded(_, let ear) = outcome {
+                entry.falseAlarm = catchTrial == .silent || ear != presentation.toneEar
+            }
+            return
+        }
+        advance(presentation: presentation, responded: outcome != .missed)
+    }
+
+    mutating func advance(presentation: Presentation, responded: Bool) {
+        let step = steps[stepIndex]
+        var t = track!
+        let level = t.levelDBHL
+        t.presentations += 1
+        // The floor cannot be approached from below, so a presentation there counts as ascending.
+        let countsAscending = !t.firstEstimate && (t.ascending || level == Plan.floorDBHL)
+        if countsAscending {
+            t.ascendingPresented[level, default: 0] += 1
+            if responded { t.ascendingResponded[level, default: 0] += 1 }
+        }
+        if !responded && level == step.maximumDBHL { t.missesAtMaximum += 1 }
+        let responses = t.ascendingResponded[level, default: 0]
+        if countsAscending && responded && responses >= 2 && 2 * responses >= t.ascendingPresented[level, default: 0] {
+            return finish(step: step, track: t, status: .threshold, thresholdDBHL: level)
+        }
+        if t.missesAtMaximum >= plan.missesAtMaximumForNoResponse {
+            return finish(step: step, track: t, status: .noResponse, thresholdDBHL: nil)
+        }
+        if t.presentations >= Plan.maximumPresentations {
+            return finish(step: step, track: t, status: .undetermined, thresholdDBHL: nil)
+        }
+        if responded {
+            if countsAscending { t.runs += 1 }
+            if t.runs >= plan.maximumRuns {
+                return finish(step: step, track: t, status: .undetermined, thresholdDBHL: nil)
+            }
+            t.firstEstimate = false
+            t.levelDBHL = max(level - 10, Plan.floorDBHL)
+            t.ascending = false
+        } else {
+            t.levelDBHL = min(level + (t.firstEstimate ? 10 : 5), step.maximumDBHL)
+            t.ascending = true
+        }
+        track = t
+    }
+
+    mutating func finish(step: Step, track t: Track, status: FrequencyResult.Status, thresholdDBHL: Int?) {
+        results.append(
+            FrequencyResult(
+                ear: step.ear, frequencyHz: step.frequencyHz, isRetest: step.isRetest, status: status, thresholdDBHL: thresholdDBHL,
+                maximumTestedDBHL: step.maximumDBHL, presentations: t.presentations))
+        track = nil
+        stepIndex += 1
+    }
+
+    func startLevel(for step: Step) -> Int {
+        var start = plan.startDBHL
+        // The nearest frequency already measured in this ear (500 Hz starts from 1 kHz, not 8 kHz).
+        func octaveRatio(_ other: Int) -> Double { Double(max(other, step.frequencyHz)) / Double(min(other, step.frequencyHz)) }
+        let measured = results.filter { $0.ear == step.ear && !$0.isRetest && $0.thresholdDBHL != nil }
+        if !step.isRetest, let nearest = measured.min(by: { octaveRatio($0.frequencyHz) < octaveRatio($1.frequencyHz) }) {
+            start = nearest.thresholdDBHL!
+        }
+        return min(max(start, Plan.floorDBHL), step.maximumDBHL)
+    }
+
+    /// What has been measured so far (all of it once `isFinished`), with its reliability.
+    public var result: HearingTestResult {
+        HearingTestResult(plan: plan, frequencies: results, log: log, strayPresses: strayPresses, complete: isFinished)
+    }
+}

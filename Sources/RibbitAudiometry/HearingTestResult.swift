@@ -1,0 +1,154 @@
+import RibbitPrescription
+
+/// One ear's measurement at one frequency.
+public struct FrequencyResult: Sendable, Equatable, Codable {
+    public enum Status: String, Sendable, Codable {
+        case threshold
+        /// Not heard at `maximumTestedDBHL`: the threshold is above it (an audiogram's arrow).
+        case noResponse = "no-response"
+        /// Answers too inconsistent to find a threshold within the allowed runs: retest.
+        case undetermined
+    }
+    public var ear: Ear
+    public var frequencyHz: Int
+    /// The second 1 kHz measurement: kept apart, it is the retest indicator, not the audiogram.
+    public var isRetest: Bool
+    public var status: Status
+    /// Only for `.threshold`: never a number the listener did not give.
+    public var thresholdDBHL: Int?
+    public var maximumTestedDBHL: Int
+    /// Tone presentations (catch trials not counted).
+    public var presentations: Int
+}
+
+/// One presentation and its answer, for an audit.
+public struct LoggedPresentation: Sendable, Equatable, Codable {
+    public var testEar: Ear
+    /// nil for a silent catch trial.
+    public var toneEar: Ear?
+    public var frequencyHz: Int
+    public var levelDBHL: Int
+    public var catchTrial: CatchTrial?
+    public var isRetest: Bool
+    public var waitMs: Int
+    public var responded: Bool
+    /// From the first pulse's onset.
+    public var responseTimeMs: Int?
+    /// The ear the listener named, when the interface asks.
+    public var answeredEar: Ear?
+    /// A response to a catch trial (silent, or naming the wrong ear).
+    public var falseAlarm = false
+
+    init(presentation: Presentation, outcome: Outcome) {
+        testEar = presentation.testEar
+        toneEar = presentation.toneEar
+        frequencyHz = presentation.frequencyHz
+        levelDBHL = presentation.levelDBHL
+        catchTrial = presentation.catchTrial
+        isRetest = presentation.isRetest
+        waitMs = presentation.waitMs
+        if case .responded(let time, let ear) = outcome {
+            responded = true
+            responseTimeMs = time
+            answeredEar = ear
+        } else {
+            responded = false
+        }
+    }
+}
+
+/// The 1 kHz retest of one ear: second minus first threshold.
+public struct RetestDifference: Sendable, Equatable, Codable {
+    public var ear: Ear
+    public var differenceDB: Int
+}
+
+/// Why a result should not be trusted as it stands. Carried inside the result, so every export
+/// made from it says so too.
+public enum ReliabilityFlag: String, Sendable, Codable {
+    /// More than `HearingTestResult.maximumFalseAlarmRate` of the catch trials, or of all the
+    /// chances to press wrongly (catch trials and waits), answered.
+    case falseAlarms = "false-alarms"
+    /// The two 1 kHz measurements of an ear differ by more than `maximumRetestDifferenceDB`, or
+    /// one is a number and the other is not.
+    case retestDifference = "retest-difference"
+    /// Some frequency found no threshold within the allowed runs.
+    case undetermined
+    /// Nothing heard at any frequency at its maximum: the headphones may be off, unplugged or
+    /// muted, or the listener never answered. Possible for a profound loss too, so it asks for a
+    /// check rather than calling the test unreliable.
+    case noResponseAnywhere = "no-response-anywhere"
+    /// The test was stopped before every frequency was measured.
+    case incomplete
+}
+
+/// The whole test: thresholds per ear and frequency, reliability indicators and flags, and every
+/// presentation. JSON through Codable, for the store and the web app.
+public struct HearingTestResult: Sendable, Equatable, Codable {
+    public static let maximumFalseAlarmRate = 0.20
+    public static let maximumRetestDifferenceDB = 10
+
+    public var frequencies: [FrequencyResult]
+    public var catchTrials: Int
+    public var catchTrialFalseAlarms: Int
+    /// Presses during a wait, outside any tone's window.
+    public var strayPresses: Int
+    /// False alarms on catch trials / catch trials (nil without catch trials).
+    public var catchTrialFalseAlarmRate: Double?
+    /// (catch-trial false alarms + stray presses) / (catch trials + waits): every chance to press
+    /// when nothing was there.
+    public var falseAlarmRate: Double?
+    /// Second minus first 1 kHz threshold per ear, where both are numbers.
+    public var retestDifferences: [RetestDifference]
+    /// Over the tones answered (catch trials excluded), from the first pulse's onset.
+    public var meanResponseTimeMs: Double?
+    public var flags: [ReliabilityFlag]
+    public var log: [LoggedPresentation]
+
+    /// False alarms or a retest difference: the thresholds may be wrong, not just the setup.
+    public var isUnreliable: Bool { flags.contains(.falseAlarms) || flags.contains(.retestDifference) }
+
+    /// The audiogram's value at an ear and frequency (the first measurement; the retest is an indicator).
+    public func threshold(ear: Ear, frequencyHz: Int) -> FrequencyResult? {
+        frequencies.first { $0.ear == ear && $0.frequencyHz == frequencyHz && !$0.isRetest }
+    }
+
+    init(plan: HearingTest.Plan, frequencies: [FrequencyResult], log: [LoggedPresentation], strayPresses: Int, complete: Bool) {
+        self.frequencies = frequencies
+        self.log = log
+        self.strayPresses = strayPresses
+        let catches = log.filter { $0.catchTrial != nil }
+        catchTrials = catches.count
+        catchTrialFalseAlarms = catches.filter(\.falseAlarm).count
+        catchTrialFalseAlarmRate = catchTrials > 0 ? Double(catchTrialFalseAlarms) / Double(catchTrials) : nil
+        // Each presentation had a wait in which a press was a false alarm.
+        let chances = catchTrials + log.count
+        falseAlarmRate = chances > 0 ? Double(catchTrialFalseAlarms + strayPresses) / Double(chances) : nil
+        let answered = log.compactMap { $0.catchTrial == nil ? $0.responseTimeMs : nil }
+        meanResponseTimeMs = answered.isEmpty ? nil : Double(answered.reduce(0, +)) / Double(answered.count)
+
+        var flags: [ReliabilityFlag] = []
+        if (catchTrialFalseAlarmRate ?? 0) > Self.maximumFalseAlarmRate || (falseAlarmRate ?? 0) > Self.maximumFalseAlarmRate {
+            flags.append(.falseAlarms)
+        }
+        var retest: [RetestDifference] = []
+        var retestMismatch = false
+        for ear in plan.ears {
+            let both = frequencies.filter { $0.ear == ear && $0.frequencyHz == 1000 }
+            guard let first = both.first(where: { !$0.isRetest }), let second = both.first(where: \.isRetest) else { continue }
+            switch (first.thresholdDBHL, second.thresholdDBHL) {
+            case (let a?, let b?):
+                retest.append(RetestDifference(ear: ear, differenceDB: b - a))
+                if abs(b - a) > Self.maximumRetestDifferenceDB { retestMismatch = true }
+            case (nil, nil): break
+            default: retestMismatch = true
+            }
+        }
+        retestDifferences = retest
+        if retestMismatch { flags.append(.retestDifference) }
+        if frequencies.contains(where: { $0.status == .undetermined }) { flags.append(.undetermined) }
+        if !frequencies.isEmpty && frequencies.allSatisfy({ $0.status == .noResponse }) { flags.append(.noResponseAnywhere) }
+        if !complete { flags.append(.incomplete) }
+        self.flags = flags
+    }
+}
