@@ -91,7 +91,9 @@ public struct ControlRequest: Codable, Sendable, Equatable {
     }
 
     /// A pulsed `tone` request: a hearing test's presentation.
-    public static func tone(frequencyHz: Double, levelDBFS: Double?, ear: String, pulses: Int, onMs: Double, offMs: Double) -> ControlRequest {
+    public static func tone(frequencyHz: Double, levelDBFS: Double?, ear: String, pulses: Int, onMs: Double, offMs: Double)
+        -> ControlRequest
+    {
         var request = ControlRequest(command: .tone)
         request.frequencyHz = frequencyHz
         request.levelDBFS = levelDBFS

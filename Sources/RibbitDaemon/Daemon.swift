@@ -327,7 +327,9 @@ public final class Daemon {
     /// A pulsed tone's pattern (count, on and off seconds), checked; nil for a steady tone.
     static func pulsePattern(_ request: ControlRequest) throws(RequestFailure) -> (count: Int, on: Double, off: Double)? {
         guard request.pulses != nil || request.onMs != nil || request.offMs != nil else { return nil }
-        guard request.seconds == nil else { throw RequestFailure("a pulsed tone's length is its pattern: send pulses, onMs and offMs without seconds") }
+        guard request.seconds == nil else {
+            throw RequestFailure("a pulsed tone's length is its pattern: send pulses, onMs and offMs without seconds")
+        }
         let (pulses, on, off) = (ControlProtocol.tonePulses, ControlProtocol.tonePulseOnMs, ControlProtocol.tonePulseOffMs)
         guard let count = request.pulses, pulses.contains(count) else {
             throw RequestFailure("a pulsed tone's pulses are from \(pulses.lowerBound) to \(pulses.upperBound)")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RibbitControl
+import RibbitSettings
 import RibbitTestSupport
 import Testing
 
@@ -110,7 +111,7 @@ extension DaemonTests {
         withSeconds.seconds = 2
         for (request, message) in bad + [(withSeconds, "without seconds")] {
             let reply = try ControlClient.send(request, socketPath: socket)
-            #expect(!reply.ok && (reply.error ?? "").contains(message) && !(reply.error ?? "").contains("\n"), "\(reply)")
+            #expect(!reply.ok && (reply.error ?? "").contains(message) && !(reply.error ?? "").contains(where: \.isNewline), "\(reply)")
         }
 
         let tones: [(hz: Double, level: Double, ear: String)] = [(500, -30, "left"), (1000, -45, "right"), (4000, -24, "left")]

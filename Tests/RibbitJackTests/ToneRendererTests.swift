@@ -118,7 +118,7 @@ import Testing
         #expect(steepest <= 0.1 * 2 * Double.pi * 4000 / 48000 * 1.02, "a step of \(steepest)")
         #expect((all.suffix(512).map(abs).max() ?? 0) > 0.09)
         tone.stop()
-        let after = Self.render(tone, frames: 2048).0
+        let after = Self.render(tone, frames: 2560).0
         #expect(after.suffix(1024).allSatisfy { $0 == 0 })
     }
 
@@ -136,7 +136,8 @@ import Testing
         }
         for period in [60_000, 64] {
             let tone = ToneRenderer(sampleRate: 48000)
-            tone.play(frequencyHz: 1000, levelDBFS: -40, ceilingDBFS: -1, left: false, right: true, seconds: 0.2, pulses: 3, offSeconds: 0.2)
+            tone.play(
+                frequencyHz: 1000, levelDBFS: -40, ceilingDBFS: -1, left: false, right: true, seconds: 0.2, pulses: 3, offSeconds: 0.2)
             var (left, right) = ([Float](), [Float]())
             var soundingInGap = period != 64
             while right.count < 60_000 {
