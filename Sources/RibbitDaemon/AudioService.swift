@@ -222,13 +222,25 @@ final class AudioService: DaemonService {
         let pattern = pulses.map { (count: $0.count, on: seconds, off: $0.off) }
         let count = Double(pattern?.count ?? 1)
         let length = count * seconds + (count - 1) * (pattern?.off ?? 0) + ControlProtocol.toneRampSeconds
+        let start = now + startDelay(now: now)
         tone =
             seconds > 0
-            ? ToneRequest(frequencyHz: frequencyHz, levelDBFS: levelDBFS, ear: ear, pulses: pattern, until: now + length) : nil
+            ? ToneRequest(frequencyHz: frequencyHz, levelDBFS: levelDBFS, ear: ear, pulses: pattern, until: start + length) : nil
         process?.link.send(
             .tone(
                 frequencyHz: frequencyHz, levelDBFS: levelDBFS ?? -200, left: ear != "right", right: ear != "left", seconds: seconds,
                 pulses: pattern?.count ?? 1, offSeconds: pattern?.off ?? 0))
+    }
+
+    /// How long after the request a tone's first frame plays, so `secondsLeft` ends with the
+    /// sound (a hearing test's response window opens then): entering the tone mode takes the
+    /// audio process's renderer switch (a 5 ms fade out, two periods, the switch, a period to
+    /// take it; ribbit-audio's AudioHost), and a tone that still sounds fades out first.
+    private func startDelay(now: Double) -> Double {
+        guard let session else { return 0 }
+        let period = Double(session.stats.period) / session.sampleRate
+        if let tone, now < tone.until { return min(tone.until - now, ControlProtocol.toneRampSeconds) }
+        return session.stats.toneMode ? 0 : 3 * period + 2 * 0.005
     }
 
     /// The tone mode as `status` reports it: while asked, or while the audio process still runs it.

@@ -21,6 +21,8 @@ extension DaemonTests {
         /// The tone's 1/3-octave band over the louder of the bands an octave away, in a window
         /// over the first ramp (dB).
         var onsetMarginDB: Double
+        /// Where the last fade-out ends (frame): half a ramp after the last fall's half-amplitude point.
+        var endFrame: Double
     }
 
     /// The envelope of a sine of `hz` whose amplitude moves slowly (a ramp): the Teager-Kaiser
@@ -87,7 +89,7 @@ extension DaemonTests {
         let margin = 10 * log10(band(hz) / max(band(hz / 2), band(2 * hz)))
         let measure = PulseMeasure(
             levelDBFS: 20 * log10(rms * 2.0.squareRoot()), hz: measuredHz, onMs: onMs, offMs: offMs,
-            otherEarDBFS: 20 * log10(max(other, 1e-20)), onsetMarginDB: margin)
+            otherEarDBFS: 20 * log10(max(other, 1e-20)), onsetMarginDB: margin, endFrame: edges.last! + Double(rampFrames) / 2)
         return (measure, end)
     }
 
@@ -117,15 +119,21 @@ extension DaemonTests {
         let tones: [(hz: Double, level: Double, ear: String)] = [(500, -30, "left"), (1000, -45, "right"), (4000, -24, "left")]
         let probe = try Probe(server: server, signal: "silence", levelDBFS: -100, seconds: 5.5)
         usleep(500_000)
+        var predictedEnds: [Double] = []  // when status said each would end (CLOCK_MONOTONIC s)
         for tone in tones {
             let reply = try ControlClient.send(
                 .tone(frequencyHz: tone.hz, levelDBFS: tone.level, ear: tone.ear, pulses: 3, onMs: 200, offMs: 200), socketPath: socket)
             let status = try #require(reply.status?.tone, "\(reply)")
-            // It ends after three pulses, two gaps and the last fade-out: 1.025 s.
+            predictedEnds.append(MonotonicSeconds.now() + status.secondsLeft)
+            // It ends after three pulses, two gaps and the last fade-out (1.025 s), once the
+            // audio process has switched to the tone (about 26 ms at 256 frames).
             #expect(status.pulses == 3 && status.onMs == 200 && status.offMs == 200 && status.levelDBFS == tone.level, "\(status)")
-            #expect(abs(status.secondsLeft - 1.025) < 0.01, "secondsLeft \(status.secondsLeft)")
+            #expect(status.secondsLeft > 1.025 && status.secondsLeft < 1.075, "secondsLeft \(status.secondsLeft)")
             usleep(1_000_000)
-            #expect((try daemon.status().tone?.secondsLeft ?? 0) < 0.1)
+            // Over the socket: `ribbitd status` would start a 100 MB process on a busy machine
+            // just as the last pulse ends (an xrun in the probe's recording twice).
+            let later = try ControlClient.send(ControlRequest(command: .status), socketPath: socket)
+            #expect((later.status?.tone?.secondsLeft ?? 0) < 0.1, "\(later)")
             usleep(300_000)
         }
         let recording = try probe.finish()
@@ -133,7 +141,7 @@ extension DaemonTests {
         let ramp = Int(0.025 * rate)
         var from = 0
         var report: [String] = []
-        for tone in tones {
+        for (tone, predicted) in zip(tones, predictedEnds) {
             let (m, end) = try Self.measurePulses(
                 channels, ear: tone.ear == "left" ? 0 : 1, hz: tone.hz, amplitude: pow(10, tone.level / 20), pulses: 3, from: from,
                 rate: rate, rampFrames: ramp)
@@ -144,9 +152,18 @@ extension DaemonTests {
             )
             #expect(abs(m.levelDBFS - tone.level) < 0.5, "level \(m.levelDBFS) for \(tone.level)")
             #expect(abs(m.hz - tone.hz) < 1, "frequency \(m.hz) for \(tone.hz)")
-            #expect(timingError < 1, "on \(m.onMs) off \(m.offMs)")
+            // An xrun repeats or drops a period in the recording (JACK's, not the tone's): the
+            // timing is judged only without one (a loaded CI run; see CalibrationToneTests).
+            #expect(recording.xruns > 0 || timingError < 1, "on \(m.onMs) off \(m.offMs)")
             #expect(m.otherEarDBFS < -90, "the other ear got \(m.otherEarDBFS) dBFS")
             #expect(m.onsetMarginDB >= 40, "onset margin \(m.onsetMarginDB) dB at \(tone.hz) Hz")
+            // secondsLeft against the recording's clock: the end heard vs. the end announced,
+            // within 20 ms (periods of 5.3 ms; a machine loaded by other tests wakes late).
+            let frame = Int(m.endFrame)
+            let callback = recording.callbacks.last { $0.frame <= frame } ?? (0, 0)
+            let heard = Double(callback.nanoseconds) / 1e9 + (m.endFrame - Double(callback.frame)) / rate
+            report[report.count - 1] += String(format: ", ended %+.1f ms after secondsLeft said", (heard - predicted) * 1000)
+            #expect(recording.xruns > 0 || abs(heard - predicted) < 0.02, "ended \(heard - predicted) s after secondsLeft said")
         }
         print("pulsed tones (xruns \(recording.xruns)):\n" + report.joined(separator: "\n"))
 
