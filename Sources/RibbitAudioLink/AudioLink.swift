@@ -17,9 +17,10 @@ public enum AudioMessage: Equatable, Sendable {
     case dump(Bool)
     /// A calibration tone instead of the hearing aid (`ToneRenderer`): a sine of `frequencyHz`
     /// at `levelDBFS` (the audio process clamps it to -20 dBFS and the ceiling in force) in
-    /// the chosen ears for `seconds` (at most 60; 0 stops it and the hearing aid plays again).
+    /// the chosen ears for `seconds` (at most 60; 0 stops it and the hearing aid plays again);
+    /// or `pulses` pulses of `seconds` each, `offSeconds` apart (a hearing test's tone).
     /// It stops by itself at the end, whatever happens to the daemon.
-    case tone(frequencyHz: Double, levelDBFS: Double, left: Bool, right: Bool, seconds: Double)
+    case tone(frequencyHz: Double, levelDBFS: Double, left: Bool, right: Bool, seconds: Double, pulses: Int = 1, offSeconds: Double = 0)
     case stop
 
     // The audio process to the daemon.
@@ -86,12 +87,14 @@ extension AudioMessage {
         case .paused(let on): out.byte(2); out.byte(on ? 1 : 0)
         case .dump(let on): out.byte(3); out.byte(on ? 1 : 0)
         case .stop: out.byte(4)
-        case .tone(let hz, let level, let left, let right, let seconds):
+        case .tone(let hz, let level, let left, let right, let seconds, let pulses, let offSeconds):
             out.byte(5)
             out.double(hz)
             out.double(level)
             out.byte((left ? 1 : 0) | (right ? 2 : 0))
             out.double(seconds)
+            out.int(pulses)
+            out.double(offSeconds)
         case .connected(let client, let rate, let period): out.byte(10); out.string(client); out.int(rate); out.int(period)
         case .running(let latency): out.byte(11); out.int(latency)
         case .stats(let s):
@@ -207,8 +210,12 @@ private struct Decoder {
         case 3: return byte().map { .dump($0 != 0) }
         case 4: return .stop
         case 5:
-            guard let hz = double(), let level = double(), let ears = byte(), let seconds = double() else { return nil }
-            return .tone(frequencyHz: hz, levelDBFS: level, left: ears & 1 != 0, right: ears & 2 != 0, seconds: seconds)
+            guard let hz = double(), let level = double(), let ears = byte(), let seconds = double(), let pulses = int(),
+                let offSeconds = double()
+            else { return nil }
+            return .tone(
+                frequencyHz: hz, levelDBFS: level, left: ears & 1 != 0, right: ears & 2 != 0, seconds: seconds, pulses: pulses,
+                offSeconds: offSeconds)
         case 10:
             guard let client = string(), let rate = int(), let period = int() else { return nil }
             return .connected(client: client, sampleRate: rate, period: period)

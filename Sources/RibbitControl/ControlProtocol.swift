@@ -14,6 +14,15 @@ public enum ControlProtocol {
     public static let toneMaxSeconds = 60.0
     public static let toneDefaultSeconds = 30.0
     public static let toneFrequencies = 20.0...20000.0
+    /// A tone stays this far under 0 dBFS and under the ceiling (never within 1 dB of clipping).
+    public static let toneHeadroomDB = 1.0
+    /// Each fade in and out (raised cosine); a tone ends this long after its last pulse.
+    public static let toneRampSeconds = 0.025
+    /// A pulsed tone (`pulses`, `onMs`, `offMs`): each pulse at least two 25 ms ramps long, so
+    /// it reaches its level, and pulses at least one ramp apart, so each fades to silence.
+    public static let tonePulses = 1...10
+    public static let tonePulseOnMs = 50.0...5000.0
+    public static let tonePulseOffMs = 25.0...5000.0
 }
 
 public struct ControlRequest: Codable, Sendable, Equatable {
@@ -47,6 +56,11 @@ public struct ControlRequest: Codable, Sendable, Equatable {
     public var levelDBFS: Double?
     public var ear: String?
     public var seconds: Double?
+    /// tone, pulsed instead of steady (all three, and no `seconds`): `pulses` pulses of `onMs`
+    /// each (between half-amplitude points), `offMs` apart. Absent: a steady tone.
+    public var pulses: Int?
+    public var onMs: Double?
+    public var offMs: Double?
     /// volume: an absolute level, or a step from the current one (dB).
     public var volumeDB: Double?
     public var volumeStepDB: Double?
@@ -73,6 +87,18 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         request.levelDBFS = levelDBFS
         request.ear = ear
         request.seconds = seconds
+        return request
+    }
+
+    /// A pulsed `tone` request: a hearing test's presentation.
+    public static func tone(frequencyHz: Double, levelDBFS: Double?, ear: String, pulses: Int, onMs: Double, offMs: Double)
+        -> ControlRequest
+    {
+        var request = ControlRequest(command: .tone)
+        request.frequencyHz = frequencyHz
+        request.levelDBFS = levelDBFS
+        request.ear = ear
+        (request.pulses, request.onMs, request.offMs) = (pulses, onMs, offMs)
         return request
     }
 }
@@ -230,18 +256,27 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var frequencyHz: Double
         public var levelDBFS: Double?
         public var ear: String
+        /// Until the tone has ended, its last fade-out included: a hearing test's response
+        /// window opens at 0.
         public var secondsLeft: Double
+        /// A pulsed tone's pattern (absent: steady).
+        public var pulses: Int?
+        public var onMs: Double?
+        public var offMs: Double?
         /// The input's levels (left, right) over the last quarter second, dBFS of a sine of
         /// that power; nil until the audio process reports them.
         public var inputDBFS: [Double]?
         /// The same in dB SPL through the calibration in use.
         public var inputDBSPL: [Double]?
-        public init(frequencyHz: Double, levelDBFS: Double?, ear: String, secondsLeft: Double, inputDBFS: [Double]?, inputDBSPL: [Double]?)
-        {
+        public init(
+            frequencyHz: Double, levelDBFS: Double?, ear: String, secondsLeft: Double, inputDBFS: [Double]?, inputDBSPL: [Double]?,
+            pulses: Int? = nil, onMs: Double? = nil, offMs: Double? = nil
+        ) {
             self.frequencyHz = frequencyHz
             self.levelDBFS = levelDBFS
             self.ear = ear
             self.secondsLeft = secondsLeft
+            (self.pulses, self.onMs, self.offMs) = (pulses, onMs, offMs)
             self.inputDBFS = inputDBFS
             self.inputDBSPL = inputDBSPL
         }

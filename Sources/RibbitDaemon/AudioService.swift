@@ -202,22 +202,45 @@ final class AudioService: DaemonService {
 
     func setPaused(_ paused: Bool) { process?.link.send(.paused(paused)) }
 
-    /// The last tone asked (already clamped), and until when it plays (monotonic seconds).
+    /// The last tone asked (already clamped), its pulse pattern if any (count, on and off
+    /// seconds), and until when it plays (monotonic seconds, its last fade-out included).
     struct ToneRequest {
         let frequencyHz: Double
         let levelDBFS: Double?
         let ear: String
+        var pulses: (count: Int, on: Double, off: Double)? = nil
         let until: Double
     }
     private(set) var tone: ToneRequest?
 
     /// Starts (or replaces, or with `seconds` 0 stops) the calibration tone; `levelDBFS` nil
     /// plays silence and meters the input.
-    func playTone(frequencyHz: Double, levelDBFS: Double?, ear: String, seconds: Double, now: Double) {
-        tone = seconds > 0 ? ToneRequest(frequencyHz: frequencyHz, levelDBFS: levelDBFS, ear: ear, until: now + seconds) : nil
+    /// `pulses` plays that many pulses of `seconds` each, `off` seconds apart.
+    func playTone(
+        frequencyHz: Double, levelDBFS: Double?, ear: String, seconds: Double, pulses: (count: Int, off: Double)? = nil, now: Double
+    ) {
+        let pattern = pulses.map { (count: $0.count, on: seconds, off: $0.off) }
+        let count = Double(pattern?.count ?? 1)
+        let length = count * seconds + (count - 1) * (pattern?.off ?? 0) + ControlProtocol.toneRampSeconds
+        let start = now + startDelay(now: now)
+        tone =
+            seconds > 0
+            ? ToneRequest(frequencyHz: frequencyHz, levelDBFS: levelDBFS, ear: ear, pulses: pattern, until: start + length) : nil
         process?.link.send(
             .tone(
-                frequencyHz: frequencyHz, levelDBFS: levelDBFS ?? -200, left: ear != "right", right: ear != "left", seconds: seconds))
+                frequencyHz: frequencyHz, levelDBFS: levelDBFS ?? -200, left: ear != "right", right: ear != "left", seconds: seconds,
+                pulses: pattern?.count ?? 1, offSeconds: pattern?.off ?? 0))
+    }
+
+    /// How long after the request a tone's first frame plays, so `secondsLeft` ends with the
+    /// sound (a hearing test's response window opens then): entering the tone mode takes the
+    /// audio process's renderer switch (a 5 ms fade out, two periods, the switch, a period to
+    /// take it; ribbit-audio's AudioHost), and a tone that still sounds fades out first.
+    private func startDelay(now: Double) -> Double {
+        guard let session else { return 0 }
+        let period = Double(session.stats.period) / session.sampleRate
+        if let tone, now < tone.until { return min(tone.until - now, ControlProtocol.toneRampSeconds) }
+        return session.stats.toneMode ? 0 : 3 * period + 2 * 0.005
     }
 
     /// The tone mode as `status` reports it: while asked, or while the audio process still runs it.
@@ -232,7 +255,8 @@ final class AudioService: DaemonService {
         let input = stats.toneMode && levels.allSatisfy(\.isFinite) ? levels : nil
         return DaemonStatus.Tone(
             frequencyHz: tone.frequencyHz, levelDBFS: tone.levelDBFS, ear: tone.ear, secondsLeft: max(0, tone.until - now),
-            inputDBFS: input, inputDBSPL: input?.map { $0 + inputDBSPLAtFullScale })
+            inputDBFS: input, inputDBSPL: input?.map { $0 + inputDBSPLAtFullScale }, pulses: tone.pulses?.count,
+            onMs: tone.pulses.map { $0.on * 1000 }, offMs: tone.pulses.map { $0.off * 1000 })
     }
 
     /// Whether the audio process copies its periods for the dump.

@@ -305,7 +305,16 @@ public final class Daemon {
         var level = request.levelDBFS
         if let asked = level {
             guard asked.isFinite else { throw RequestFailure("tone's levelDBFS is a number (dBFS of the sine)") }
-            level = min(asked, ControlProtocol.toneMaxLevelDBFS, fitting.state.filterChoice.ceilingDBFS(calibration: audio.calibration))
+            let ceiling = fitting.state.filterChoice.ceilingDBFS(calibration: audio.calibration)
+            level = min(asked, ControlProtocol.toneMaxLevelDBFS, ceiling - ControlProtocol.toneHeadroomDB, -ControlProtocol.toneHeadroomDB)
+        }
+        if let pattern = try Self.pulsePattern(request) {
+            audio.playTone(
+                frequencyHz: hz, levelDBFS: level, ear: ear, seconds: pattern.on, pulses: (pattern.count, pattern.off), now: now)
+            log.info(
+                "test tone: \(pattern.count) pulses of \(pattern.on * 1000) ms, \(pattern.off * 1000) ms apart, \(level.map { "\($0) dBFS" } ?? "silence"), \(hz) Hz, \(ear) ear"
+            )
+            return reply()
         }
         let length = min(seconds, ControlProtocol.toneMaxSeconds)
         audio.playTone(frequencyHz: hz, levelDBFS: level, ear: ear, seconds: length, now: now)
@@ -313,6 +322,29 @@ public final class Daemon {
             "calibration tone: \(level.map { "\($0) dBFS, \(hz) Hz, \(ear) ear" } ?? "silence, metering the input") for \(length) s; the hearing aid is off meanwhile"
         )
         return reply()
+    }
+
+    /// A pulsed tone's pattern (count, on and off seconds), checked; nil for a steady tone.
+    static func pulsePattern(_ request: ControlRequest) throws(RequestFailure) -> (count: Int, on: Double, off: Double)? {
+        guard request.pulses != nil || request.onMs != nil || request.offMs != nil else { return nil }
+        guard request.seconds == nil else {
+            throw RequestFailure("a pulsed tone's length is its pattern: send pulses, onMs and offMs without seconds")
+        }
+        let (pulses, on, off) = (ControlProtocol.tonePulses, ControlProtocol.tonePulseOnMs, ControlProtocol.tonePulseOffMs)
+        guard let count = request.pulses, pulses.contains(count) else {
+            throw RequestFailure("a pulsed tone's pulses are from \(pulses.lowerBound) to \(pulses.upperBound)")
+        }
+        guard let onMs = request.onMs, on.contains(onMs) else {
+            throw RequestFailure("a pulsed tone's onMs is from \(Int(on.lowerBound)) to \(Int(on.upperBound)) (each pulse, ramps included)")
+        }
+        guard let offMs = request.offMs, off.contains(offMs) else {
+            throw RequestFailure("a pulsed tone's offMs is from \(Int(off.lowerBound)) to \(Int(off.upperBound)) (between pulses)")
+        }
+        let total = (Double(count) * (onMs + offMs) - offMs) / 1000
+        guard total <= ControlProtocol.toneMaxSeconds else {
+            throw RequestFailure("a pulsed tone lasts at most \(Int(ControlProtocol.toneMaxSeconds)) s; this one is \(total) s")
+        }
+        return (count, onMs / 1000, offMs / 1000)
     }
 
     private func endTrialRequest(keep: Bool) throws(RequestFailure) -> ControlReply {

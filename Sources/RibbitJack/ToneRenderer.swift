@@ -5,8 +5,9 @@ import Synchronization
 /// A calibration tone instead of the hearing aid: a sine in one ear or both, at a level
 /// clamped to `maxLevelDBFS`, faded in and out with raised-cosine ramps (no click), that stops
 /// by itself after its length, counted in frames (so a client or daemon that dies cannot leave it
-/// playing, and a loaded machine cannot lengthen it). It
-/// also meters the input (`inputMeanSquare`), for the microphone's calibration.
+/// playing, and a loaded machine cannot lengthen it). It plays one steady tone or a pattern of
+/// pulses (a hearing test's three 200 ms pulses), each ramped the same way, every edge counted
+/// in frames. It also meters the input (`inputMeanSquare`), for the microphone's calibration.
 ///
 /// Levels are sine levels: 0 dBFS is a sine of peak 1, as `Calibration` counts them. A new
 /// tone fades the old one out first, then fades in from phase 0.
@@ -23,8 +24,14 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     public static let minLevelDBFS = -100.0
     /// The longest a tone plays before it stops by itself.
     public static let maxSeconds = 60.0
-    /// The length of each raised-cosine ramp (fade in, fade out).
-    public static let rampSeconds = 0.02
+    /// A tone's peak stays this far under 0 dBFS and under the output ceiling in force, so the
+    /// output guard never touches it (a clipped or limited tone is not the level asked).
+    public static let headroomDB = 1.0
+    /// The length of each raised-cosine ramp (fade in, fade out). 25 ms, within the 20 to 35 ms
+    /// a hearing test's pulses ask for: the onset's splatter narrows as the ramp lengthens, and
+    /// 20 ms left only 35 dB one octave from a 250 Hz tone in a window of two ramps (25 ms: 45);
+    /// longer ones eat into a 200 ms pulse (175 ms at full level with 25).
+    public static let rampSeconds = 0.025
     /// The input meter's window: its mean square is published once per window.
     public static let meterSeconds = 0.25
 
@@ -37,16 +44,22 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
         let amplitude: Double
         let left: Bool
         let right: Bool
-        /// How long it sounds, in frames: exact whatever the load (a hearing test's tone is
-        /// 200 ms, not "about"), and it still stops by itself.
+        /// The pattern in frames: each pulse sounds `onFrames` (between its half-amplitude
+        /// points), pulses start every `periodFrames`, and the last one stops at `lengthFrames`.
+        /// Exact whatever the load (a hearing test's pulse is 200 ms, not "about"), and it still
+        /// stops by itself. A steady tone is one pulse.
+        let onFrames: Int
+        let periodFrames: Int
         let lengthFrames: Int
-        init(phaseStep: Double, amplitude: Double, left: Bool, right: Bool, lengthFrames: Int) {
+        init(phaseStep: Double, amplitude: Double, left: Bool, right: Bool, onFrames: Int, offFrames: Int = 0, pulses: Int = 1) {
             stepCos = cos(phaseStep)
             stepSin = sin(phaseStep)
             self.amplitude = amplitude
             self.left = left
             self.right = right
-            self.lengthFrames = lengthFrames
+            self.onFrames = max(onFrames, 0)
+            periodFrames = max(self.onFrames + max(offFrames, 0), 1)
+            lengthFrames = max(pulses, 1) * periodFrames - max(offFrames, 0)
         }
     }
 
@@ -73,7 +86,7 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
 
     public init(sampleRate: Double) {
         self.sampleRate = sampleRate
-        settings = ConfigSlot(Settings(phaseStep: 0, amplitude: 0, left: false, right: false, lengthFrames: 0))
+        settings = ConfigSlot(Settings(phaseStep: 0, amplitude: 0, left: false, right: false, onFrames: 0))
         rampFrames = max(1, Int((Self.rampSeconds * sampleRate).rounded()))
         meterFrames = max(1, Int((Self.meterSeconds * sampleRate).rounded()))
         state = .allocate(capacity: 7)
@@ -93,23 +106,34 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     // MARK: Control side
 
     /// The amplitude (peak) a level asks for, clamped to [minLevelDBFS, maxLevelDBFS] and to
-    /// `ceilingDBFS`; 0 below the minimum or for NaN.
+    /// `headroomDB` under both 0 dBFS and `ceilingDBFS`; 0 below the minimum or for NaN.
     public static func amplitude(levelDBFS: Double, ceilingDBFS: Double) -> Double {
         guard levelDBFS.isFinite, ceilingDBFS.isFinite, levelDBFS >= minLevelDBFS else { return 0 }
-        return pow(10, min(levelDBFS, maxLevelDBFS, ceilingDBFS) / 20)
+        return pow(10, min(levelDBFS, maxLevelDBFS, ceilingDBFS - headroomDB, -headroomDB) / 20)
     }
 
     /// Plays a sine of `frequencyHz` (clamped to 20 Hz...0.45 x the rate) at `levelDBFS`
-    /// (clamped, see `amplitude`) in the left ear, the right or both, for at most `seconds`
-    /// (clamped to `maxSeconds`; 0 stops). The old tone fades out first.
-    public func play(frequencyHz: Double, levelDBFS: Double, ceilingDBFS: Double, left: Bool, right: Bool, seconds: Double) {
+    /// (clamped, see `amplitude`) in the left ear, the right or both: `pulses` pulses of
+    /// `seconds` each, `offSeconds` apart (one pulse: a steady tone), all of it at most
+    /// `maxSeconds` (longer patterns are cut; `seconds` 0 stops). The old tone fades out first.
+    public func play(
+        frequencyHz: Double, levelDBFS: Double, ceilingDBFS: Double, left: Bool, right: Bool, seconds: Double, pulses: Int = 1,
+        offSeconds: Double = 0
+    ) {
         let hz = min(max(frequencyHz.isFinite ? frequencyHz : 1000, 20), 0.45 * sampleRate)
-        let length = min(max(seconds.isFinite ? seconds : 0, 0), Self.maxSeconds)
-        let amplitude = length > 0 ? Self.amplitude(levelDBFS: levelDBFS, ceilingDBFS: ceilingDBFS) : 0
+        func frames(_ seconds: Double) -> Int { Int((min(max(seconds.isFinite ? seconds : 0, 0), Self.maxSeconds) * sampleRate).rounded()) }
+        let (on, off) = (frames(seconds), frames(offSeconds))
+        let count = max(1, min(pulses, (frames(Self.maxSeconds) + off) / max(on + off, 1)))
+        let amplitude = on > 0 ? Self.amplitude(levelDBFS: levelDBFS, ceilingDBFS: ceilingDBFS) : 0
         settings.publish(
             Settings(
-                phaseStep: 2 * Double.pi * hz / sampleRate, amplitude: amplitude, left: left, right: right,
-                lengthFrames: Int((length * sampleRate).rounded())))
+                phaseStep: 2 * Double.pi * hz / sampleRate, amplitude: amplitude, left: left, right: right, onFrames: on,
+                offFrames: off, pulses: count))
+    }
+
+    /// How long a pattern plays, from its first frame to the end of its last fade-out (seconds).
+    public static func patternSeconds(seconds: Double, pulses: Int, offSeconds: Double) -> Double {
+        Double(max(pulses, 1)) * (seconds + offSeconds) - offSeconds + rampSeconds
     }
 
     /// Stops the tone (a fade-out).
@@ -177,11 +201,15 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
             var (c, s) = (state[0], state[1])
             var ramp = Int(state[2])
             let on = fadingOut ? false : tone.amplitude > 0  // no `&&`: its autoclosure retains
-            let remaining = tone.lengthFrames - Int(state[6])  // frames of this tone still to sound
+            let elapsed = Int(state[6])
+            let remaining = tone.lengthFrames - elapsed  // frames of this tone still to sound
+            let (onFrames, periodFrames) = (tone.onFrames, tone.periodFrames)
             let (stepCos, stepSin, amplitude) = (tone.stepCos, tone.stepSin, Float(tone.amplitude))
             let (toLeft, toRight) = (tone.left, tone.right)
             for i in 0..<frameCount {
-                let sounds = i < remaining ? on : false
+                // In a pulse: counted from the tone's first frame, so no period's timing moves an edge.
+                let inPulse = (elapsed + i) % periodFrames < onFrames
+                let sounds = i < remaining ? (inPulse ? on : false) : false
                 ramp = sounds ? min(ramp + 1, rampFrames) : max(ramp - 1, 0)
                 let sample = ramp == 0 ? 0 : amplitude * Float(fade[ramp] * s)
                 (c, s) = (c * stepCos - s * stepSin, s * stepCos + c * stepSin)

@@ -111,15 +111,18 @@ struct AudioHost {
                 case .dump(let on):
                     if on { processor.dumpRing.discard() }
                     processor.dumpEnabled.store(on, ordering: .relaxed)
-                case .tone(let hz, let level, let left, let right, let length):
+                case .tone(let hz, let level, let left, let right, let length, let pulses, let off):
                     let ceiling = Double(20 * log10(Float(bitPattern: processor.outputCeilingBits.load(ordering: .relaxed))))
-                    tone.play(frequencyHz: hz, levelDBFS: level, ceilingDBFS: ceiling, left: left, right: right, seconds: length)
+                    tone.play(
+                        frequencyHz: hz, levelDBFS: level, ceilingDBFS: ceiling, left: left, right: right, seconds: length, pulses: pulses,
+                        offSeconds: off)
                     if toneUntil == nil, length > 0 {
                         switchRenderers(processor, to: [processor.hearingAid, tone])
                         log(.info, "calibration tone mode: the hearing aid is off")
                     }
                     if toneUntil != nil || length > 0 {
-                        toneUntil = seconds() + min(max(length, 0), ToneRenderer.maxSeconds) + ToneRenderer.rampSeconds
+                        let pattern = ToneRenderer.patternSeconds(seconds: max(length, 0), pulses: pulses, offSeconds: max(off, 0))
+                        toneUntil = seconds() + min(pattern, ToneRenderer.maxSeconds + ToneRenderer.rampSeconds)
                     }
                 case .stop: return close(client, status: 0)
                 default: break

@@ -162,8 +162,11 @@ struct CalibrateCommand: ParsableCommand {
         walk: for ear in Ear.allCases {
             for hz in Self.frequencies {
                 while true {
-                    _ = try sendToDaemon(
-                        .tone(frequencyHz: hz, levelDBFS: level, ear: ear.rawValue, seconds: ControlProtocol.toneMaxSeconds))
+                    // What plays (a strict ceiling clamps it, 1 dB under) is what the reading measured.
+                    let played =
+                        try sendToDaemon(
+                            .tone(frequencyHz: hz, levelDBFS: level, ear: ear.rawValue, seconds: ControlProtocol.toneMaxSeconds))?
+                        .tone?.levelDBFS ?? level
                     print("\(ear.rawValue) ear, \(Prescription.number(hz)) Hz: reading (dB SPL)? ", terminator: "")
                     fflush(nil)
                     guard let line = readLine()?.trimmingCharacters(in: .whitespaces), line != "q" else { break walk }
@@ -174,7 +177,7 @@ struct CalibrateCommand: ParsableCommand {
                         continue
                     }
                     do {
-                        try record(reading: value, ear: ear, frequency: hz, level: level, in: &profile)
+                        try record(reading: value, ear: ear, frequency: hz, level: played, in: &profile)
                         break
                     } catch let error as RibbitError { print(error.message) }
                 }

@@ -59,7 +59,8 @@ struct StatusCommand: ParsableCommand {
             let what =
                 tone.levelDBFS.map { "\(Prescription.number(tone.frequencyHz)) Hz at \(Prescription.number($0)) dBFS, \(tone.ear) ear" }
                 ?? "silent, metering the input"
-            var line = "tone          \(what), \(duration(tone.secondsLeft)) left; the hearing aid is off meanwhile"
+            let pattern = tone.pulses.map { ", \($0) pulses of \(Prescription.number(tone.onMs ?? 0)) ms" } ?? ""
+            var line = "tone          \(what)\(pattern), \(duration(tone.secondsLeft)) left; the hearing aid is off meanwhile"
             if let input = tone.inputDBSPL, input.count == 2 {
                 line += String(format: "\ninput         %.1f / %.1f dB SPL (left / right)", input[0], input[1])
             }

@@ -37,6 +37,7 @@ import Testing
             .filters(ceilingDBFS: -3, fftLength: 256, taps: [[0.5, -0.25, 1e-9], [1, 0, 0]]), .paused(true), .dump(false), .stop,
             .compressor(nil), .compressor(plan),
             .tone(frequencyHz: 1000, levelDBFS: -30, left: false, right: true, seconds: 12.5),
+            .tone(frequencyHz: 4000, levelDBFS: -50, left: true, right: false, seconds: 0.2, pulses: 3, offSeconds: 0.2),
             .connected(client: "ribbit-ü", sampleRate: 48000, period: 64), .running(latencyFrames: 96), .stats(stats),
             .samples(frameCount: 2, channels: [1, 2, 3, 4, 5, 6, 7, -.infinity]), .log(level: .warning, text: "3 xruns"),
             .failed("JACK server not found"), .gone(reason: "the JACK server went away", sampleRateChanged: false),

@@ -36,12 +36,21 @@ import Testing
     @Test func theLimitsAgreeWithTheProtocol() {
         #expect(ToneRenderer.maxLevelDBFS == ControlProtocol.toneMaxLevelDBFS)
         #expect(ToneRenderer.maxSeconds == ControlProtocol.toneMaxSeconds)
+        #expect(ToneRenderer.headroomDB == ControlProtocol.toneHeadroomDB)
+        #expect(ToneRenderer.rampSeconds == ControlProtocol.toneRampSeconds)
+        // The shortest pulse reaches its level (two ramps); the shortest gap fades to silence (one).
+        #expect(ControlProtocol.tonePulseOnMs.lowerBound == 2 * ToneRenderer.rampSeconds * 1000)
+        #expect(ControlProtocol.tonePulseOffMs.lowerBound == ToneRenderer.rampSeconds * 1000)
     }
 
-    /// Asked for 0 dBFS under a -1 dBFS ceiling it plays -20 (peak 0.1); under a -30 ceiling, -30.
+    /// Asked for 0 dBFS under a -1 dBFS ceiling it plays -20 (peak 0.1); under a -30 ceiling,
+    /// -31: never within 1 dB of the ceiling (nor of 0 dBFS, the ceiling's own limit).
     @Test func theLevelIsClampedToTheToneLimitAndTheCeiling() {
         #expect(ToneRenderer.amplitude(levelDBFS: 0, ceilingDBFS: -1) == pow(10, -20.0 / 20))
-        #expect(abs(ToneRenderer.amplitude(levelDBFS: -10, ceilingDBFS: -30) - pow(10, -30.0 / 20)) < 1e-12)
+        #expect(abs(ToneRenderer.amplitude(levelDBFS: -10, ceilingDBFS: -30) - pow(10, -31.0 / 20)) < 1e-12)
+        #expect(abs(ToneRenderer.amplitude(levelDBFS: -30.5, ceilingDBFS: -30) - pow(10, -31.0 / 20)) < 1e-12)
+        #expect(abs(ToneRenderer.amplitude(levelDBFS: -31, ceilingDBFS: -30) - pow(10, -31.0 / 20)) < 1e-12)
+        #expect(ToneRenderer.amplitude(levelDBFS: -20, ceilingDBFS: 10) <= pow(10, -1.0 / 20))
         #expect(abs(ToneRenderer.amplitude(levelDBFS: -40, ceilingDBFS: -1) - 0.01) < 1e-12)
         #expect(ToneRenderer.amplitude(levelDBFS: .nan, ceilingDBFS: -1) == 0)
         #expect(ToneRenderer.amplitude(levelDBFS: -200, ceilingDBFS: -1) == 0)
@@ -78,7 +87,7 @@ import Testing
         #expect(sounding)
         #expect((left.suffix(256).map(abs).max() ?? 0) > 0.09)
         usleep(80_000)
-        (left, _) = Self.render(tone, frames: 2560)  // fades out over the first 960 frames
+        (left, _) = Self.render(tone, frames: 2560)  // fades out over the first 1040 frames
         #expect(left.suffix(1024).allSatisfy { $0 == 0 })
         let silent = !tone.sounding.load(ordering: .relaxed)
         #expect(silent)
@@ -109,8 +118,54 @@ import Testing
         #expect(steepest <= 0.1 * 2 * Double.pi * 4000 / 48000 * 1.02, "a step of \(steepest)")
         #expect((all.suffix(512).map(abs).max() ?? 0) > 0.09)
         tone.stop()
-        let after = Self.render(tone, frames: 2048).0
+        let after = Self.render(tone, frames: 2560).0
         #expect(after.suffix(1024).allSatisfy { $0 == 0 })
+    }
+
+    /// Three 200 ms pulses 200 ms apart: every frame as the closed form says (each pulse's
+    /// raised-cosine rise from its first frame, its fall from frame 9600 after, the sine running
+    /// on through the gaps), rendered in one block or period by period with a late period; then
+    /// silence, and `sounding` true through the gaps and false after.
+    @Test func itPlaysAPulsePatternExactToTheFrame() {
+        let (on, off, ramp) = (9600, 9600, Int((ToneRenderer.rampSeconds * 48000).rounded()))
+        func expected(_ n: Int) -> Double {
+            let (pulse, t) = (n / (on + off), n % (on + off))  // which pulse, frames since it began
+            guard pulse < 3 else { return 0 }
+            let k = t < on ? min(t + 1, ramp) : max(ramp - (t - on + 1), 0)  // the ramp's position
+            return 0.01 * (0.5 - 0.5 * cos(Double.pi * Double(k) / Double(ramp))) * sin(2 * Double.pi * 1000 * Double(n) / 48000)
+        }
+        for period in [60_000, 64] {
+            let tone = ToneRenderer(sampleRate: 48000)
+            tone.play(
+                frequencyHz: 1000, levelDBFS: -40, ceilingDBFS: -1, left: false, right: true, seconds: 0.2, pulses: 3, offSeconds: 0.2)
+            var (left, right) = ([Float](), [Float]())
+            var soundingInGap = period != 64
+            while right.count < 60_000 {
+                let (l, r) = Self.render(tone, frames: period, period: period)
+                (left, right) = (left + l, right + r)
+                if period == 64 && right.count == 6400 { usleep(50_000) }  // a late period changes nothing
+                if period == 64 && right.count == 14_400 { soundingInGap = tone.sounding.load(ordering: .relaxed) }
+            }
+            let worst = right.indices.map { abs(Double(right[$0]) - expected($0)) }.max() ?? 1
+            #expect(worst < 1e-6, "period \(period): off by \(worst)")
+            // The last pulse's fall ends one ramp after frame 2 x 19200 + 9600.
+            let last = right.lastIndex { $0 != 0 } ?? -1
+            #expect(last == 2 * (on + off) + on + ramp - 2, "period \(period): last sound at frame \(last)")
+            #expect(left.allSatisfy { $0 == 0 })
+            let over = !tone.sounding.load(ordering: .relaxed)
+            #expect(soundingInGap && over)
+        }
+    }
+
+    /// A pattern longer than a tone may last is cut to whole pulses within 60 s.
+    @Test func aLongPatternIsCutToWholePulses() {
+        let tone = ToneRenderer(sampleRate: 1000)
+        tone.play(frequencyHz: 100, levelDBFS: -40, ceilingDBFS: -1, left: true, right: true, seconds: 5, pulses: 10, offSeconds: 5)
+        var (left, _) = Self.render(tone, frames: 70_000, period: 1000)
+        let last = left.lastIndex { abs($0) > 1e-3 } ?? -1
+        #expect(last > 55_000 && last < 55_025, "last sound at frame \(last)")  // 6 pulses: 5 x 10 s + 5 s
+        (left, _) = Self.render(tone, frames: 1000, period: 1000)
+        #expect(left.allSatisfy { $0 == 0 })
     }
 
     /// The meter reads a sine of peak A as 20 log10 A dBFS, once per quarter second.
