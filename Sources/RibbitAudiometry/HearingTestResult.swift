@@ -21,16 +21,11 @@ public struct FrequencyResult: Sendable, Equatable, Codable {
     public var presentations: Int
 }
 
-/// One presentation and its answer, for an audit.
+/// One presentation as it was given, and its answer, for an audit. Reads like the
+/// presentation (`entry.levelDBHL`) as well as the answer.
+@dynamicMemberLookup
 public struct LoggedPresentation: Sendable, Equatable, Codable {
-    public var testEar: Ear
-    /// nil for a silent catch trial.
-    public var toneEar: Ear?
-    public var frequencyHz: Int
-    public var levelDBHL: Int
-    public var catchTrial: CatchTrial?
-    public var isRetest: Bool
-    public var waitMs: Int
+    public var presentation: Presentation
     public var responded: Bool
     /// From the first pulse's onset.
     public var responseTimeMs: Int?
@@ -39,14 +34,10 @@ public struct LoggedPresentation: Sendable, Equatable, Codable {
     /// A response to a catch trial (silent, or naming the wrong ear).
     public var falseAlarm = false
 
+    public subscript<T>(dynamicMember keyPath: KeyPath<Presentation, T>) -> T { presentation[keyPath: keyPath] }
+
     init(presentation: Presentation, outcome: Outcome) {
-        testEar = presentation.testEar
-        toneEar = presentation.toneEar
-        frequencyHz = presentation.frequencyHz
-        levelDBHL = presentation.levelDBHL
-        catchTrial = presentation.catchTrial
-        isRetest = presentation.isRetest
-        waitMs = presentation.waitMs
+        self.presentation = presentation
         if case .responded(let time, let ear) = outcome {
             responded = true
             responseTimeMs = time

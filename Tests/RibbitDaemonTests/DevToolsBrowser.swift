@@ -9,7 +9,7 @@ import RibbitTestSupport
 /// by PID.
 final class DevToolsBrowser {
     private let process = Process()
-    private var socket: Int32 = -1
+    private var socket: TestWebSocket?
     private var nextID = 0
     /// Console calls, uncaught exceptions and log entries (CSP violations are), in order.
     private(set) var problems = [String]()
@@ -46,17 +46,7 @@ final class DevToolsBrowser {
             if target == nil { usleep(100_000) }
         }
         guard let target, let path = URL(string: target)?.path else { throw TestSetupError("chromium lists no page") }
-        socket = try Self.connect(port: port)
-        let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
-        try send(
-            Array(
-                "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
-                    .utf8))
-        var head = [UInt8]()
-        while !head.reversed().starts(with: [10, 13, 10, 13]) { head += try receive(1) }
-        guard String(decoding: head, as: UTF8.self).hasPrefix("HTTP/1.1 101") else {
-            throw TestSetupError("DevTools refused the WebSocket: \(String(decoding: head, as: UTF8.self))")
-        }
+        socket = try TestWebSocket(port: port, path: path, headers: [:])
         for domain in ["Runtime", "Log", "Page", "DOM"] { _ = try call("\(domain).enable") }
     }
 
@@ -64,8 +54,8 @@ final class DevToolsBrowser {
 
     /// Closes the page and stops the browser (again is harmless).
     func stop() {
-        if socket >= 0 { close(socket) }
-        socket = -1
+        socket?.close()
+        socket = nil
         stopProcess(process)
     }
 
@@ -75,10 +65,13 @@ final class DevToolsBrowser {
         nextID += 1
         let id = nextID
         let message = try JSONSerialization.data(withJSONObject: ["id": id, "method": method, "params": params])
-        try sendFrame(Array(message))
+        guard let socket else { throw TestSetupError("\(method): the browser was stopped") }
+        try socket.send(String(decoding: message, as: UTF8.self))
         while true {
-            let reply = try receiveMessage()
-            guard let object = try JSONSerialization.jsonObject(with: Data(reply)) as? [String: Any] else { continue }
+            guard let reply = try socket.nextText(timeoutSeconds: 60) else {
+                throw TestSetupError("\(method): DevTools closed or gave no answer in 60 s")
+            }
+            guard let object = try JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any] else { continue }
             if let got = object["id"] as? Int, got == id {
                 if let error = object["error"] { throw TestSetupError("\(method): \(error)") }
                 return object["result"] as? [String: Any] ?? [:]
@@ -133,30 +126,11 @@ final class DevToolsBrowser {
         return png
     }
 
-    private static func connect(port: Int) throws -> Int32 {
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestSetupError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else {
-            close(fd)
-            throw TestSetupError("connect to DevTools: \(String(cString: strerror(errno)))")
-        }
+    private static func httpGet(port: Int, path: String) throws -> String {
+        let fd = try TestWebSocket.connectLoopback(port: port)
+        defer { close(fd) }
         var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        return fd
-    }
-
-    private static func httpGet(port: Int, path: String) throws -> String {
-        let fd = try connect(port: port)
-        defer { close(fd) }
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
         guard write(fd, request, request.count) == request.count else { throw TestSetupError("write failed") }
         // Chromium keeps the connection open: read the head, then Content-Length bytes.
@@ -175,59 +149,6 @@ final class DevToolsBrowser {
             let count = read(fd, &buffer, buffer.count)
             if count <= 0 { throw TestSetupError("DevTools: no whole answer to GET \(path): \(String(decoding: reply, as: UTF8.self))") }
             reply += buffer[0..<count]
-        }
-    }
-
-    private func send(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBufferPointer { write(socket, $0.baseAddress, $0.count) }
-            guard count > 0 else { throw TestSetupError("DevTools socket: write failed") }
-            offset += count
-        }
-    }
-
-    private func receive(_ count: Int) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var offset = 0
-        while offset < count {
-            let got = bytes[offset...].withUnsafeMutableBufferPointer { read(socket, $0.baseAddress, $0.count) }
-            guard got > 0 else { throw TestSetupError("DevTools socket closed or timed out") }
-            offset += got
-        }
-        return bytes
-    }
-
-    /// A client's text frame: masked, as RFC 6455 requires (with a zero key, which leaves the bytes as they are).
-    private func sendFrame(_ payload: [UInt8]) throws {
-        var frame: [UInt8] = [0x81]
-        if payload.count < 126 {
-            frame.append(0x80 | UInt8(payload.count))
-        } else if payload.count < 65536 {
-            frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        } else {
-            frame.append(0x80 | 127)
-            frame += (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
-        }
-        try send(frame + [0, 0, 0, 0] + payload)
-    }
-
-    /// One whole message (fragments joined); control frames are skipped.
-    private func receiveMessage() throws -> [UInt8] {
-        var message = [UInt8]()
-        while true {
-            let head = try receive(2)
-            var length = Int(head[1] & 0x7F)
-            if length == 126 {
-                length = try receive(2).reduce(0) { $0 << 8 | Int($1) }
-            } else if length == 127 {
-                length = try receive(8).reduce(0) { $0 << 8 | Int($1) }
-            }
-            let payload = try receive(length)
-            let opcode = head[0] & 0x0F
-            if opcode >= 8 { continue }  // ping, pong, close
-            message += payload
-            if head[0] & 0x80 != 0 { return message }
         }
     }
 }

@@ -228,22 +228,14 @@ struct ProcessFigures {
     }
 }
 
-/// The smallest WebSocket client (RFC 6455) the test needs, on a plain TCP socket: the
-/// handshake, then the server's text messages (unmasked, unfragmented: each is one frame).
+/// The smallest WebSocket client (RFC 6455) the tests need, on a plain TCP socket: the
+/// handshake, masked text messages out, the server's text messages in (fragments joined).
 final class TestWebSocket {
     private var fd: Int32
     private var buffer = [UInt8]()
 
     init(port: Int, path: String, headers: [String: String]) throws {
-        fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else { throw TestSetupError("connect: \(String(cString: strerror(errno)))") }
+        fd = try Self.connectLoopback(port: port)
         var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         head += "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -282,15 +274,22 @@ final class TestWebSocket {
         let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
         frame += mask
         frame += payload.enumerated().map { $1 ^ mask[$0 % 4] }
-        guard write(fd, frame, frame.count) == frame.count else { throw TestSetupError("WebSocket write failed") }
+        var offset = 0
+        while offset < frame.count {  // a large message (a script for DevTools) may take several writes
+            let count = frame[offset...].withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { throw TestSetupError("WebSocket write failed") }
+            offset += count
+        }
     }
 
-    /// The next text message; nil when the server closes or nothing comes in time.
+    /// The next text message (its fragments joined); nil when the server closes or nothing comes
+    /// in time.
     func nextText(timeoutSeconds: Double) throws -> String? {
         let deadline = MonotonicSeconds.now() + timeoutSeconds
+        var message = [UInt8]()
         while true {
             if buffer.count >= 2 {
-                let opcode = buffer[0] & 0x0F
+                let (final, opcode) = (buffer[0] & 0x80 != 0, buffer[0] & 0x0F)
                 var length = Int(buffer[1] & 0x7F), offset = 2
                 if length == 126, buffer.count >= 4 {
                     length = Int(buffer[2]) << 8 | Int(buffer[3])
@@ -300,18 +299,40 @@ final class TestWebSocket {
                     offset = 10
                 }
                 if length < 126 || offset > 2, buffer.count >= offset + length {
-                    let payload = Array(buffer[offset..<offset + length])
-                    buffer.removeFirst(offset + length)
+                    let payload = buffer[offset..<offset + length]
+                    defer { buffer.removeFirst(offset + length) }
                     switch opcode {
-                    case 0x1: return String(decoding: payload, as: UTF8.self)
+                    case 0x0, 0x1:
+                        message += payload
+                        if final { return String(decoding: message, as: UTF8.self) }
                     case 0x8: return nil
-                    default: continue  // ping, pong
+                    default: break  // ping, pong
                     }
+                    continue
                 }
             }
             let left = deadline - MonotonicSeconds.now()
             guard left > 0, try fill(timeoutSeconds: left) else { return nil }
         }
+    }
+
+    /// A TCP connection to 127.0.0.1:`port`.
+    static func connectLoopback(port: Int) throws -> Int32 {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestSetupError("socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else {
+            let problem = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw TestSetupError("connect to 127.0.0.1:\(port): \(problem)")
+        }
+        return fd
     }
 
     private func fill(timeoutSeconds: Double) throws -> Bool {
