@@ -4,13 +4,16 @@ import RibbitPrescription
 /// raised-cosine ramps so the onset does not click.
 public struct PulsePattern: Sendable, Equatable, Codable {
     public var pulses = 3
-    /// Each pulse's length including both ramps.
+    /// Each pulse's length between its half-amplitude points, as the daemon's tone generator
+    /// counts `onMs` (its ramps straddle them); the gap likewise.
     public var pulseMs = 200
     public var rampMs = 25
     public var gapMs = 200
 
     public init() {}
 
+    /// From the first pulse's half-amplitude onset to the last one's half-amplitude offset (the
+    /// sound itself starts half a ramp earlier and ends half a ramp later).
     public var totalMs: Int { pulses * pulseMs + (pulses - 1) * gapMs }
 }
 
@@ -161,6 +164,9 @@ public struct HearingTest: Sendable {
         var catchTrial: CatchTrial? = nil
         if Double.random(in: 0..<1, using: &generator) < plan.catchTrialProbability {
             catchTrial = plan.answersNameTheEar && Bool.random(using: &generator) ? .otherEar : .silent
+            // The other ear's limits hold too: no louder than its maximum, no frequency it lacks.
+            let other: Ear = step.ear == .right ? .left : .right
+            if catchTrial == .otherEar, level > plan.maximumDBHL[other]?[step.frequencyHz] ?? Int.min { catchTrial = .silent }
         }
         let toneEar: Ear? =
             switch catchTrial {
@@ -198,7 +204,10 @@ public struct HearingTest: Sendable {
             }
             return
         }
-        advance(presentation: presentation, responded: outcome != .missed)
+        // Naming the other ear is not hearing the tested one (cross-hearing): a miss here.
+        var heard = outcome != .missed
+        if plan.answersNameTheEar, case .responded(_, let ear?) = outcome, ear != presentation.testEar { heard = false }
+        advance(presentation: presentation, responded: heard)
     }
 
     mutating func advance(presentation: Presentation, responded: Bool) {

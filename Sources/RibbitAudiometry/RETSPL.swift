@@ -96,9 +96,15 @@ public struct ToneLevels: Sendable, Equatable {
     /// What a self-test may play unless an audiologist's profile raises it.
     public static let selfTestCeilingDBHL = 90.0
 
-    public init(table: RETSPLTable, calibration: ToneCalibration) {
+    /// The highest sine level the player really plays, in dBFS: the daemon clamps a tone to its
+    /// tone limit and to 1 dB under the output ceiling, and a presentation above that would be
+    /// logged at a level never played (a made-up threshold). Never above -`clipMarginDB`.
+    public var highestPlayedDBFS: Double
+
+    public init(table: RETSPLTable, calibration: ToneCalibration, highestPlayedDBFS: Double = -ToneLevels.clipMarginDB) {
         self.table = table
         self.calibration = calibration
+        self.highestPlayedDBFS = min(highestPlayedDBFS, -Self.clipMarginDB)
     }
 
     /// nil for a frequency the table has no value for: such a tone must not be played.
@@ -118,8 +124,9 @@ public struct ToneLevels: Sendable, Equatable {
         return dBFS + calibration.dBSPLAtZeroDBFS(frequencyHz: frequencyHz) - retspl
     }
 
-    /// The highest dB HL this headphone plays at least `clipMarginDB` below clipping.
-    public func clipLimitDBHL(frequencyHz: Int) -> Double? { dBHL(dBFS: -Self.clipMarginDB, frequencyHz: frequencyHz) }
+    /// The highest dB HL this headphone plays: at least `clipMarginDB` below clipping, and no
+    /// higher than the player plays (`highestPlayedDBFS`).
+    public func clipLimitDBHL(frequencyHz: Int) -> Double? { dBHL(dBFS: highestPlayedDBFS, frequencyHz: frequencyHz) }
 
     /// The highest level the test may present: the clip limit, and the ceiling (the self-test's
     /// 90 dB HL unless an audiologist raises it), on the procedure's 5 dB grid.

@@ -335,7 +335,9 @@ public final class Daemon {
             throw RequestFailure("a pulsed tone's pulses are from \(pulses.lowerBound) to \(pulses.upperBound)")
         }
         guard let onMs = request.onMs, on.contains(onMs) else {
-            throw RequestFailure("a pulsed tone's onMs is from \(Int(on.lowerBound)) to \(Int(on.upperBound)) (each pulse, ramps included)")
+            throw RequestFailure(
+                "a pulsed tone's onMs is from \(Int(on.lowerBound)) to \(Int(on.upperBound)) (each pulse, between its half-amplitude points)"
+            )
         }
         guard let offMs = request.offMs, off.contains(offMs) else {
             throw RequestFailure("a pulsed tone's offMs is from \(Int(off.lowerBound)) to \(Int(off.upperBound)) (between pulses)")

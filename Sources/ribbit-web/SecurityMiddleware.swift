@@ -52,6 +52,12 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
             return WebApp.plain(.misdirectedRequest, "this web app answers only at \(origin)")
         }
         let query = request.uri.queryParameters
+        // A paired browser that opens an old link again is let in without counting a wrong code.
+        if query["token"] != nil, access.isSession(cookieHeader: request.headers[.cookie]) {
+            var headers = HTTPFields()
+            headers[.location] = (request.uri.path.isEmpty ? "/" : request.uri.path) + Self.queryWithoutToken(request.uri.query)
+            return Response(status: .seeOther, headers: headers)
+        }
         if let given = query["token"] {
             switch access.logIn(with: String(given)) {
             case .session(let session):

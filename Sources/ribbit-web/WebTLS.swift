@@ -45,7 +45,11 @@ struct WebTLS {
 
     init(certificatePEM: String, keyPEM: String) throws {
         let certificate = try Certificate(pemEncoded: certificatePEM)
-        _ = try P256.Signing.PrivateKey(pemRepresentation: keyPEM)
+        let key = try P256.Signing.PrivateKey(pemRepresentation: keyPEM)
+        // A pair left half-written (the key renewed, the certificate not) is made anew.
+        guard certificate.publicKey == Certificate.PublicKey(key.publicKey) else {
+            throw Failure(description: "the key is not the certificate's")
+        }
         var serializer = DER.Serializer()
         try serializer.serialize(certificate)
         self.certificatePEM = certificatePEM

@@ -53,9 +53,14 @@ let onTerminal = isatty(STDOUT_FILENO) == 1
 
 /// Writes the link to the token file and prints it (with a QR code for a phone's camera on a
 /// terminal), at once, without buffering: a service manager's log and a test read it.
+let announcing = NSLock()  // two pairings at once write the file and print one after the other
 @Sendable func announce(_ token: String, first: Bool) {
+    announcing.lock()
+    defer { announcing.unlock() }
     do throws(PrivateFile.Failure) { try PrivateFile.write(link(token) + "\n", to: tokenFile) } catch {
-        fail(error.description, code: 73)
+        // At start the web app cannot work without it; after a pairing the printed link still does.
+        if first { fail(error.description, code: 73) }
+        FileHandle.standardError.write(Data("ribbit-web: warning: \(error.description); the link below is not in the file\n".utf8))
     }
     var text: String
     if let tls {

@@ -228,6 +228,27 @@ import Testing
         #expect(result.frequencies.allSatisfy { $0.thresholdDBHL == 30 })
     }
 
+    /// Naming the other ear on a real trial is not hearing the tested one (cross-hearing): a
+    /// listener who always names the wrong ear gets no threshold anywhere. An other-ear catch
+    /// trial never goes above the other ear's maximum.
+    @Test func namingTheOtherEarIsNotHearingTheTestedOne() {
+        var plan = HearingTest.Plan(maximumDBHL: [
+            .right: [1000: 90, 2000: 90, 3000: 90, 4000: 90, 6000: 90, 8000: 90, 500: 90, 250: 90],
+            .left: [1000: 40, 2000: 40, 3000: 40, 4000: 40, 6000: 40, 8000: 40, 500: 40, 250: 40],
+        ])
+        plan.answersNameTheEar = true
+        var test = HearingTest(plan: plan)
+        var generator = SeededRandom(seed: 5)
+        while let presentation = test.next(using: &generator) {
+            if presentation.catchTrial == .otherEar {
+                #expect(presentation.levelDBHL <= 40 || presentation.toneEar == .right, "\(presentation)")
+            }
+            let wrong: Ear = presentation.testEar == .right ? .left : .right
+            test.record(presentation.catchTrial == nil ? .responded(responseTimeMs: 400, ear: wrong) : .missed)
+        }
+        #expect(test.result.frequencies.allSatisfy { $0.thresholdDBHL == nil }, "\(test.result.frequencies)")
+    }
+
     @Test func aSeedReplaysTheTestAndTheResultIsJSON() throws {
         var first = listener(seed: 42)
         var second = listener(seed: 42)

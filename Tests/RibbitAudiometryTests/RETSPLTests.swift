@@ -41,6 +41,18 @@ import Testing
         }
     }
 
+    /// The daemon plays tones no louder than its tone limit and 1 dB under the output ceiling:
+    /// the test's maximum follows what really plays, never the clip limit alone.
+    @Test func theMaximumIsWhatThePlayerReallyPlays() {
+        let capped = ToneLevels(
+            table: .standard(.tdh39), calibration: ToneCalibration(dBSPLAtZeroDBFS: 110), highestPlayedDBFS: -20)
+        #expect(capped.clipLimitDBHL(frequencyHz: 1000) == 83)
+        #expect(capped.maximumDBHL(frequencyHz: 1000) == 80)
+        #expect(capped.dBFS(dBHL: 80, frequencyHz: 1000)! <= -20)
+        let above = ToneLevels(table: .standard(.tdh39), calibration: ToneCalibration(dBSPLAtZeroDBFS: 110), highestPlayedDBFS: 3)
+        #expect(above.highestPlayedDBFS == -1, "never closer than 1 dB to clipping")
+    }
+
     /// A normal-hearing reference who measures 5 dB HL at 1 kHz on the placeholder makes that level 0 dB HL.
     @Test func biologicalCalibrationMovesZeroToTheReferencesThreshold() {
         let table = RETSPLTable.standard(.consumer).biologicallyCalibrated(referenceThresholdsDBHL: [1000: 5, 4000: -3])
