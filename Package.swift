@@ -82,7 +82,7 @@ let package = Package(
         // The JACK client and what runs on its real-time thread.
         .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP", "RibbitRealtime"]),
         // The control protocol and its Unix socket, for the daemon and its clients.
-        .target(name: "RibbitControl", dependencies: ["RibbitSettings"]),
+        .target(name: "RibbitControl", dependencies: ["RibbitSettings", "RibbitAudiometry"]),
         // What the dump shows: analysers, the frame and its JSON, the frame builder. Never on the RT thread.
         .target(name: "RibbitMonitor", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl"]),
         // The dump's files (CSV rows, the averaged SVG) and its stream from the daemon, shared by

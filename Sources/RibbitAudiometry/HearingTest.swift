@@ -123,6 +123,8 @@ public struct HearingTest: Sendable {
         var runs = 0
         var presentations = 0
         var missesAtMaximum = 0
+        /// The loudest ambient noise (octave band at the frequency) over its presentations.
+        var ambientNoiseDBSPL: Double?
     }
 
     public let plan: Plan
@@ -190,12 +192,14 @@ public struct HearingTest: Sendable {
     /// A press while no tone's window was open (during a wait): a false alarm.
     public mutating func recordPressOutsideWindow() { strayPresses += 1 }
 
-    /// The outcome of the pending presentation. Without one pending it does nothing: an answer
-    /// that arrives late is the driver's press outside a window.
-    public mutating func record(_ outcome: Outcome) {
+    /// The outcome of the pending presentation, and the ambient noise it was given in (the
+    /// microphone's octave band around the frequency, dB SPL; nil: not measured). Without one
+    /// pending it does nothing: an answer that arrives late is the driver's press outside a window.
+    public mutating func record(_ outcome: Outcome, ambientNoiseDBSPL: Double? = nil) {
         guard let presentation = pending else { return }
         pending = nil
         var entry = LoggedPresentation(presentation: presentation, outcome: outcome)
+        entry.ambientNoiseDBSPL = ambientNoiseDBSPL
         defer { log.append(entry) }
         if let catchTrial = presentation.catchTrial {
             // A response is false unless it names the ear the tone was really in.
@@ -207,14 +211,15 @@ public struct HearingTest: Sendable {
         // Naming the other ear is not hearing the tested one (cross-hearing): a miss here.
         var heard = outcome != .missed
         if plan.answersNameTheEar, case .responded(_, let ear?) = outcome, ear != presentation.testEar { heard = false }
-        advance(presentation: presentation, responded: heard)
+        advance(presentation: presentation, responded: heard, ambientNoiseDBSPL: ambientNoiseDBSPL)
     }
 
-    mutating func advance(presentation: Presentation, responded: Bool) {
+    mutating func advance(presentation: Presentation, responded: Bool, ambientNoiseDBSPL: Double?) {
         let step = steps[stepIndex]
         var t = track!
         let level = t.levelDBHL
         t.presentations += 1
+        if let noise = ambientNoiseDBSPL { t.ambientNoiseDBSPL = max(t.ambientNoiseDBSPL ?? noise, noise) }
         // The floor cannot be approached from below, so a presentation there counts as ascending.
         let countsAscending = !t.firstEstimate && (t.ascending || level == Plan.floorDBHL)
         if countsAscending {
@@ -251,7 +256,7 @@ public struct HearingTest: Sendable {
         results.append(
             FrequencyResult(
                 ear: step.ear, frequencyHz: step.frequencyHz, isRetest: step.isRetest, status: status, thresholdDBHL: thresholdDBHL,
-                maximumTestedDBHL: step.maximumDBHL, presentations: t.presentations))
+                maximumTestedDBHL: step.maximumDBHL, presentations: t.presentations, ambientNoiseDBSPL: t.ambientNoiseDBSPL))
         track = nil
         stepIndex += 1
     }

@@ -19,6 +19,9 @@ public struct FrequencyResult: Sendable, Equatable, Codable {
     public var maximumTestedDBHL: Int
     /// Tone presentations (catch trials not counted).
     public var presentations: Int
+    /// The loudest ambient noise it was measured in: the microphone's octave band around the
+    /// frequency, dB SPL (nil: not measured).
+    public var ambientNoiseDBSPL: Double?
 }
 
 /// One presentation as it was given, and its answer, for an audit. Reads like the
@@ -33,6 +36,8 @@ public struct LoggedPresentation: Sendable, Equatable, Codable {
     public var answeredEar: Ear?
     /// A response to a catch trial (silent, or naming the wrong ear).
     public var falseAlarm = false
+    /// The microphone's octave band around the frequency while it played, dB SPL.
+    public var ambientNoiseDBSPL: Double?
 
     public subscript<T>(dynamicMember keyPath: KeyPath<Presentation, T>) -> T { presentation[keyPath: keyPath] }
 

@@ -37,6 +37,14 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case volume
         /// The listening program: `program` is a program's name, "auto" or "default".
         case program
+        /// A pure-tone hearing test run by the daemon (`transducer`, `testEars`, `frequenciesHz`,
+        /// `answersNameTheEar`, `seed`): the hearing aid is off until it ends; `status.hearingTest`
+        /// follows it.
+        case hearingTestStart = "hearing-test-start"
+        /// The listener heard a tone (`ear`: which, when the screen asks).
+        case hearingTestAnswer = "hearing-test-answer"
+        /// Ends the test now; what was measured is stored, flagged incomplete.
+        case hearingTestStop = "hearing-test-stop"
     }
     public var command: Command
     /// bypass: on (true) or off (false).
@@ -66,6 +74,15 @@ public struct ControlRequest: Codable, Sendable, Equatable {
     public var volumeStepDB: Double?
     /// program: quiet, noisy, outdoor, music, auto (ribbit picks) or default (the prescription's env).
     public var program: String?
+    /// hearing-test-start: the headphones ("tdh39", "hda200", "er3a", "consumer"; default
+    /// consumer), the ears in the order tested ("right", "left"; the better ear first; default
+    /// both, right first), the frequencies (default the clinical order with the 1 kHz retest),
+    /// whether answers name the ear, and a seed that replays the waits and catch trials.
+    public var transducer: String?
+    public var testEars: [String]?
+    public var frequenciesHz: [Int]?
+    public var answersNameTheEar: Bool?
+    public var seed: UInt64?
 
     public init(
         command: Command, on: Bool? = nil, prescription: String? = nil, source: String? = nil, trialSeconds: Int? = nil,
@@ -320,6 +337,8 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var tone: Tone?
     /// With a prescription: the program, volume, compression and noise reduction.
     public var listening: Listening?
+    /// The hearing test running, or the last one (until the next or a restart).
+    public var hearingTest: HearingTestStatus?
 
     public init(
         pid: Int32, version: String, uptimeSeconds: Double, prescription: ActivePrescription?, output: Output,
