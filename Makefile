@@ -16,7 +16,7 @@ RUN_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpn
 # chromium (headless) to render the verify report to PDF and PNG; sqlite3 to hold the data
 # log's write lock in a test; curl and openssl to check the web app's HTTPS and pairing; pip to
 # fetch axe-core for its accessibility test.
-DEV_PACKAGES := espeak-ng sox bc imagemagick tmux debhelper lintian mandoc zsh fish librsvg2-bin chromium sqlite3 curl openssl python3-pip
+DEV_PACKAGES := espeak-ng sox bc imagemagick tmux debhelper lintian mandoc zsh fish librsvg2-bin chromium sqlite3 curl openssl python3-pip python3-jack-client
 # axe-core (Deque's accessibility rules, MPL-2.0), for the web app's accessibility test only: not
 # in Debian, so taken from the PyPI wheel that bundles it, checked against its hash, never shipped.
 AXE := .build/test-tools/axe.min.js
