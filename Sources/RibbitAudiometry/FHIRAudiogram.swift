@@ -142,15 +142,15 @@ public enum FHIRAudiogram {
     }
 
     /// urn:uuid: names, the same for the same record (so an export made twice is the same
-    /// file): FNV-1a of the seed and a counter, as an RFC 9562 version 8 (custom) UUID.
+    /// file): FNV-1a of the seed and a counter, mixed, as an RFC 9562 version 8 (custom) UUID.
     struct IDs {
         let seed: String
         var counter: UInt64 = 0
 
         mutating func next() -> String {
             counter += 1
-            let high = Self.fnv("\(seed)#\(counter)#a")
-            let low = Self.fnv("\(seed)#\(counter)#b")
+            let high = Self.mix(Self.fnv("\(seed)#\(counter)"))
+            let low = Self.mix(high ^ 0x9e37_79b9_7f4a_7c15)
             let versioned = (high & ~0xF000) | 0x8000
             let variant = (low & ~(0xC000_0000_0000_0000)) | 0x8000_0000_0000_0000
             let hex = Self.hex(versioned, 16) + Self.hex(variant, 16)
@@ -166,6 +166,14 @@ public enum FHIRAudiogram {
                 hash &*= 0x100_0000_01b3
             }
             return hash
+        }
+
+        /// SplitMix64's finalizer: every input bit moves every output bit.
+        static func mix(_ value: UInt64) -> UInt64 {
+            var z = value
+            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+            return z ^ (z >> 31)
         }
 
         static func hex(_ value: UInt64, _ digits: Int) -> String {

@@ -24,11 +24,7 @@ import Testing
             outputRightDBSPL: 100.5, inputDBSPL: 94, uncertaintyDB: nil, retsplIsStandard: true, ceilingDBHL: 90, result: result)
     }
 
-    static func json(_ bundle: FHIRAudiogram.Bundle) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        return try encoder.encode(bundle)
-    }
+    static func json(_ bundle: FHIRAudiogram.Bundle) throws -> Data { try JSONEncoder.pretty.encode(bundle) }
 
     /// Runs the validator on `json`: its exit status and output.
     static func validate(_ json: Data) throws -> (Int32, String) {
@@ -82,6 +78,7 @@ import Testing
         #expect(noResponse.valueQuantity == nil)
         #expect(noResponse.dataAbsentReason?.text?.contains("90 dB HL") == true)
         #expect(noResponse.component?.first?.valueQuantity?.value == 90)
+        print("The no-response Observation:\n" + String(decoding: try JSONEncoder.pretty.encode(noResponse), as: UTF8.self))
         let right1k = try #require(observations.first { $0.id == "right-1000" })
         #expect(right1k.code.coding?.first?.code == "89017-8")
         #expect(right1k.valueQuantity?.value == Double(record.result.threshold(ear: .right, frequencyHz: 1000)!.thresholdDBHL!))
@@ -119,5 +116,13 @@ import Testing
         let (badDate, _) = try broken { $0["effectiveDateTime"] = "24 November 2026" }
         #expect(badDate == 1)
         print("FHIR R4 validator on a bundle whose Observation lacks status: \(noStatusOutput.split(separator: "\n").first ?? "")")
+    }
+}
+
+extension JSONEncoder {
+    fileprivate static var pretty: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return encoder
     }
 }
