@@ -1,13 +1,14 @@
 import Glibc
 
 /// Octave-band levels of the microphone, for the hearing test's ambient-noise check. Each band
-/// (125 ... 8000 Hz, edges f/sqrt 2 ... f sqrt 2) is a 6th-order Butterworth band-pass (three
-/// biquads, bilinear transform with prewarped edges: IEC 61260-1 class 2-like skirts, 3 dB down
-/// at the edges), its output squared and summed over the last `windowSeconds`. Levels are
-/// sine-referred: a full-scale sine at a band's centre reads 0 dBFS in that band.
+/// (125 ... 8000 Hz, edges f/sqrt 2 ... f sqrt 2) is a 6th-order Butterworth band-pass: three
+/// biquads from the bilinear transform with prewarped edges, 3 dB down at the edges and about
+/// 20 dB down an octave from the centre (IEC 61260-1-like skirts). Its output is squared and summed over
+/// the last `windowSeconds`. Levels are sine-referred: a full-scale sine at a band's centre
+/// reads 0 dBFS in that band.
 ///
-/// Cheap and allocation-free after init: 21 biquads in Double per sample (Float would lose the
-/// 125 Hz band's poles, which sit within 0.01 of z = 1 at 48 kHz).
+/// Allocation-free after init: 21 biquads per sample, in Double because the 125 Hz band's poles
+/// sit within 0.01 of z = 1 at 48 kHz, where Float coefficients and state lose accuracy.
 public struct OctaveBandMeter: Sendable {
     public static let bandsHz = [125, 250, 500, 1000, 2000, 4000, 8000]
     static let sections = 3
@@ -132,6 +133,12 @@ public struct OctaveBandMeter: Sendable {
             out[centre] = 10 * log10(2 * sum / Double(chunksFilled * chunkSamples))
         }
         return out
+    }
+
+    /// The same in dB SPL, given the microphone's calibration: the dB SPL of a 0 dBFS 1 kHz sine
+    /// (`HearingTestRecord.inputDBSPL`), taken as flat across the bands.
+    public func levelsDBSPL(microphoneDBSPLAtZeroDBFS: Double) -> [Int: Double] {
+        levelsDBFS().mapValues { $0 + microphoneDBSPLAtZeroDBFS }
     }
 
     public mutating func reset() {

@@ -94,6 +94,20 @@ import Testing
         #expect(status == 0, "\(output)")
     }
 
+    /// Reliability flags reach every Observation's notes and the panel's interpretation.
+    @Test func reliabilityFlagsAreInEveryObservation() throws {
+        var record = Self.record()
+        record.result.flags = [.falseAlarms, .retestDifference]
+        let bundle = FHIRAudiogram.bundle(record, patientName: nil)
+        let observations = bundle.entry.compactMap(\.resource.observation)
+        let flags = "Reliability flags: false-alarms, retest-difference (the thresholds may be wrong)"
+        #expect(observations.allSatisfy { $0.note?.contains { $0.text == flags } == true })
+        let panel = try #require(observations.first { $0.id == "audiogram" })
+        #expect(panel.interpretation?.compactMap(\.text) == ["Reliability: false-alarms", "Reliability: retest-difference"])
+        let (status, output) = try Self.validate(try Self.json(bundle))
+        #expect(status == 0, "\(output)")
+    }
+
     /// The validator can say no: an Observation without its status, or with a value where the
     /// schema has none, is rejected and named.
     @Test func brokenBundlesAreRejected() throws {
