@@ -38,6 +38,8 @@ public final class Daemon {
     private let calibration: CalibrationProfile?
     /// The hearing test running, or the last one (its status stays until the next).
     private var hearingTest: HearingTestSession?
+    /// The microphone's octave bands (left and right input) while a hearing test runs.
+    private var noiseMeters: [OctaveBandMeter] = []
     /// Where finished hearing tests go (the history's SQLite file).
     private let hearingTests: HearingTestRecords
 
@@ -454,6 +456,11 @@ public final class Daemon {
             throw RequestFailure("no frequency can be played with this calibration and ceiling; check `ribbitd status`")
         }
         hearingTest = session
+        let rate = Double(audio.session?.sampleRate ?? 48000)
+        noiseMeters = [OctaveBandMeter(sampleRate: rate), OctaveBandMeter(sampleRate: rate)]
+        dump.inputTap = { [unowned self] channels in
+            for (index, samples) in channels.enumerated() where index < noiseMeters.count { noiseMeters[index].append(samples) }
+        }
         perform(session.startActions, now: now)
         log.info(
             "hearing test started: \(transducer.rawValue) headphones, \(ears.map(\.rawValue).joined(separator: " then ")) ear, \(session.test.progress.total) frequencies; the hearing aid is off meanwhile"
@@ -510,6 +517,8 @@ public final class Daemon {
     private func endHearingTest(now: Double) {
         guard let test = hearingTest else { return }
         if audio.isConnected { audio.playTone(frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: 0, now: now) }
+        dump.inputTap = nil
+        noiseMeters = []
         let record = test.record(date: Date(), calibration: calibrationStatus)
         if record.result.frequencies.isEmpty {
             log.info("hearing test ended (\(test.problem ?? "finished")) before any frequency was measured; nothing stored")
@@ -525,8 +534,26 @@ public final class Daemon {
         systemd.statusChanged()
     }
 
-    /// The room against the headphones' maximum permissible ambient noise (nil: no reading yet).
-    private func judgeNoise(frequencyHz: Int, levelDBHL: Int, transducer: Transducer) -> HearingTestSession.NoiseReading? { nil }
+    /// The room against the headphones' maximum permissible ambient noise, each band the louder
+    /// of the two inputs (nil: no reading yet).
+    private func judgeNoise(frequencyHz: Int, levelDBHL: Int, transducer: Transducer) -> HearingTestSession.NoiseReading? {
+        let microphone = calibrationStatus.inputDBSPL
+        var bands: [Int: Double] = [:]
+        for meter in noiseMeters {
+            // Silence reads -inf; JSON carries only numbers, and no microphone is that quiet.
+            for (band, level) in meter.levelsDBSPL(microphoneDBSPLAtZeroDBFS: microphone) {
+                bands[band] = max(bands[band] ?? -99, level, -99)
+            }
+        }
+        guard !bands.isEmpty else { return nil }
+        let verdict = AmbientNoiseCheck(transducer: transducer).verdict(
+            bandLevelsDBSPL: bands, presentationDBHL: levelDBHL, testFrequencyHz: frequencyHz)
+        return HearingTestSession.NoiseReading(
+            tooLoud: verdict.tooLoud,
+            status: HearingTestStatus.Noise(
+                loudBandHz: verdict.tooLoud ? verdict.worstBandHz : nil, levelDBSPL: verdict.worstBandDBSPL,
+                limitDBSPL: verdict.worstBandLimitDBSPL, testBandDBSPL: verdict.testBandDBSPL))
+    }
 
     private var status: DaemonStatus {
         let now = Self.now()

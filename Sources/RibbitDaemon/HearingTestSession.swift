@@ -25,7 +25,7 @@ final class HearingTestSession {
         case waiting(until: Double)
         /// Answers between `onset` and `windowEnds` count; the next wait starts after `soundEnds`.
         case presenting(onset: Double, windowEnds: Double, soundEnds: Double)
-        /// Too loud for the frequency being tested; resumes after `quietSecondsToResume` of quiet.
+        /// Too loud for the frequency being tested; resumes after `AmbientNoiseCheck.quietSecondsToResume` of quiet.
         case pausedForNoise(quietSince: Double?)
         case ended
     }
@@ -36,8 +36,6 @@ final class HearingTestSession {
         var status: HearingTestStatus.Noise
     }
 
-    /// How long the room must stay quiet before a paused test goes on.
-    static let quietSecondsToResume = 2.0
     /// The tone mode is renewed this often while nothing plays (a hold lasts a minute).
     static let holdRefreshSeconds = 20.0
 
@@ -124,7 +122,7 @@ final class HearingTestSession {
             if let noise = reading(for: presentation), noise.tooLoud {
                 phase = .pausedForNoise(quietSince: nil)
             } else if let since = quietSince {
-                if now - since >= Self.quietSecondsToResume {
+                if now - since >= AmbientNoiseCheck.quietSecondsToResume {
                     phase = .waiting(until: now + Double(presentation.waitMs) / 1000)
                 }
             } else {

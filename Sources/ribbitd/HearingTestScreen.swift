@@ -66,7 +66,12 @@ final class HearingTestScreen {
             "",
             "Press Enter to start, or q to leave.",
         ]
-        if dumb || !stdinIsTerminal {
+        if !stdinIsTerminal {
+            // Driven by a program (a pipe): it has read the instructions already.
+            print(lines.dropLast().joined(separator: "\n"))
+            return true
+        }
+        if dumb {
             print(lines.joined(separator: "\n"))
         } else {
             emit("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\r\n"))
@@ -75,7 +80,7 @@ final class HearingTestScreen {
             switch key(timeoutSeconds: 3600) {
             case .answer: return true
             case .quit: return false
-            case .none: if !stdinIsTerminal { return true }
+            case .none: break
             }
         }
     }
@@ -86,8 +91,8 @@ final class HearingTestScreen {
         guard poll(&ready, 1, Int32(timeoutSeconds * 1000)) == 1 else { return nil }
         var byte: UInt8 = 0
         guard read(0, &byte, 1) == 1 else {
-            // End of input (a closed pipe): nothing more will come.
-            usleep(UInt32(timeoutSeconds * 1e6))
+            // End of input (a closed pipe): nothing more will come; wait as if nothing was typed.
+            usleep(UInt32(min(timeoutSeconds, Self.refreshSeconds) * 1e6))
             return nil
         }
         switch byte {
@@ -140,7 +145,7 @@ final class HearingTestScreen {
 
     private func noiseText(_ noise: HearingTestStatus.Noise?) -> String {
         guard let noise, let band = noise.loudBandHz, let level = noise.levelDBSPL, let limit = noise.limitDBSPL else {
-            return "too loud here for the test"
+            return "quiet again: the test goes on in a moment"
         }
         return String(format: "too loud here: the %d Hz band is %.0f dB SPL, the test allows %.0f", band, level, limit)
     }
