@@ -53,6 +53,8 @@ final class HearingTestSession {
     private var lastNoise: HearingTestStatus.Noise?
     /// Why it stopped early, or why its result could not be stored.
     var problem: String?
+    /// Stopped before every frequency was measured.
+    private(set) var stoppedEarly = false
     var recordID: Int64?
 
     init(
@@ -156,6 +158,7 @@ final class HearingTestSession {
         guard phase != .ended else { return [] }
         test.withdraw()
         problem = why
+        stoppedEarly = true
         phase = .ended
         return [.end]
     }
@@ -199,7 +202,7 @@ final class HearingTestSession {
         let result = test.result
         let state: HearingTestStatus.State =
             switch phase {
-            case .ended: problem == nil ? .finished : .stopped
+            case .ended: stoppedEarly ? .stopped : .finished
             case .pausedForNoise: .pausedForNoise
             default: .running
             }

@@ -87,7 +87,8 @@ extension DaemonTests {
                 #expect(abs(dBHL - 5 * (dBHL / 5).rounded()) < 0.5, "a tone at \(dBHL) dB HL is off the 5 dB steps")
             }
         }
-        #expect(report.screen.contains("Hearing test finished"))
+        let finishedOnScreen = report.screen.contains("Hearing test finished")
+        #expect(finishedOnScreen, "the screen ended with: \(report.screen.suffix(600))")
         print(
             "hearing test through the terminal: \(report.presentations.count) tones heard, \(report.presses.count) presses, "
                 + "thresholds \(status.frequencies.map { "\($0.frequencyHz)\($0.isRetest ? "r" : ""):\($0.thresholdDBHL.map(String.init) ?? "-")" }), "
