@@ -32,8 +32,8 @@ enum AudiogramReportHTML {
             for ear in Ear.plotOrder {
                 let first = result.threshold(ear: ear, frequencyHz: frequencyHz)
                 let retest = result.frequencies.first { $0.ear == ear && $0.frequencyHz == frequencyHz && $0.isRetest }
-                var level = first.map { escape($0.levelText) } ?? "not tested"
-                if let retest { level += "<br><span class=\"small\">retest: \(escape(retest.levelText))</span>" }
+                var level = first.map(cell) ?? "not tested"
+                if let retest { level += "<br><span class=\"small\">retest \(cell(retest))</span>" }
                 let noise = [first, retest].compactMap { $0?.ambientNoiseDBSPL }.max().map { String(format: "%.1f", $0) } ?? "-"
                 let presentations = [first, retest].compactMap { $0?.presentations }
                 rows +=
@@ -60,10 +60,11 @@ enum AudiogramReportHTML {
             .disclaimer { border: 2px solid #b00000; background: #fff4f4; padding: 5pt 8pt; margin: 0 0 8pt 0; font-weight: bold; }
             .unreliable { color: #b00000; font-weight: bold; }
             .columns { display: flex; gap: 6mm; align-items: flex-start; }
-            .chart { width: 92mm; flex: none; }
+            .chart { width: 88mm; flex: none; }
             .chart svg { width: 100%; height: auto; display: block; }
             table { border-collapse: collapse; font-size: 8.5pt; margin: 3pt 0; }
             th, td { border: 1px solid #bbb; padding: 1.5pt 4pt; text-align: right; vertical-align: top; }
+            #thresholds th, #thresholds td { white-space: nowrap; }
             th { background: #eee; }
             td.l, th.l { text-align: left; }
             .right { color: \(Ear.right.plotColor); } .left { color: \(Ear.left.plotColor); }
@@ -76,7 +77,7 @@ enum AudiogramReportHTML {
             <body>
             <p class="disclaimer" id="disclaimer">\(escape(HearingTestRecord.disclaimer))</p>
             <h1>Pure-tone hearing test (self-administered)</h1>
-            <table id="details">
+            <table id="details" style="width: 100%">
             <tr><th class="l">Date</th><td class="l">\(escape(record.localDate)) (\(escape(record.date)) UTC)</td></tr>
             <tr><th class="l">Headphones</th><td class="l">\(escape(record.transducerText))</td></tr>
             <tr><th class="l">Calibration</th><td class="l">\(escape(record.calibrationText))</td></tr>
@@ -92,11 +93,12 @@ enum AudiogramReportHTML {
             <h2>Thresholds (dB HL)</h2>
             <table id="thresholds">
             <tr><th rowspan="2">Hz</th><th colspan="3" class="right">Right ear (O)</th><th colspan="3" class="left">Left ear (X)</th></tr>
-            <tr><th class="right">threshold</th><th>noise dB SPL</th><th>pres.</th><th class="left">threshold</th><th>noise dB SPL</th><th>pres.</th></tr>
+            <tr><th class="right">dB HL</th><th>noise</th><th>n</th><th class="left">dB HL</th><th>noise</th><th>n</th></tr>
             \(rows)</table>
-            <p class="small">"no response at N": not heard at N dB HL, the most the test played; the threshold is higher (an arrow on the chart). \
-            "undetermined": the answers were too inconsistent for a threshold. Noise: the loudest ambient octave band around the \
-            frequency, measured by the microphone while the tones played. pres.: tone presentations.</p>
+            <p class="small">NR N: no response at N dB HL, the most the test played; the threshold is higher (an arrow on the chart). \
+            Undetermined: the answers were too inconsistent for a threshold. Noise: the loudest ambient octave band around the \
+            frequency, dB SPL, measured by the microphone while the tones played. n: tone presentations. The 1 kHz retest is a \
+            reliability check, not part of the audiogram.</p>
             </div>
             </div>
             <h2>Reliability</h2>
@@ -111,4 +113,13 @@ enum AudiogramReportHTML {
     }
 
     static func escape(_ text: String) -> String { xmlEscaped(text) }
+
+    /// A threshold as the table shows it: the number, "NR 90" or "undetermined".
+    static func cell(_ measured: FrequencyResult) -> String {
+        switch measured.status {
+        case .threshold: measured.thresholdDBHL.map(String.init) ?? "undetermined"
+        case .noResponse: "NR \(measured.maximumTestedDBHL)"
+        case .undetermined: "undetermined"
+        }
+    }
 }
