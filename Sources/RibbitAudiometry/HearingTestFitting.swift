@@ -63,20 +63,26 @@ extension HearingTestRecord {
                 reasons.append("too many false alarms\(rate)")
             }
             if result.flags.contains(.retestDifference) {
-                let differences = result.retestDifferences.map { "\($0.ear.rawValue) \($0.differenceDB > 0 ? "+" : "")\($0.differenceDB) dB" }
+                let differences = result.retestDifferences.map {
+                    "\($0.ear.rawValue) \($0.differenceDB > 0 ? "+" : "")\($0.differenceDB) dB"
+                }
                 reasons.append(
                     "the 1 kHz retest differs by more than \(HearingTestResult.maximumRetestDifferenceDB) dB"
                         + (differences.isEmpty ? "" : " (\(differences.joined(separator: ", ")))"))
             }
-            if result.flags.contains(.noResponseAnywhere) { reasons.append("nothing was heard at any frequency (headphones off or muted?)") }
+            if result.flags.contains(.noResponseAnywhere) {
+                reasons.append("nothing was heard at any frequency (headphones off or muted?)")
+            }
             if !reasons.isEmpty {
-                throw FittingRefusal("\(test) is unreliable: \(reasons.joined(separator: "; ")); take the test again, or --force to fit it anyway")
+                throw FittingRefusal(
+                    "\(test) is unreliable: \(reasons.joined(separator: "; ")); take the test again, or --force to fit it anyway")
             }
         }
         var thresholds: [Ear: [Int: Int]] = [:]
         var silent: [Ear: Set<Int>] = [:]
         var fitting = ProposedFitting(
-            prescription: Prescription(name: "", environment: environment), noResponseAt: [], undetermined: [], untested: [], earsLeftOut: [])
+            prescription: Prescription(name: "", environment: environment), noResponseAt: [], undetermined: [], untested: [],
+            earsLeftOut: [])
         for ear in Ear.plotOrderForFitting {
             var levels: [Int: Int] = [:]
             for frequencyHz in Self.fittedFrequenciesHz {

@@ -60,7 +60,9 @@ public final class HearingTestStore: Sendable {
     }
 
     public func find(id: Int64) throws -> HearingTestRecord {
-        let row = try database.read { db in try Row.fetchOne(db, sql: "SELECT id, record, checksum FROM hearing_tests WHERE id = ?", arguments: [id]) }
+        let row = try database.read { db in
+            try Row.fetchOne(db, sql: "SELECT id, record, checksum FROM hearing_tests WHERE id = ?", arguments: [id])
+        }
         guard let row else { throw StoreError("no hearing test \(id) is stored; `ribbitd audiogram list` shows them") }
         return try Self.decode(row)
     }

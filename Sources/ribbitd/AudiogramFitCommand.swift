@@ -12,7 +12,8 @@ struct AudiogramFitCommand: ParsableCommand {
             Named "self-test DATE", its note saying it is self-measured; unsigned. A no response is \
             fitted at the level tested (the real threshold is higher); undetermined and untested \
             frequencies are left out. An unreliable test (false alarms, a 1 kHz retest difference, \
-            nothing heard) is refused unless --force. Without -o, --qr or --trial the text is printed. \
+            nothing heard) is refused unless --force; so is a loss that would need more than ribbit's +50 dB of \
+            gain (an audiologist's fitting, or a gentler --rule). Without -o, --qr or --trial the text is printed. \
             --trial applies it through the daemon as `ribbitd load --trial` does.
             """)
 
@@ -42,7 +43,9 @@ struct AudiogramFitCommand: ParsableCommand {
         if let trial { _ = try parseDuration(trial) }  // a bad duration before anything is written
         let record = try findHearingTest(id)
         let fitting: ProposedFitting
-        do { fitting = try record.proposedFitting(rule: rule, environment: env, force: force) } catch { throw RibbitError.data(error.description) }
+        do { fitting = try record.proposedFitting(rule: rule, environment: env, force: force) } catch {
+            throw RibbitError.data(error.description)
+        }
         let prescription = fitting.prescription
         let payload = Data(prescription.text.utf8)
 
@@ -98,7 +101,9 @@ struct AudiogramFitCommand: ParsableCommand {
         var directory: String?
         if path == nil {
             var template = Array((NSTemporaryDirectory() + "/ribbit-fit-XXXXXX").utf8CString)
-            guard let made = mkdtemp(&template) else { throw RibbitError.cannotCreate("cannot make a temporary directory (\(String(cString: strerror(errno))))") }
+            guard let made = mkdtemp(&template) else {
+                throw RibbitError.cannotCreate("cannot make a temporary directory (\(String(cString: strerror(errno))))")
+            }
             directory = String(cString: made)
             path = directory! + "/\(name.replacingOccurrences(of: " ", with: "-")).rx"
             try RxMakeCommand.writeText(payload, to: path!)

@@ -29,7 +29,8 @@ struct AudiogramListCommand: ParsableCommand {
                 records.map {
                     Entry(
                         id: $0.id ?? 0, date: $0.date, transducer: $0.transducer.rawValue,
-                        ears: $0.earsText == "none" ? [] : $0.earsText.components(separatedBy: ", "), flags: $0.result.flags.map(\.rawValue),
+                        ears: $0.earsText == "none" ? [] : $0.earsText.components(separatedBy: ", "),
+                        flags: $0.result.flags.map(\.rawValue),
                         unreliable: $0.result.isUnreliable)
                 })
             return

@@ -28,7 +28,9 @@ struct AudiogramShowCommand: ParsableCommand {
         out += "calibration: \(record.calibrationText)\n"
         out += "ceiling:     \(HearingTestRecord.number(record.ceilingDBHL)) dB HL\n"
         for ear in Ear.plotOrder {
-            let rows = result.frequencies.filter { $0.ear == ear }.sorted { ($0.frequencyHz, $0.isRetest ? 1 : 0) < ($1.frequencyHz, $1.isRetest ? 1 : 0) }
+            let rows = result.frequencies.filter { $0.ear == ear }.sorted {
+                ($0.frequencyHz, $0.isRetest ? 1 : 0) < ($1.frequencyHz, $1.isRetest ? 1 : 0)
+            }
             guard !rows.isEmpty else { continue }
             out += "\n\(ear.plotTitle.lowercased())\n"
             let header = ["Hz", "threshold", "noise dB SPL", "presentations"]
@@ -40,9 +42,11 @@ struct AudiogramShowCommand: ParsableCommand {
             }
             let widths = (0..<header.count).map { c in ([header] + cells).map { $0[c].count }.max()! }
             for row in [header] + cells {
-                out += "  " + zip(row, widths).enumerated().map { c, cell in
-                    c == header.count - 1 ? cell.0 : cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
-                }.joined(separator: "  ") + "\n"
+                out +=
+                    "  "
+                    + zip(row, widths).enumerated().map { c, cell in
+                        c == header.count - 1 ? cell.0 : cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
+                    }.joined(separator: "  ") + "\n"
             }
         }
         out += "\nreliability\n"

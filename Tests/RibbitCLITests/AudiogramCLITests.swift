@@ -60,7 +60,9 @@ import Testing
         #expect(show.stdout.contains("  1000 retest  "))
         #expect(show.stdout.contains("24.5"))  // the noise
         #expect(show.stdout.contains("calibration: profile bench: 0 dBFS at 1 kHz = 104 dB SPL left, 103.5 dB SPL right"))
-        #expect(show.stdout.contains("false alarms: ") && show.stdout.contains("1 kHz retest: right ") && show.stdout.contains("mean response time: "))
+        #expect(
+            show.stdout.contains("false alarms: ") && show.stdout.contains("1 kHz retest: right ")
+                && show.stdout.contains("mean response time: "))
         #expect(show.stdout.contains("flags: none"))
         #expect(try ribbitd(["audiogram", "show", "2"]).stdout.contains("  8000         no response at 90"))
         let flagged = try ribbitd(["audiogram", "show", "3"]).stdout
@@ -101,7 +103,8 @@ import Testing
         #expect(deep.status == 65 && deep.stderr.contains("above ribbit's +50 dB limit") && deep.stderr.split(separator: "\n").count == 1)
         let nalR = try ribbitd(["audiogram", "fit", "2", "--rule", "nal-r"])
         #expect(nalR.status == 0)
-        #expect(nalR.stdout.contains("no response, fitted at the level tested though the real threshold is higher: left 8000 Hz (90 dB HL)"))
+        #expect(
+            nalR.stdout.contains("no response, fitted at the level tested though the real threshold is higher: left 8000 Hz (90 dB HL)"))
         #expect(nalR.stdout.contains("left: ") && nalR.stdout.contains("8000=90nr"))  // printed without -o
     }
 
@@ -135,7 +138,8 @@ import Testing
         #expect(page.contains("<p class=\"disclaimer\" id=\"disclaimer\">\(HearingTestRecord.disclaimer)</p>"))
         #expect(page.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"audiogram-chart\""))
         #expect(page.contains("class=\"audiogram-right-mark\" data-symbol=\"O\""))
-        #expect(page.contains("class=\"audiogram-left-mark\" data-symbol=\"X\" data-hz=\"8000\" data-db-hl=\"90\" data-no-response=\"true\""))
+        #expect(
+            page.contains("class=\"audiogram-left-mark\" data-symbol=\"X\" data-hz=\"8000\" data-db-hl=\"90\" data-no-response=\"true\""))
         #expect(page.contains("NR 90") && page.contains("@page { size: A4"))
         // Self-contained: no scripts, and the only URL is the SVG namespace.
         #expect(!page.contains("<script") && page.components(separatedBy: "http").count == 2)
@@ -151,7 +155,8 @@ import Testing
         process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
         process.arguments = [
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-crash-reporter",
-            "--user-data-dir=\(path("profile"))", "--window-size=794,1123", "--screenshot=\(png)", URL(fileURLWithPath: html).absoluteString,
+            "--user-data-dir=\(path("profile"))", "--window-size=794,1123", "--screenshot=\(png)",
+            URL(fileURLWithPath: html).absoluteString,
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

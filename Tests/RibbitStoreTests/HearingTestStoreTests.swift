@@ -13,7 +13,8 @@ import Testing
 
     func prescription(_ name: String) -> PrescriptionStore.Record {
         .init(
-            name: name, environment: "quiet", audiologist: nil, source: "test", payload: "RIBBIT-RX 1\nname: \(name)\n", signature: "unsigned",
+            name: name, environment: "quiet", audiologist: nil, source: "test", payload: "RIBBIT-RX 1\nname: \(name)\n",
+            signature: "unsigned",
             signer: nil)
     }
 
@@ -55,7 +56,11 @@ import Testing
         let store = try HearingTestStore(path: path)
         let id = try store.save(HearingTestRecords.reliable())
         let queue = try DatabaseQueue(path: path)
-        try queue.write { try $0.execute(sql: "UPDATE hearing_tests SET record = replace(record, '\"presentations\":', '\"presentations\": ') WHERE id = ?", arguments: [id]) }
+        try queue.write {
+            try $0.execute(
+                sql: "UPDATE hearing_tests SET record = replace(record, '\"presentations\":', '\"presentations\": ') WHERE id = ?",
+                arguments: [id])
+        }
         #expect { try store.find(id: id) } throws: { "\($0)".contains("is damaged") }
     }
 

@@ -26,7 +26,8 @@ public enum HearingTestRecords {
                 }
             }
             if Double.random(in: 0..<1, using: &listener) < yes {
-                test.record(.responded(responseTimeMs: 300 + Int.random(in: 0...500, using: &listener)), ambientNoiseDBSPL: ambientNoiseDBSPL)
+                test.record(
+                    .responded(responseTimeMs: 300 + Int.random(in: 0...500, using: &listener)), ambientNoiseDBSPL: ambientNoiseDBSPL)
             } else {
                 test.record(.missed, ambientNoiseDBSPL: ambientNoiseDBSPL)
             }
