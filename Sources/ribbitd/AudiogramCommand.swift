@@ -9,12 +9,15 @@ import RibbitStore
 struct AudiogramCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audiogram",
-        abstract: "The hearing tests you took: list, show, fit a prescription from one, print a report.",
+        abstract: "The hearing tests you took: list, show, fit a prescription from one, a report, a FHIR bundle.",
         discussion: """
             Every result is self-measured and in situ: a screening, not a clinical audiogram; every \
             output says so. `ribbitd hearing-test` takes a test.
             """,
-        subcommands: [AudiogramListCommand.self, AudiogramShowCommand.self, AudiogramFitCommand.self, AudiogramReportCommand.self]
+        subcommands: [
+            AudiogramListCommand.self, AudiogramShowCommand.self, AudiogramFitCommand.self, AudiogramReportCommand.self,
+            AudiogramFHIRCommand.self,
+        ]
     )
 }
 
