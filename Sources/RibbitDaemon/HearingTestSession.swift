@@ -149,6 +149,9 @@ final class HearingTestSession {
                 .responded(responseTimeMs: Int(((now - onset) * 1000).rounded()), ear: ear), ambientNoiseDBSPL: lastNoise?.testBandDBSPL)
             return afterAnswer(now: now, soundEnds: soundEnds)
         }
+        // While paused for noise nothing is asked: a press then (often at the tone the noise
+        // interrupted) is no false alarm.
+        if case .pausedForNoise = phase { return [] }
         test.recordPressOutsideWindow()
         return []
     }
