@@ -160,7 +160,9 @@ let package = Package(
         .testTarget(name: "RibbitPlotTests", dependencies: ["RibbitPlot", "RibbitPrescription"]),
         .testTarget(
             name: "RibbitFittingTests",
-            dependencies: ["RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport"]
+            dependencies: [
+                "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "RibbitAudiometry",
+            ]
         ),
         .testTarget(
             name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"], exclude: ["FuzzFindings"]),
