@@ -187,7 +187,7 @@ let package = Package(
             name: "RibbitCLITests",
             dependencies: [
                 "RibbitAudioFile", "RibbitDSP", "RibbitSignals", "RibbitTestSupport", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitControl",
-                "RibbitMonitor", "RibbitAudiometry", "RibbitPrescription",
+                "RibbitMonitor", "RibbitAudiometry", "RibbitPrescription", "RibbitSettings",
             ],
             // The snapshots are read from the source tree at run time, not bundled.
             exclude: ["HelpSnapshots"]

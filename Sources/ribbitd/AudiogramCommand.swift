@@ -9,12 +9,15 @@ import RibbitStore
 struct AudiogramCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audiogram",
-        abstract: "The hearing tests you took: list, show, fit a prescription from one, print a report.",
+        abstract: "The hearing tests you took: list, show, fit a prescription from one, print a report, calibrate headphones.",
         discussion: """
             Every result is self-measured and in situ: a screening, not a clinical audiogram; every \
             output says so. `ribbitd hearing-test` takes a test.
             """,
-        subcommands: [AudiogramListCommand.self, AudiogramShowCommand.self, AudiogramFitCommand.self, AudiogramReportCommand.self]
+        subcommands: [
+            AudiogramListCommand.self, AudiogramShowCommand.self, AudiogramFitCommand.self, AudiogramReportCommand.self,
+            AudiogramReferenceCommand.self,
+        ]
     )
 }
 
@@ -58,14 +61,16 @@ extension HearingTestRecord {
     }
 
     var transducerText: String {
-        let name =
-            switch transducer {
-            case .tdh39: "TDH-39 supra-aural"
-            case .hda200: "HDA 200 circumaural"
-            case .er3a: "ER-3A insert earphones"
-            case .consumer: "consumer headphones"
-            }
-        return name + (retsplIsStandard ? " (standard RETSPL)" : " (no standard RETSPL: 0 dB HL by biological calibration)")
+        transducerName + (retsplIsStandard ? " (standard RETSPL)" : " (no standard RETSPL: 0 dB HL by biological calibration)")
+    }
+
+    var transducerName: String {
+        switch transducer {
+        case .tdh39: "TDH-39 supra-aural"
+        case .hda200: "HDA 200 circumaural"
+        case .er3a: "ER-3A insert earphones"
+        case .consumer: "consumer headphones"
+        }
     }
 
     static func number(_ value: Double) -> String {
