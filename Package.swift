@@ -160,7 +160,9 @@ let package = Package(
         .testTarget(name: "RibbitPlotTests", dependencies: ["RibbitPlot", "RibbitPrescription"]),
         .testTarget(
             name: "RibbitFittingTests",
-            dependencies: ["RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport"]
+            dependencies: [
+                "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "RibbitAudiometry",
+            ]
         ),
         .testTarget(
             name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"], exclude: ["FuzzFindings"]),
@@ -185,7 +187,7 @@ let package = Package(
             name: "RibbitCLITests",
             dependencies: [
                 "RibbitAudioFile", "RibbitDSP", "RibbitSignals", "RibbitTestSupport", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitControl",
-                "RibbitMonitor", "RibbitAudiometry", "RibbitPrescription",
+                "RibbitMonitor", "RibbitAudiometry", "RibbitPrescription", "RibbitSettings",
             ],
             // The snapshots are read from the source tree at run time, not bundled.
             exclude: ["HelpSnapshots"]

@@ -25,10 +25,12 @@ public struct ProposedFitting: Sendable, Equatable {
     public var untested: [Point]
     /// Ears left unfitted because a frequency every prescription needs has no level, and which.
     public var earsLeftOut: [(ear: Ear, missingHz: [Int])]
+    /// Gains the rule put above `Prescription.maxGainDB`, played at it (right first, by frequency).
+    public var capped: [Cap] = []
 
     public static func == (a: ProposedFitting, b: ProposedFitting) -> Bool {
         a.prescription == b.prescription && a.noResponseAt == b.noResponseAt && a.undetermined == b.undetermined
-            && a.untested == b.untested && a.earsLeftOut.map(\.ear) == b.earsLeftOut.map(\.ear)
+            && a.untested == b.untested && a.capped == b.capped && a.earsLeftOut.map(\.ear) == b.earsLeftOut.map(\.ear)
             && a.earsLeftOut.map(\.missingHz) == b.earsLeftOut.map(\.missingHz)
     }
 }
@@ -48,6 +50,10 @@ extension HearingTestRecord {
     /// level tested (`8000=90nr`), as the fitting rules read an audiometer's; undetermined and
     /// untested frequencies are left out, and an ear missing one of the frequencies every
     /// prescription needs is left out whole. Pure: no I/O.
+    ///
+    /// A gain above ribbit's +50 dB limit (a deep loss, a no response at 90) is capped there:
+    /// the prescription then plays the rule's gains as `explicit` ones, its thresholds kept
+    /// (`Prescription.cappedToMaxGain`), and `capped` says where.
     ///
     /// Refused, unless `force`, when the result is unreliable (false alarms, a retest difference)
     /// or nothing was heard anywhere (headphones off, or no answer): gains from such thresholds
@@ -121,16 +127,10 @@ extension HearingTestRecord {
             name: "self-test \(day)", environment: environment, date: day, note: Self.disclaimer, rule: rule, thresholds: thresholds,
             noResponse: silent)
         prescription.version = rule.formatVersion
-        // The parser's gain limit, said for a self-test: more gain than ribbit gives is a fitting
-        // for an audiologist, and a gentler rule may still fit.
-        for ear in [Ear.right, .left] {
-            guard let gains = prescription.levelGains(for: ear)?.g50 ?? prescription.targetGains(for: ear),
-                let (hz, gain) = gains.filter({ $0.value > Prescription.maxGainDB }).max(by: { $0.value < $1.value })
-            else { continue }
-            let alternative = rule == .nalR ? "" : " (or try --rule nal-r)"
-            throw FittingRefusal(
-                "\(rule.rawValue) would give the \(ear.rawValue) ear +\(Int(gain.rounded())) dB at \(hz) Hz, above ribbit's +\(Int(Prescription.maxGainDB)) dB limit: "
-                    + "a loss this deep needs an audiologist's fitting\(alternative)")
+        // Above ribbit's gain limit the gains are capped, as over-the-counter aids do, and said.
+        if let capped = prescription.cappedToMaxGain() {
+            prescription = capped.prescription
+            fitting.capped = capped.capped
         }
         // Through the parser, as every prescription: what is written reads back as proposed.
         do { prescription = try Prescription.parse(Array(prescription.text.utf8)) } catch {

@@ -9,14 +9,14 @@ import RibbitStore
 struct AudiogramCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audiogram",
-        abstract: "The hearing tests you took: list, show, fit a prescription from one, a report, a FHIR bundle.",
+        abstract: "The hearing tests you took: list, show, fit, a report, a FHIR bundle, calibrate headphones.",
         discussion: """
             Every result is self-measured and in situ: a screening, not a clinical audiogram; every \
             output says so. `ribbitd hearing-test` takes a test.
             """,
         subcommands: [
             AudiogramListCommand.self, AudiogramShowCommand.self, AudiogramFitCommand.self, AudiogramReportCommand.self,
-            AudiogramFHIRCommand.self,
+            AudiogramFHIRCommand.self, AudiogramReferenceCommand.self,
         ]
     )
 }
@@ -61,14 +61,16 @@ extension HearingTestRecord {
     }
 
     var transducerText: String {
-        let name =
-            switch transducer {
-            case .tdh39: "TDH-39 supra-aural"
-            case .hda200: "HDA 200 circumaural"
-            case .er3a: "ER-3A insert earphones"
-            case .consumer: "consumer headphones"
-            }
-        return name + (retsplIsStandard ? " (standard RETSPL)" : " (no standard RETSPL: 0 dB HL by biological calibration)")
+        transducerName + (retsplIsStandard ? " (standard RETSPL)" : " (no standard RETSPL: 0 dB HL by biological calibration)")
+    }
+
+    var transducerName: String {
+        switch transducer {
+        case .tdh39: "TDH-39 supra-aural"
+        case .hda200: "HDA 200 circumaural"
+        case .er3a: "ER-3A insert earphones"
+        case .consumer: "consumer headphones"
+        }
     }
 
     static func number(_ value: Double) -> String {

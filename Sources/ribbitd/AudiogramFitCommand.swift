@@ -12,8 +12,8 @@ struct AudiogramFitCommand: ParsableCommand {
             Named "self-test DATE", its note saying it is self-measured; unsigned. A no response is \
             fitted at the level tested (the real threshold is higher); undetermined and untested \
             frequencies are left out. An unreliable test (false alarms, a 1 kHz retest difference, \
-            nothing heard) is refused unless --force; so is a loss that would need more than ribbit's +50 dB of \
-            gain (an audiologist's fitting, or a gentler --rule). Without -o, --qr or --trial the text is printed. \
+            nothing heard) is refused unless --force. A gain above ribbit's +50 dB is played at +50 dB and \
+            said (the thresholds stay; the gains become explicit ones). Without -o, --qr or --trial the text is printed. \
             --trial applies it through the daemon as `ribbitd load --trial` does.
             """)
 
@@ -87,6 +87,15 @@ struct AudiogramFitCommand: ParsableCommand {
         if !fitting.undetermined.isEmpty { lines.append("undetermined, left out: \(list(fitting.undetermined, level: false))") }
         let untested = fitting.untested.filter { point in !fitting.earsLeftOut.contains { $0.ear == point.ear } }
         if !untested.isEmpty { lines.append("not tested, left out: \(list(untested, level: false))") }
+        if !fitting.capped.isEmpty {
+            let caps = fitting.capped.map {
+                "\($0.ear.rawValue) \($0.frequencyHz) Hz +\(Int($0.prescribedDB.rounded())) -> +\(Int($0.playedDB.rounded())) dB"
+            }
+            lines.append("capped: \(caps.joined(separator: ", "))")
+            if fitting.capped.contains(where: { $0.cutDB > ProposedFitting.audiologistCutDB }) {
+                lines.append("a loss this deep needs an audiologist's fitting")
+            }
+        }
         for (ear, missing) in fitting.earsLeftOut {
             lines.append(
                 "the \(ear.rawValue) ear is left out (not fitted): it has no level at \(missing.map(String.init).joined(separator: ", ")) Hz, which every prescription needs"
