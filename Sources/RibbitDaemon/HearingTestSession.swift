@@ -44,6 +44,8 @@ final class HearingTestSession {
     let transducer: Transducer
     let levels: [Ear: ToneLevels]
     let ceilingDBHL: Double
+    /// The consumer headphones' biological calibration the levels went through (nil: none).
+    var biologicalReferenceDBHL: [Int: Double]?
     let started: Double
     private(set) var phase: Phase
     private(set) var answers = 0
@@ -191,7 +193,7 @@ final class HearingTestSession {
             inputDBSPL: calibration.inputDBSPL,
             uncertaintyDB: calibration.uncertaintyDB, retsplIsStandard: RETSPLTable.standard(transducer).isStandard,
             ceilingDBHL: ceilingDBHL,
-            result: test.result)
+            result: test.result, biologicalReferenceDBHL: biologicalReferenceDBHL)
     }
 
     static func isoDate(_ date: Date) -> String {

@@ -61,7 +61,12 @@ extension HearingTestRecord {
     }
 
     var transducerText: String {
-        transducerName + (retsplIsStandard ? " (standard RETSPL)" : " (no standard RETSPL: 0 dB HL by biological calibration)")
+        transducerName
+            + (retsplIsStandard
+                ? " (standard RETSPL)"
+                : biologicalReferenceDBHL == nil
+                    ? " (no standard RETSPL and no biological calibration: levels as for TDH-39, uncertain)"
+                    : " (no standard RETSPL: 0 dB HL by biological calibration)")
     }
 
     var transducerName: String {

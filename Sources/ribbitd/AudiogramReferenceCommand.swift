@@ -64,6 +64,8 @@ struct AudiogramReferenceCommand: ParsableCommand {
             sums[row.frequencyHz] = (sum.total + Double(level), sum.count + 1)
         }
         guard !sums.isEmpty else { throw FittingRefusal("\(test) has no thresholds") }
-        return sums.mapValues { $0.total / $0.count }
+        // A test measured through an earlier reference is relative to it: add it back.
+        let earlier = record.biologicalReferenceDBHL ?? [:]
+        return Dictionary(uniqueKeysWithValues: sums.map { ($0.key, $0.value.total / $0.value.count + (earlier[$0.key] ?? 0)) })
     }
 }

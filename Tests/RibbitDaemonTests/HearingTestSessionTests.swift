@@ -77,7 +77,8 @@ import Testing
         nonisolated(unsafe) var loud = false
         let session = Self.session { _, level in
             HearingTestSession.NoiseReading(
-                tooLoud: loud, status: HearingTestStatus.Noise(loudBandHz: loud ? 500 : nil, levelDBSPL: 50, limitDBSPL: 41, testBandDBSPL: 30))
+                tooLoud: loud,
+                status: HearingTestStatus.Noise(loudBandHz: loud ? 500 : nil, levelDBSPL: 50, limitDBSPL: 41, testBandDBSPL: 30))
         }
         _ = session.tick(now: 0, toneStartDelay: 0)
         loud = true
@@ -85,7 +86,10 @@ import Testing
         #expect(session.status(now: 0.5).state == .pausedForNoise)
         #expect(session.status(now: 0.5).noise?.loudBandHz == 500)
         // Nothing plays while it is loud.
-        for step in 1...300 { #expect(session.tick(now: 0.5 + Double(step) * 0.01, toneStartDelay: 0).allSatisfy { if case .play = $0 { false } else { true } }) }
+        for step in 1...300 {
+            #expect(
+                session.tick(now: 0.5 + Double(step) * 0.01, toneStartDelay: 0).allSatisfy { if case .play = $0 { false } else { true } })
+        }
         loud = false
         _ = session.tick(now: 4.0, toneStartDelay: 0)
         _ = session.tick(now: 5.9, toneStartDelay: 0)
