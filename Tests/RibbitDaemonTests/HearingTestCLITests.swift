@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import RibbitAudiometry
 import RibbitControl
+import RibbitSettings
 import RibbitTestSupport
 import Testing
 
@@ -185,6 +186,41 @@ extension DaemonTests {
             "noise pause: \(paused.map { "\($0.noise?.loudBandHz ?? 0) Hz band \(String(format: "%.1f", $0.noise?.levelDBSPL ?? 0)) dB SPL over \($0.noise?.limitDBSPL ?? 0)" } ?? "none")"
         )
         #expect(try ControlClient.send(ControlRequest(command: .hearingTestStop), socketPath: socket).ok)
+        #expect(try daemon.stop() == 0)
+    }
+
+    /// Consumer headphones' biological calibration (`ribbitd audiogram reference`) moves every
+    /// tone by the reference listener's threshold: the same presentation, 10 dB louder at 1 kHz
+    /// after a reference of 10 dB HL there, measured at ribbit's output.
+    @Test(.timeLimit(.minutes(3))) func theBiologicalCalibrationMovesTheLevels() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(server: server)
+        try daemon.waitUntilProcessing()
+        let socket = daemon.environment["XDG_RUNTIME_DIR"]! + "/ribbit/ribbitd.sock"
+        /// The first tone's level (dBFS, its flat part) in the right ear.
+        func firstToneDBFS() throws -> Double {
+            var request = ControlRequest(command: .hearingTestStart)
+            request.testEars = ["right"]
+            request.frequenciesHz = [1000]
+            request.seed = 2
+            let reply = try ControlClient.send(request, socketPath: socket)
+            try #require(reply.ok, "\(reply.error ?? "")")
+            let recording = try Probe.record(server: server, signal: "silence", levelDBFS: -100, seconds: 9)
+            _ = try ControlClient.send(ControlRequest(command: .hearingTestStop), socketPath: socket)
+            let right = recording.recorded[1].map(Double.init)
+            let onset = try #require(right.firstIndex { abs($0) > 1e-7 }, "no tone in 9 s")
+            let flat = right[(onset + 4800)..<(onset + 7200)]  // 100-150 ms in: past the 25 ms ramp
+            return 10 * log10(2 * flat.reduce(0) { $0 + $1 * $1 } / Double(flat.count))
+        }
+        let plain = try firstToneDBFS()
+        try HearingReference.save([1000: 10], test: 1, date: "2026-11-24T03:00:00Z", paths: RibbitPaths(environment: daemon.environment))
+        let calibrated = try firstToneDBFS()
+        // 20 dB HL at 1 kHz through the TDH-39 starting values (7 dB) and 100 dB SPL at 0 dBFS.
+        #expect(abs(plain - (20 + 7 - 100)) < 0.1, "\(plain) dBFS")
+        #expect(abs(calibrated - plain - 10) < 0.1, "\(plain) -> \(calibrated) dBFS")
+        print(
+            String(format: "biological calibration: the first tone %.2f -> %.2f dBFS with a 10 dB HL reference at 1 kHz", plain, calibrated)
+        )
         #expect(try daemon.stop() == 0)
     }
 }
