@@ -30,6 +30,10 @@ struct HearingTestCommand: ParsableCommand {
     var frequencies: String?
     @Option(help: ArgumentHelp("Replays the waits and silent beeps of an earlier test (for testing ribbit).", visibility: .hidden))
     var seed: UInt64?
+    @Flag(
+        name: .customLong("name-ear"),
+        help: "Answer with the Left or Right arrow (or l, r) for the ear that heard it; some beeps then play in the other ear.")
+    var nameEar = false
     @Flag(help: "Stop the test that is running (what was measured is kept).") var stop = false
     @Flag(help: "At the end, propose a prescription from the result (camfit) and try it as a 15-minute trial.") var fit = false
 
@@ -51,7 +55,8 @@ struct HearingTestCommand: ParsableCommand {
             request.frequenciesHz = values.map { $0! }
         }
         request.seed = seed
-        let screen = HearingTestScreen(headphones: headphones)
+        request.answersNameTheEar = nameEar
+        let screen = HearingTestScreen(headphones: headphones, namesEar: nameEar)
         defer { screen.restore() }
         guard screen.showInstructions() else {
             screen.restore()
@@ -65,8 +70,10 @@ struct HearingTestCommand: ParsableCommand {
         while final == nil {
             if stopSignals.requested { stopped = true }
             switch screen.key(timeoutSeconds: HearingTestScreen.refreshSeconds) {
-            case .answer:
-                if let status = try sendToDaemon(ControlRequest(command: .hearingTestAnswer))?.hearingTest { screen.acknowledge(status) }
+            case .answer(let ear):
+                var answer = ControlRequest(command: .hearingTestAnswer)
+                answer.ear = ear?.rawValue
+                if let status = try sendToDaemon(answer)?.hearingTest { screen.acknowledge(status) }
             case .quit: stopped = true
             case .none: break
             }

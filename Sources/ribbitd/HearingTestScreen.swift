@@ -11,9 +11,11 @@ import RibbitPrescription
 /// dumb) gets plain lines instead, one per change, and answers with Enter.
 final class HearingTestScreen {
     static let refreshSeconds = 0.1
-    enum Key { case answer, quit }
+    /// An answer names the ear with the arrow keys (or l and r) when the test asks which.
+    enum Key: Equatable { case answer(Ear?), quit }
 
     private let headphones: Transducer
+    private let namesEar: Bool
     private var saved = termios()
     private let stdinIsTerminal = isatty(0) == 1
     private let dumb: Bool
@@ -22,8 +24,9 @@ final class HearingTestScreen {
     private var acknowledgedUntil = 0.0
     private var lastLine = ""
 
-    init(headphones: Transducer, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    init(headphones: Transducer, namesEar: Bool = false, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.headphones = headphones
+        self.namesEar = namesEar
         dumb = TerminalView.isDumb(environment)
         colors = TerminalView.wantsColor(environment)
         if stdinIsTerminal && !dumb {
@@ -56,7 +59,9 @@ final class HearingTestScreen {
             "  1. Sit in a quiet room. Noise that would hide the beeps pauses the test.",
             "  2. Put the headphones on: the red or R side on your right ear.",
             "  3. You will hear short beeps, three at a time, in one ear, then the other.",
-            "     Press Space or Enter whenever you hear them, however faint.",
+            namesEar
+                ? "     Press the Left or Right arrow for the ear you hear them in, however faint."
+                : "     Press Space or Enter whenever you hear them, however faint.",
             "     Some are very quiet on purpose, and some are not played at all:",
             "     only answer what you really hear.",
             "  4. It takes about 10 minutes. Press q to stop; what was measured is kept.",
@@ -96,8 +101,15 @@ final class HearingTestScreen {
             return nil
         }
         switch byte {
-        case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"): return .answer
+        case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"): return .answer(nil)
         case UInt8(ascii: "q"), UInt8(ascii: "Q"): return .quit
+        case UInt8(ascii: "l"), UInt8(ascii: "L"): return .answer(.left)
+        case UInt8(ascii: "r"), UInt8(ascii: "R"): return .answer(.right)
+        case 0x1B:
+            // An arrow key: ESC [ D (left) or ESC [ C (right), already all in the buffer.
+            var rest: [UInt8] = [0, 0]
+            guard read(0, &rest, 2) == 2, rest[0] == UInt8(ascii: "[") else { return nil }
+            return rest[1] == UInt8(ascii: "D") ? .answer(.left) : rest[1] == UInt8(ascii: "C") ? .answer(.right) : nil
         default: return nil
         }
     }
@@ -134,7 +146,10 @@ final class HearingTestScreen {
             lines.append("  PAUSED: \(noiseText(status.noise))")
             lines.append("  Find a quieter place; the test goes on by itself when it is quiet.")
         } else {
-            lines.append("  Press Space or Enter whenever you hear a beep, however faint.")
+            lines.append(
+                namesEar
+                    ? "  Press Left or Right (the ear) whenever you hear a beep, however faint."
+                    : "  Press Space or Enter whenever you hear a beep, however faint.")
             lines.append(MonotonicClock.seconds() < acknowledgedUntil ? "  >>> answer taken <<<" : "")
         }
         lines += HearingTestSummary.table(status.frequencies).map { "  " + $0 }

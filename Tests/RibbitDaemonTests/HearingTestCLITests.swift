@@ -117,6 +117,34 @@ extension DaemonTests {
         }
     }
 
+    /// Answers naming the ear (`--name-ear`, the arrow keys) reach the daemon with the ear named,
+    /// and an honest listener is not flagged (ProcedureTests score other-ear catch trials).
+    @Test(.timeLimit(.minutes(5))) func answersCanNameTheEar() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(server: server)
+        try daemon.waitUntilProcessing()
+        let (report, status) = try Self.takeHearingTest(
+            daemon: daemon, arguments: ["--name-ear", "--ear", "right", "--frequencies", "1000,2000", "--seed", "21"],
+            listener: [
+                "thresholds": ["right": ["1000": 25.0, "2000": 30.0], "left": ["1000": 25.0, "2000": 30.0]], "nameEar": true, "seed": 4,
+            ])
+        #expect(status.state == .finished, "\(status)")
+        #expect(status.answers == report.presses.count)
+        let id = try #require(status.recordID)
+        let record = try JSONDecoder().decode(
+            HearingTestRecord.self, from: Data(try daemon.ribbitd(["audiogram", "show", "\(id)", "--json"]).stdout.utf8))
+        let named = record.result.log.filter(\.responded)
+        #expect(!named.isEmpty && named.allSatisfy { $0.answeredEar == $0.toneEar }, "answers named \(named.map(\.answeredEar))")
+        let otherEar = record.result.log.filter { $0.catchTrial == .otherEar }
+        #expect(!status.flags.contains(.falseAlarms), "\(status.flags)")
+        for hz in [1000, 2000] {
+            let measured = status.frequencies.first { $0.frequencyHz == hz }?.thresholdDBHL
+            #expect(measured.map { abs(Double($0) - (hz == 1000 ? 25 : 30)) <= 5 } == true, "\(hz) Hz: \(String(describing: measured))")
+        }
+        print("named ears: \(named.count) answers, \(otherEar.count) catch trials in the other ear, flags \(status.flags.map(\.rawValue))")
+        #expect(try daemon.stop() == 0)
+    }
+
     /// A listener who says yes to everything, one who never answers, and one with 30 % false
     /// alarms are all flagged; the loudest tone stays under the ceiling in force.
     @Test(.timeLimit(.minutes(8))) func unreliableListenersAreFlagged() throws {

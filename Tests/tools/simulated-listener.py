@@ -94,8 +94,12 @@ WINDOW = int(0.05 * rate)  # the level is the loudest 50 ms mean square (a pulse
 SILENT = 1e-20  # exact silence is 0; the quietest tone ribbit plays is far above this
 
 
-def press(now):
-    os.write(fd, b" ")
+name_ear = config.get("nameEar", False)
+
+
+def press(now, ear=None):
+    # Naming the ear: the Right or Left arrow key.
+    os.write(fd, {"right": b"\x1b[C", "left": b"\x1b[D"}[ear] if name_ear and ear else b" ")
     presses.append(round(now - started, 3))
 
 
@@ -154,8 +158,9 @@ while time.monotonic() < deadline:
             current["answered"] = decide(current)
             if current["answered"]:
                 press_at = now + rng.uniform(0.15, 0.45)  # 350-650 ms after the onset
+                press_ear = current["ear"]
     if press_at is not None and now >= press_at:
-        press(now)
+        press(now, press_ear)
         press_at = None
     if mode == "yes" and now >= next_false_alarm:
         press(now)  # yes to everything: presses all the time
