@@ -183,25 +183,6 @@ public enum CalibrationFile {
 
             """
         for name in profiles.keys.sorted() { text += "\n" + profiles[name]!.tomlText }
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = directory + "/.\(name).\(getpid()).tmp"
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw ConfigError("cannot write \(temporary): \(String(cString: strerror(errno)))", kind: .unreadable) }
-            let bytes = Array(text.utf8)
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            let synced = fsync(fd)
-            close(fd)
-            guard written == bytes.count, synced == 0, rename(temporary, path) == 0 else {
-                let why = String(cString: strerror(errno))
-                unlink(temporary)
-                throw ConfigError("cannot write \(path): \(why)", kind: .unreadable)
-            }
-        } catch let error as ConfigError {
-            throw error
-        } catch {
-            throw ConfigError("cannot write \(path): \(error)", kind: .unreadable)
-        }
+        try SettingsFile.write(text, to: path)
     }
 }

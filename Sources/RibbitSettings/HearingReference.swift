@@ -67,23 +67,7 @@ public enum HearingReference {
 
             """
         for hz in thresholds.keys.sorted() { text += "\(hz) = \(CalibrationProfile.format(thresholds[hz]!))\n" }
-        let path = paths.hearingReferencePath
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = directory + "/.hearing-reference.toml.\(getpid()).tmp"
-        do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
-            throw ConfigError("cannot make \(directory): \(error.localizedDescription)", kind: .unreadable)
-        }
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw ConfigError("cannot write \(temporary): \(String(cString: strerror(errno)))", kind: .unreadable) }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == bytes.count, synced == 0, rename(temporary, path) == 0 else {
-            let why = String(cString: strerror(errno))
-            unlink(temporary)
-            throw ConfigError("cannot write \(path): \(why)", kind: .unreadable)
-        }
+        try SettingsFile.write(text, to: paths.hearingReferencePath)
     }
 
     /// Deletes the file; false when there was none.
