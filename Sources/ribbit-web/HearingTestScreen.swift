@@ -99,6 +99,7 @@ enum HearingTestScreen {
         <main class="hearing">
           <section id="before" class="card" aria-labelledby="before-title" hidden>
             <h2 id="before-title">Hearing test</h2>
+            <div class="before-grid">
             <ol class="steps">
               <li>Sit in a quiet room: no radio, no talking, windows shut.</li>
               <li>Put the headphones on the right way round: <strong>red on the right ear</strong>, blue on the left.</li>
@@ -123,6 +124,7 @@ enum HearingTestScreen {
               </fieldset>
               <button id="start" type="submit" class="primary">Start the test</button>
             </form>
+            </div>
           </section>
 
           <section id="during" class="card" aria-labelledby="during-title" hidden>
@@ -365,11 +367,16 @@ enum HearingTestScreen {
     static let css = #"""
         .hearing { grid-template-columns: 1fr; }
         @media (min-width: 60rem) { .hearing { grid-template-columns: minmax(0, 1fr) minmax(0, 34rem); align-items: start; } }
-        .steps { margin: 0 0 1rem; padding-left: 1.4rem; }
+        #before { grid-column: 1 / -1; }
+        .before-grid { display: grid; gap: 0.5rem 2rem; }
+        @media (min-width: 60rem) { .before-grid { grid-template-columns: 1fr 1fr; align-items: start; } }
+        .steps { margin: 0 0 1rem; padding-left: 1.4rem; font-size: 1.1rem; }
         .steps li { margin-bottom: 0.5rem; }
         .fields .choices { grid-template-columns: repeat(3, 1fr); }
         .fields .choices legend { position: static; width: auto; height: auto; clip: auto; grid-column: 1 / -1; font-weight: 600;
           margin-bottom: 0.2rem; }
+        .fields .choices label { display: flex; }
+        .fields .choices input { width: 1.15rem; height: 1.15rem; min-height: 0; padding: 0; }
         .fields .primary { margin: 0.4rem 0 0; }
         button.heard { display: block; width: 100%; min-height: 14rem; margin: 0.4rem 0 0.6rem; font-size: 2rem; border-radius: 1.2rem;
           background: var(--accent); border-color: var(--accent); color: #fff; touch-action: manipulation; user-select: none;
