@@ -16,6 +16,26 @@ extension DaemonTests {
         try png.write(to: URL(fileURLWithPath: directory).appendingPathComponent(name + ".png"))
     }
 
+    /// axe-core's WCAG 2.1 A/AA violations of the page as it is now, on a phone and a laptop (the
+    /// audit test sees this screen before a test only); nil when axe.min.js is not fetched.
+    static func axeViolations(_ browser: DevToolsBrowser) throws -> [String]? {
+        let axe = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/test-tools/axe.min.js")
+        guard let source = try? String(contentsOf: axe, encoding: .utf8) else { return nil }
+        if try browser.evaluate("typeof axe") as? String != "object" { _ = try browser.evaluate(source + "\n;true") }
+        var found = [String]()
+        for (width, height) in [(390, 844), (1280, 800)] {
+            try browser.call("Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
+            found +=
+                try browser.evaluate(
+                    """
+                    axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } })
+                      .then((r) => r.violations.map((v) => "\(width) px " + v.id + ": " + v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ")))
+                    """) as? [String] ?? ["axe returned nothing"]
+        }
+        return found
+    }
+
     @Test func webHearingTestScreenRendersAndItsRoutesNeedTheToken() throws {
         let chromium = try #require(Built.tool("chromium"), "chromium is needed (make dev-deps installs it)")
         let server = try JackTestServer()
@@ -51,6 +71,8 @@ extension DaemonTests {
         #expect(chart.status == 200 && svg.hasPrefix("<svg") && !svg.contains("audiogram-right-mark"), "\(svg.prefix(200))")
 
         let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: web.personalURL)
+        // Logged in (the personal link's redirect set the cookie) before going to the screen.
+        try browser.wait(for: #"document.getElementById("connection") !== null"#)
         try browser.call("Page.navigate", ["url": web.url + "hearing-test"])
         try browser.wait(for: #"document.getElementById("before") !== null && !document.getElementById("before").hidden"#)
         #expect(try browser.evaluate(#"document.getElementById("during").hidden && document.getElementById("after").hidden"#) as? Bool == true)
@@ -79,6 +101,10 @@ extension DaemonTests {
         _ = try web.logIn()
         let token = try web.csrfToken()
         let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: web.personalURL)
+        // Logged in (the personal link's redirect set the cookie) before going to the screen;
+        // axe is injected by DevTools, the app's CSP stays as it is.
+        try browser.wait(for: #"document.getElementById("connection") !== null"#)
+        try browser.call("Page.setBypassCSP", ["enabled": true])
         try browser.call("Page.navigate", ["url": web.url + "hearing-test"])
         try browser.wait(for: #"document.getElementById("before") !== null && !document.getElementById("before").hidden"#)
 
@@ -117,6 +143,7 @@ extension DaemonTests {
         for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
             try Self.keepScreenshot(try browser.screenshot(width: width, height: height), "web-hearing-test-during-\(label)")
         }
+        if let violations = try Self.axeViolations(browser) { #expect(violations.isEmpty, "during the test: \(violations)") }
 
         // Stop asks once more: one press leaves it running, the second stops it.
         _ = try browser.evaluate(#"document.getElementById("stop").click(); true"#)
@@ -134,6 +161,7 @@ extension DaemonTests {
         for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
             try Self.keepScreenshot(try browser.screenshot(width: width, height: height), "web-hearing-test-after-\(label)")
         }
+        if let violations = try Self.axeViolations(browser) { #expect(violations.isEmpty, "after the test: \(violations)") }
         #expect(try web.request("POST", "/api/hearing-test/stop", token: token).status == 409, "stop with no test running")
         #expect(browser.problems.isEmpty, "the page wrote to the console: \(browser.problems)")
     }
