@@ -16,18 +16,25 @@ RUN_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpn
 # chromium (headless) to render the verify report to PDF and PNG; sqlite3 to hold the data
 # log's write lock in a test; curl and openssl to check the web app's HTTPS and pairing; pip to
 # fetch axe-core for its accessibility test.
-DEV_PACKAGES := espeak-ng sox bc imagemagick tmux debhelper lintian mandoc zsh fish librsvg2-bin chromium sqlite3 curl openssl python3-pip
+DEV_PACKAGES := espeak-ng sox bc imagemagick tmux debhelper lintian mandoc zsh fish librsvg2-bin chromium sqlite3 curl openssl python3-pip python3-jack-client
 # axe-core (Deque's accessibility rules, MPL-2.0), for the web app's accessibility test only: not
 # in Debian, so taken from the PyPI wheel that bundles it, checked against its hash, never shipped.
 AXE := .build/test-tools/axe.min.js
 AXE_WHEEL := axe_playwright_python-0.1.8-py3-none-any.whl
 AXE_WHEEL_SHA256 := fdd263c998388f1a8e67cad02677e612d946248bd44d163be5e8650ea31f95f8
+# FHIR R4 (4.0.1) models generated from the specification (fhir.resources 6.4.0, the last R4
+# release; 6.5 and later are R4B and R5) and pydantic 1, for the FHIR export's validation test
+# only: PyPI wheels checked against their hashes, installed under .build/test-tools, never shipped.
+FHIR_R4 := .build/test-tools/fhir-r4/fhir/resources/__init__.py
+FHIR_R4_WHEELS := fhir.resources-6.4.0-py2.py3-none-any.whl=226ff1939078efea79a0abec0cc26aa6e3b8bf6e943e4d55a66dd7713f6988bd \
+	pydantic-1.10.21-py3-none-any.whl=db70c920cba9d05c69ad4a9e7f8e9e83011abb2c6490e561de9ae24aee44925c \
+	typing_extensions-4.12.2-py3-none-any.whl=04e5ca0351e0f3f85c6853954072df659d0d13fac324d0072316b67d7794700d
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 DEMO_CAMFIT := Prescriptions/camfit-sloping.rx
 
 .PHONY: run test deps dev-deps install-packages build check-static completions bench demo man deb deb-package install install-files uninstall clean fuzz \
-	codes rt-check format lint
+	codes rt-check format lint test-tools
 
 # The main job: the hearing aid on live sound (starts a JACK server when none runs).
 run: deps build
@@ -36,7 +43,7 @@ run: deps build
 # Debug build for the unit tests; the compiler's real-time check; the release daemon and its
 # audio process for the integration tests (what ships, and what the real-time audit must judge).
 # The formatting check runs first: it takes seconds, the build minutes.
-test: dev-deps lint $(AXE)
+test: dev-deps lint $(AXE) $(FHIR_R4)
 	swift build
 	$(MAKE) rt-check
 	$(RELEASE) --product ribbitd
@@ -51,6 +58,16 @@ $(AXE):
 	echo "$(AXE_WHEEL_SHA256)  $(@D)/$(AXE_WHEEL)" | sha256sum --check --quiet
 	python3 -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("axe_playwright_python/axe.min.js"))' \
 		$(@D)/$(AXE_WHEEL) $@
+
+# The FHIR R4 validator, fetched once (`make test-tools`).
+test-tools: $(AXE) $(FHIR_R4)
+$(FHIR_R4):
+	@mkdir -p .build/test-tools/wheels
+	python3 -m pip download --quiet --no-deps --only-binary :all: --platform any --implementation py --python-version 3.11 \
+		-d .build/test-tools/wheels fhir.resources==6.4.0 pydantic==1.10.21 typing_extensions==4.12.2
+	for pair in $(FHIR_R4_WHEELS); do echo "$${pair#*=}  .build/test-tools/wheels/$${pair%%=*}" | sha256sum --check --quiet || exit 1; done
+	python3 -m pip install --quiet --no-deps --no-index --upgrade --target .build/test-tools/fhir-r4 \
+		$(foreach pair,$(FHIR_R4_WHEELS),.build/test-tools/wheels/$(firstword $(subst =, ,$(pair))))
 
 # swift-format (ships with the toolchain), configured in .swift-format to the code's style:
 # `make format` rewrites the files in place, `make lint` fails on any file it would change.

@@ -103,6 +103,7 @@ let package = Package(
             name: "RibbitDaemon",
             dependencies: [
                 "RibbitAudioLink", "RibbitControl", "RibbitMonitor", "RibbitFitting", "RibbitPrescription", "RibbitStore", "RibbitIntake",
+                "RibbitAudiometry", "RibbitSignals",
                 "RibbitSettings",
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -19,8 +19,12 @@ public enum AudioMessage: Equatable, Sendable {
     /// at `levelDBFS` (the audio process clamps it to -20 dBFS and the ceiling in force) in
     /// the chosen ears for `seconds` (at most 60; 0 stops it and the hearing aid plays again);
     /// or `pulses` pulses of `seconds` each, `offSeconds` apart (a hearing test's tone).
-    /// It stops by itself at the end, whatever happens to the daemon.
-    case tone(frequencyHz: Double, levelDBFS: Double, left: Bool, right: Bool, seconds: Double, pulses: Int = 1, offSeconds: Double = 0)
+    /// It stops by itself at the end, whatever happens to the daemon. `hearingTest` raises the
+    /// -20 dBFS limit to 1 dB under 0 dBFS (the ceiling in force still holds): the daemon's
+    /// hearing test converts dB HL through the calibration and never asks above its ceiling.
+    case tone(
+        frequencyHz: Double, levelDBFS: Double, left: Bool, right: Bool, seconds: Double, pulses: Int = 1, offSeconds: Double = 0,
+        hearingTest: Bool = false)
     case stop
 
     // The audio process to the daemon.
@@ -87,11 +91,11 @@ extension AudioMessage {
         case .paused(let on): out.byte(2); out.byte(on ? 1 : 0)
         case .dump(let on): out.byte(3); out.byte(on ? 1 : 0)
         case .stop: out.byte(4)
-        case .tone(let hz, let level, let left, let right, let seconds, let pulses, let offSeconds):
+        case .tone(let hz, let level, let left, let right, let seconds, let pulses, let offSeconds, let hearingTest):
             out.byte(5)
             out.double(hz)
             out.double(level)
-            out.byte((left ? 1 : 0) | (right ? 2 : 0))
+            out.byte((left ? 1 : 0) | (right ? 2 : 0) | (hearingTest ? 4 : 0))
             out.double(seconds)
             out.int(pulses)
             out.double(offSeconds)
@@ -215,7 +219,7 @@ private struct Decoder {
             else { return nil }
             return .tone(
                 frequencyHz: hz, levelDBFS: level, left: ears & 1 != 0, right: ears & 2 != 0, seconds: seconds, pulses: pulses,
-                offSeconds: offSeconds)
+                offSeconds: offSeconds, hearingTest: ears & 4 != 0)
         case 10:
             guard let client = string(), let rate = int(), let period = int() else { return nil }
             return .connected(client: client, sampleRate: rate, period: period)

@@ -152,6 +152,11 @@ public struct HearingTest: Sendable {
 
     public var isFinished: Bool { stepIndex >= steps.count }
 
+    /// What is being tested now (nil once finished).
+    public var currentStep: (ear: Ear, frequencyHz: Int, isRetest: Bool)? {
+        isFinished ? nil : (steps[stepIndex].ear, steps[stepIndex].frequencyHz, steps[stepIndex].isRetest)
+    }
+
     /// How far the test has got: frequencies done of all.
     public var progress: (done: Int, total: Int) { (stepIndex, steps.count) }
 

@@ -344,9 +344,10 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         pid: Int32, version: String, uptimeSeconds: Double, prescription: ActivePrescription?, output: Output,
         jack: Jack?, jackProblem: String?, totalXruns: Int, trial: Trial? = nil, dumpListeners: Int? = nil,
         ceilingDBFS: Double? = nil, historyProblem: String? = nil, calibration: Calibration? = nil, tone: Tone? = nil,
-        listening: Listening? = nil
+        listening: Listening? = nil, hearingTest: HearingTestStatus? = nil
     ) {
         self.listening = listening
+        self.hearingTest = hearingTest
         self.calibration = calibration
         self.tone = tone
         self.trial = trial

@@ -217,26 +217,27 @@ final class AudioService: DaemonService {
     /// plays silence and meters the input.
     /// `pulses` plays that many pulses of `seconds` each, `off` seconds apart.
     func playTone(
-        frequencyHz: Double, levelDBFS: Double?, ear: String, seconds: Double, pulses: (count: Int, off: Double)? = nil, now: Double
+        frequencyHz: Double, levelDBFS: Double?, ear: String, seconds: Double, pulses: (count: Int, off: Double)? = nil,
+        hearingTest: Bool = false, now: Double
     ) {
         let pattern = pulses.map { (count: $0.count, on: seconds, off: $0.off) }
         let count = Double(pattern?.count ?? 1)
         let length = count * seconds + (count - 1) * (pattern?.off ?? 0) + ControlProtocol.toneRampSeconds
-        let start = now + startDelay(now: now)
+        let start = now + toneStartDelay(now: now)
         tone =
             seconds > 0
             ? ToneRequest(frequencyHz: frequencyHz, levelDBFS: levelDBFS, ear: ear, pulses: pattern, until: start + length) : nil
         process?.link.send(
             .tone(
                 frequencyHz: frequencyHz, levelDBFS: levelDBFS ?? -200, left: ear != "right", right: ear != "left", seconds: seconds,
-                pulses: pattern?.count ?? 1, offSeconds: pattern?.off ?? 0))
+                pulses: pattern?.count ?? 1, offSeconds: pattern?.off ?? 0, hearingTest: hearingTest))
     }
 
     /// How long after the request a tone's first frame plays, so `secondsLeft` ends with the
     /// sound (a hearing test's response window opens then): entering the tone mode takes the
     /// audio process's renderer switch (a 5 ms fade out, two periods, the switch, a period to
     /// take it; ribbit-audio's AudioHost), and a tone that still sounds fades out first.
-    private func startDelay(now: Double) -> Double {
+    func toneStartDelay(now: Double) -> Double {
         guard let session else { return 0 }
         let period = Double(session.stats.period) / session.sampleRate
         if let tone, now < tone.until { return min(tone.until - now, ControlProtocol.toneRampSeconds) }

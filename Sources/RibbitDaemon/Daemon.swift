@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Logging
+import RibbitAudiometry
 import RibbitControl
 import RibbitDSP
 import RibbitFitting
@@ -35,6 +36,12 @@ public final class Daemon {
     private let startPrescription: PrescriptionInput?
     /// The calibration in use (nil: uncalibrated).
     private let calibration: CalibrationProfile?
+    /// The hearing test running, or the last one (its status stays until the next).
+    private var hearingTest: HearingTestSession?
+    /// The microphone's octave bands (left and right input) while a hearing test runs.
+    private var noiseMeters: [OctaveBandMeter] = []
+    /// Where finished hearing tests go (the history's SQLite file).
+    private let hearingTests: HearingTestRecords
 
     /// How long the services get to stop (the JACK server may not answer).
     static let stopSeconds = 2.0
@@ -44,6 +51,7 @@ public final class Daemon {
         startPrescription = prescription
         calibration = config.calibrationProfile
         fitting = FittingService(paths: paths, config: config, log: log)
+        hearingTests = HearingTestRecords(path: PrescriptionStore.path(dataDirectory: paths.dataDirectory))
         control = ControlService(path: paths.socketPath, log: log)
         audio = AudioService(config: config, log: log, environment: paths.environment)
         systemd = SystemdService(started: started) { [unowned self] in fitting.state.statusLine(connected: audio.isConnected) }
@@ -101,7 +109,8 @@ public final class Daemon {
             var fds = (control.pollDescriptors + [audio.pollDescriptor].compactMap { $0 }).map {
                 pollfd(fd: $0, events: Int16(POLLIN), revents: 0)
             }
-            let ready = poll(&fds, nfds_t(fds.count), control.subscriberCount == 0 && audio.openingSince == nil ? 100 : 10)
+            let idle = control.subscriberCount == 0 && audio.openingSince == nil && hearingTest?.isOver ?? true
+            let ready = poll(&fds, nfds_t(fds.count), idle ? 100 : 10)
             let now = Self.now()
             if ready > 0 {
                 for entry in fds where entry.revents != 0 && entry.fd != audio.pollDescriptor { control.handleReadable(entry.fd, now: now) }
@@ -114,7 +123,9 @@ public final class Daemon {
             }
             if fitting.state.trialIsOver(at: Date().timeIntervalSince1970) { trialTimeIsUp() }
             for service in services { service.tick(now: now) }
+            hearingTestTick(now: now)
         }
+        if let test = hearingTest, !test.isOver { perform(test.stop(why: "the daemon stopped"), now: Self.now()) }
         systemd.stopping()
         stopServices()
         log.info("stopped")
@@ -142,6 +153,9 @@ public final class Daemon {
             .tone: { [unowned self] request throws(RequestFailure) in try tone(request) },
             .volume: { [unowned self] request throws(RequestFailure) in try volume(request) },
             .program: { [unowned self] request throws(RequestFailure) in try program(request) },
+            .hearingTestStart: { [unowned self] request throws(RequestFailure) in try startHearingTest(request) },
+            .hearingTestAnswer: { [unowned self] request throws(RequestFailure) in try answerHearingTest(request) },
+            .hearingTestStop: { [unowned self] _ throws(RequestFailure) in try stopHearingTest() },
         ]
     }
 
@@ -152,6 +166,10 @@ public final class Daemon {
     }
 
     private func setPaused(_ paused: Bool) -> ControlReply {
+        // A paused output would play the test's tones to nobody: the test stops first.
+        if paused, let test = hearingTest, !test.isOver {
+            perform(test.stop(why: "the output was paused"), now: Self.now())
+        }
         fitting.paused = paused
         audio.setPaused(paused)
         log.info(paused ? "paused: output silent" : "resumed")
@@ -286,6 +304,9 @@ public final class Daemon {
     /// The calibration tone: checked here, clamped here (and again in the audio process).
     private func tone(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
         let now = Self.now()
+        if let test = hearingTest, !test.isOver {
+            throw RequestFailure("a hearing test is running; `ribbitd hearing-test --stop` first")
+        }
         let seconds = request.seconds ?? ControlProtocol.toneDefaultSeconds
         guard seconds.isFinite, seconds >= 0 else { throw RequestFailure("a tone's seconds are from 0 (stop) to 60") }
         guard audio.isConnected else {
@@ -380,6 +401,160 @@ public final class Daemon {
         }
     }
 
+    // MARK: Hearing test
+
+    /// Starts a test: checked here; its tones are converted through the calibration and the
+    /// headphones' RETSPL table, never above the self-test ceiling, 1 dB under the output
+    /// ceiling in force and 1 dB under full scale.
+    private func startHearingTest(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
+        let now = Self.now()
+        if let test = hearingTest, !test.isOver { throw RequestFailure("a hearing test is already running; stop it first") }
+        guard audio.isConnected else {
+            throw RequestFailure("no JACK session (\(audio.problem(now: now) ?? "not connected")); the test's tones play through JACK")
+        }
+        guard !fitting.state.paused else { throw RequestFailure("the output is paused; `ribbitd resume` first") }
+        let names = Transducer.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let transducer = Transducer(rawValue: request.transducer ?? Transducer.consumer.rawValue) else {
+            throw RequestFailure("no headphone type \"\(request.transducer ?? "")\"; the types are \(names)")
+        }
+        var ears: [Ear] = []
+        for name in request.testEars ?? ["right", "left"] {
+            guard let ear = Ear(rawValue: name), !ears.contains(ear) else {
+                throw RequestFailure("testEars lists \"right\" and \"left\" (each once, the better ear first), not \"\(name)\"")
+            }
+            ears.append(ear)
+        }
+        guard !ears.isEmpty else { throw RequestFailure("testEars needs at least one ear") }
+        let table = RETSPLTable.standard(transducer)
+        let frequencies = request.frequenciesHz ?? HearingTest.Plan.clinicalOrder
+        if let missing = frequencies.first(where: { table.dBSPLAtZeroHL[$0] == nil }) {
+            let known = table.dBSPLAtZeroHL.keys.sorted().map(String.init).joined(separator: ", ")
+            throw RequestFailure("no RETSPL for \(missing) Hz; the test's frequencies are \(known)")
+        }
+        let ceiling = fitting.state.filterChoice.ceilingDBFS(calibration: audio.calibration)
+        let highest = min(ceiling - ControlProtocol.toneHeadroomDB, -ControlProtocol.toneHeadroomDB)
+        let cal = calibrationStatus
+        var levels: [Ear: ToneLevels] = [:]
+        var maximum: [Ear: [Int: Int]] = [:]
+        for ear in ears {
+            let response = (ear == .left ? calibration?.responseLeft : calibration?.responseRight) ?? [:]
+            let tone = ToneCalibration(dBSPLAtZeroDBFS: ear == .left ? cal.outputLeftDBSPL : cal.outputRightDBSPL, responseDB: response)
+            let earLevels = ToneLevels(table: table, calibration: tone, highestPlayedDBFS: highest)
+            levels[ear] = earLevels
+            maximum[ear] = Dictionary(
+                uniqueKeysWithValues: Set(frequencies).compactMap { hz in earLevels.maximumDBHL(frequencyHz: hz).map { (hz, $0) } })
+        }
+        var plan = HearingTest.Plan(maximumDBHL: maximum)
+        plan.ears = ears
+        plan.frequenciesHz = frequencies
+        plan.answersNameTheEar = request.answersNameTheEar ?? false
+        let session = HearingTestSession(
+            plan: plan, levels: levels, transducer: transducer, ceilingDBHL: ToneLevels.selfTestCeilingDBHL,
+            seed: request.seed ?? UInt64.random(in: 0...UInt64.max), now: now
+        ) { [unowned self] hz, levelDBHL in judgeNoise(frequencyHz: hz, levelDBHL: levelDBHL, transducer: transducer) }
+        guard session.test.progress.total > 0 else {
+            throw RequestFailure("no frequency can be played with this calibration and ceiling; check `ribbitd status`")
+        }
+        hearingTest = session
+        let rate = Double(audio.session?.sampleRate ?? 48000)
+        noiseMeters = [OctaveBandMeter(sampleRate: rate), OctaveBandMeter(sampleRate: rate)]
+        dump.inputTap = { [unowned self] channels in
+            for (index, samples) in channels.enumerated() where index < noiseMeters.count { noiseMeters[index].append(samples) }
+        }
+        perform(session.startActions, now: now)
+        log.info(
+            "hearing test started: \(transducer.rawValue) headphones, \(ears.map(\.rawValue).joined(separator: " then ")) ear, \(session.test.progress.total) frequencies; the hearing aid is off meanwhile"
+        )
+        return reply()
+    }
+
+    private func answerHearingTest(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
+        guard let test = hearingTest, !test.isOver else {
+            throw RequestFailure("no hearing test is running; `ribbitd hearing-test` starts one")
+        }
+        var ear: Ear?
+        if let name = request.ear {
+            guard let named = Ear(rawValue: name) else { throw RequestFailure("an answer's ear is \"left\" or \"right\"") }
+            ear = named
+        }
+        let now = Self.now()
+        perform(test.answer(ear: ear, now: now), now: now)
+        return ControlReply(ok: true, status: status)
+    }
+
+    private func stopHearingTest() throws(RequestFailure) -> ControlReply {
+        guard let test = hearingTest, !test.isOver else { throw RequestFailure("no hearing test is running") }
+        perform(test.stop(why: "stopped before the end"), now: Self.now())
+        return reply()
+    }
+
+    private func hearingTestTick(now: Double) {
+        guard let test = hearingTest, !test.isOver else { return }
+        guard audio.isConnected else {
+            perform(test.stop(why: "JACK went away"), now: now)
+            return
+        }
+        perform(test.tick(now: now, toneStartDelay: audio.toneStartDelay(now: now)), now: now)
+    }
+
+    /// Carries out what the test asks; at its end, the hearing aid again and the result stored.
+    private func perform(_ actions: [HearingTestSession.Action], now: Double) {
+        for action in actions {
+            switch action {
+            case .play(let hz, let dBFS, let ear, let pulses):
+                audio.playTone(
+                    frequencyHz: Double(hz), levelDBFS: dBFS, ear: ear.rawValue, seconds: Double(pulses.pulseMs) / 1000,
+                    pulses: (pulses.pulses, Double(pulses.gapMs) / 1000), hearingTest: true, now: now)
+            case .holdSilence:
+                audio.playTone(
+                    frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: ControlProtocol.toneMaxSeconds, hearingTest: true, now: now)
+            case .end:
+                endHearingTest(now: now)
+            }
+        }
+    }
+
+    private func endHearingTest(now: Double) {
+        guard let test = hearingTest else { return }
+        if audio.isConnected { audio.playTone(frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: 0, now: now) }
+        dump.inputTap = nil
+        noiseMeters = []
+        let record = test.record(date: Date(), calibration: calibrationStatus)
+        if record.result.frequencies.isEmpty {
+            log.info("hearing test ended (\(test.problem ?? "finished")) before any frequency was measured; nothing stored")
+        } else {
+            do {
+                test.recordID = try hearingTests.save(record)
+                log.info("hearing test \(test.problem == nil ? "finished" : "ended: \(test.problem!)"); stored as \(test.recordID!)")
+            } catch {
+                test.problem = (test.problem.map { $0 + "; " } ?? "") + "the result could not be stored: \(error)"
+                log.error("hearing test result not stored: \(error)")
+            }
+        }
+        systemd.statusChanged()
+    }
+
+    /// The room against the headphones' maximum permissible ambient noise, each band the louder
+    /// of the two inputs (nil: no reading yet).
+    private func judgeNoise(frequencyHz: Int, levelDBHL: Int, transducer: Transducer) -> HearingTestSession.NoiseReading? {
+        let microphone = calibrationStatus.inputDBSPL
+        var bands: [Int: Double] = [:]
+        for meter in noiseMeters {
+            // Silence reads -inf; JSON carries only numbers, and no microphone is that quiet.
+            for (band, level) in meter.levelsDBSPL(microphoneDBSPLAtZeroDBFS: microphone) {
+                bands[band] = max(bands[band] ?? -99, level, -99)
+            }
+        }
+        guard !bands.isEmpty else { return nil }
+        let verdict = AmbientNoiseCheck(transducer: transducer).verdict(
+            bandLevelsDBSPL: bands, presentationDBHL: levelDBHL, testFrequencyHz: frequencyHz)
+        return HearingTestSession.NoiseReading(
+            tooLoud: verdict.tooLoud,
+            status: HearingTestStatus.Noise(
+                loudBandHz: verdict.tooLoud ? verdict.worstBandHz : nil, levelDBSPL: verdict.worstBandDBSPL,
+                limitDBSPL: verdict.worstBandLimitDBSPL, testBandDBSPL: verdict.testBandDBSPL))
+    }
+
     private var status: DaemonStatus {
         let now = Self.now()
         let jack = audio.status
@@ -391,8 +566,10 @@ public final class Daemon {
             trial: state.trial.map { .init(secondsLeft: max(0, $0.deadline - Date().timeIntervalSince1970), revertsTo: $0.revertsTo) },
             dumpListeners: dump.listeners, ceilingDBFS: state.filterChoice.ceilingDBFS(calibration: audio.calibration),
             historyProblem: fitting.historyProblem,
-            calibration: calibrationStatus, tone: audio.toneStatus(now: now, inputDBSPLAtFullScale: calibrationStatus.inputDBSPL),
-            listening: listeningStatus)
+            calibration: calibrationStatus,
+            // During a hearing test the tone's level and timing would cue the listener: not shown.
+            tone: hearingTest?.isOver ?? true ? audio.toneStatus(now: now, inputDBSPLAtFullScale: calibrationStatus.inputDBSPL) : nil,
+            listening: listeningStatus, hearingTest: hearingTest?.status(now: now))
     }
 
     /// The program, volume and what the compressor does with the active prescription (nil without one).

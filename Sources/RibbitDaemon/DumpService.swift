@@ -17,6 +17,9 @@ final class DumpService: DaemonService {
     private(set) var listeners = 0
     /// The calibration the frames carry (levels in dB SPL); fixed for the daemon's life.
     var calibration: DaemonStatus.Calibration?
+    /// Takes each turn's input samples (left, right) while set, with or without dump clients:
+    /// a hearing test's ambient-noise check.
+    var inputTap: (([[Float]]) -> Void)?
 
     init(
         audio: AudioService, control: ControlService, started: Double,
@@ -31,7 +34,13 @@ final class DumpService: DaemonService {
     func tick(now: Double) {
         listeners = control.subscriberCount
         let listening = listeners > 0
-        audio.setDump(listening)
+        audio.setDump(listening || inputTap != nil)
+        if let inputTap, !listening {
+            builder = nil
+            let fresh = audio.takeDumpSamples()
+            if audio.session?.running == true { inputTap([fresh[0], fresh[1]]) }
+            return
+        }
         guard listening, let session = audio.session, session.running, let running = audio.running, let server = control.server else {
             builder = nil
             return
@@ -43,6 +52,7 @@ final class DumpService: DaemonService {
         }
         guard let builder else { return }
         let fresh = audio.takeDumpSamples()
+        inputTap?([fresh[0], fresh[1]])
         for ear in 0..<2 { builder.append(ear: ear, input: fresh[ear], output: fresh[2 + ear]) }
         guard isDue(now: now) else { return }
         let (output, prescription) = describe()

@@ -20,8 +20,18 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     /// puts it near 80 dB SPL, loud enough for a sound level meter and short of harm for the
     /// length of a measurement; the output ceiling in force holds on top.
     public static let maxLevelDBFS = -20.0
+    /// A hearing test's limit instead (the link's `hearingTest`): 1 dB under full scale. The
+    /// daemon asks no more than its self-test ceiling (90 dB HL) through the calibration, and the
+    /// output ceiling in force holds on top, as for every tone.
+    public static let hearingTestMaxLevelDBFS = -headroomDB
+    /// After a hearing test's tone the tone mode stays on, silent, this long (the audio
+    /// process's part): the hearing aid must not play between a test's tones, and comes back by
+    /// itself if the daemon goes away.
+    public static let hearingTestHoldSeconds = 10.0
     /// The quietest level it takes (anything lower plays silence).
-    public static let minLevelDBFS = -100.0
+    /// A hearing test's quietest tone (-10 dB HL through a loud headphone, 110 dB SPL at
+    /// 0 dBFS, at 1 kHz) is near -115; a float output carries it, as a 24-bit converter does.
+    public static let minLevelDBFS = -130.0
     /// The longest a tone plays before it stops by itself.
     public static let maxSeconds = 60.0
     /// A tone's peak stays this far under 0 dBFS and under the output ceiling in force, so the
@@ -105,11 +115,13 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
 
     // MARK: Control side
 
-    /// The amplitude (peak) a level asks for, clamped to [minLevelDBFS, maxLevelDBFS] and to
-    /// `headroomDB` under both 0 dBFS and `ceilingDBFS`; 0 below the minimum or for NaN.
-    public static func amplitude(levelDBFS: Double, ceilingDBFS: Double) -> Double {
+    /// The amplitude (peak) a level asks for, clamped to [minLevelDBFS, limitDBFS] (at most
+    /// `maxLevelDBFS`, or `hearingTestMaxLevelDBFS` for a hearing test) and to `headroomDB`
+    /// under both 0 dBFS and `ceilingDBFS`; 0 below the minimum or for NaN.
+    public static func amplitude(levelDBFS: Double, ceilingDBFS: Double, limitDBFS: Double = maxLevelDBFS) -> Double {
         guard levelDBFS.isFinite, ceilingDBFS.isFinite, levelDBFS >= minLevelDBFS else { return 0 }
-        return pow(10, min(levelDBFS, maxLevelDBFS, ceilingDBFS - headroomDB, -headroomDB) / 20)
+        let limit = min(limitDBFS.isFinite ? limitDBFS : maxLevelDBFS, hearingTestMaxLevelDBFS)
+        return pow(10, min(levelDBFS, limit, ceilingDBFS - headroomDB, -headroomDB) / 20)
     }
 
     /// Plays a sine of `frequencyHz` (clamped to 20 Hz...0.45 x the rate) at `levelDBFS`
@@ -118,13 +130,13 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     /// `maxSeconds` (longer patterns are cut; `seconds` 0 stops). The old tone fades out first.
     public func play(
         frequencyHz: Double, levelDBFS: Double, ceilingDBFS: Double, left: Bool, right: Bool, seconds: Double, pulses: Int = 1,
-        offSeconds: Double = 0
+        offSeconds: Double = 0, limitDBFS: Double = maxLevelDBFS
     ) {
         let hz = min(max(frequencyHz.isFinite ? frequencyHz : 1000, 20), 0.45 * sampleRate)
         func frames(_ seconds: Double) -> Int { Int((min(max(seconds.isFinite ? seconds : 0, 0), Self.maxSeconds) * sampleRate).rounded()) }
         let (on, off) = (frames(seconds), frames(offSeconds))
         let count = max(1, min(pulses, (frames(Self.maxSeconds) + off) / max(on + off, 1)))
-        let amplitude = on > 0 ? Self.amplitude(levelDBFS: levelDBFS, ceilingDBFS: ceilingDBFS) : 0
+        let amplitude = on > 0 ? Self.amplitude(levelDBFS: levelDBFS, ceilingDBFS: ceilingDBFS, limitDBFS: limitDBFS) : 0
         settings.publish(
             Settings(
                 phaseStep: 2 * Double.pi * hz / sampleRate, amplitude: amplitude, left: left, right: right, onFrames: on,

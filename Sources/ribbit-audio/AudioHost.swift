@@ -111,18 +111,20 @@ struct AudioHost {
                 case .dump(let on):
                     if on { processor.dumpRing.discard() }
                     processor.dumpEnabled.store(on, ordering: .relaxed)
-                case .tone(let hz, let level, let left, let right, let length, let pulses, let off):
+                case .tone(let hz, let level, let left, let right, let length, let pulses, let off, let hearingTest):
                     let ceiling = Double(20 * log10(Float(bitPattern: processor.outputCeilingBits.load(ordering: .relaxed))))
                     tone.play(
                         frequencyHz: hz, levelDBFS: level, ceilingDBFS: ceiling, left: left, right: right, seconds: length, pulses: pulses,
-                        offSeconds: off)
+                        offSeconds: off, limitDBFS: hearingTest ? ToneRenderer.hearingTestMaxLevelDBFS : ToneRenderer.maxLevelDBFS)
                     if toneUntil == nil, length > 0 {
                         switchRenderers(processor, to: [processor.hearingAid, tone])
                         log(.info, "calibration tone mode: the hearing aid is off")
                     }
                     if toneUntil != nil || length > 0 {
                         let pattern = ToneRenderer.patternSeconds(seconds: max(length, 0), pulses: pulses, offSeconds: max(off, 0))
-                        toneUntil = seconds() + min(pattern, ToneRenderer.maxSeconds + ToneRenderer.rampSeconds)
+                        toneUntil =
+                            seconds() + min(pattern, ToneRenderer.maxSeconds + ToneRenderer.rampSeconds)
+                            + (hearingTest && length > 0 ? ToneRenderer.hearingTestHoldSeconds : 0)
                     }
                 case .stop: return close(client, status: 0)
                 default: break

@@ -1,0 +1,214 @@
+import Foundation
+import RibbitAudiometry
+import RibbitControl
+import RibbitPrescription
+import RibbitSignals
+
+/// One hearing test run by the daemon: the pure procedure (`HearingTest`) put in time. It draws
+/// each presentation, waits its random 1-3 s, asks for its pulses, opens the response window at
+/// the tone's onset, takes answers, and pauses while the room is too loud. It does no I/O: the
+/// daemon calls `tick` every turn of its poll loop and carries out the actions it returns.
+final class HearingTestSession {
+    /// What the daemon does for it.
+    enum Action: Equatable {
+        /// Play a presentation's pulses (a hearing test's tone: the tone mode stays on, silent,
+        /// after them).
+        case play(frequencyHz: Int, levelDBFS: Double, ear: Ear, pulses: PulsePattern)
+        /// Keep the tone mode on, silent (the hearing aid stays off between tones).
+        case holdSilence
+        /// The test is over: the hearing aid plays again.
+        case end
+    }
+
+    enum Phase: Equatable {
+        /// A presentation is drawn; it plays at `until`.
+        case waiting(until: Double)
+        /// Answers between `onset` and `windowEnds` count; the next wait starts after `soundEnds`.
+        case presenting(onset: Double, windowEnds: Double, soundEnds: Double)
+        /// Too loud for the frequency being tested; resumes after `AmbientNoiseCheck.quietSecondsToResume` of quiet.
+        case pausedForNoise(quietSince: Double?)
+        case ended
+    }
+
+    /// The room as the microphone hears it, judged for one presentation.
+    struct NoiseReading {
+        var tooLoud: Bool
+        var status: HearingTestStatus.Noise
+    }
+
+    /// The tone mode is renewed this often while nothing plays (a hold lasts a minute).
+    static let holdRefreshSeconds = 20.0
+
+    private(set) var test: HearingTest
+    private var random: SeededRandom
+    let transducer: Transducer
+    let levels: [Ear: ToneLevels]
+    let ceilingDBHL: Double
+    let started: Double
+    private(set) var phase: Phase
+    private(set) var answers = 0
+    private var lastHold: Double
+    /// Judges the room for a frequency and level (dB HL); nil: no reading yet (no check).
+    private let judgeNoise: (_ frequencyHz: Int, _ levelDBHL: Int) -> NoiseReading?
+    private var lastNoise: HearingTestStatus.Noise?
+    /// Why it stopped early, or why its result could not be stored.
+    var problem: String?
+    var recordID: Int64?
+
+    init(
+        plan: HearingTest.Plan, levels: [Ear: ToneLevels], transducer: Transducer, ceilingDBHL: Double, seed: UInt64, now: Double,
+        judgeNoise: @escaping (_ frequencyHz: Int, _ levelDBHL: Int) -> NoiseReading?
+    ) {
+        test = HearingTest(plan: plan)
+        random = SeededRandom(seed: seed)
+        self.levels = levels
+        self.transducer = transducer
+        self.ceilingDBHL = ceilingDBHL
+        self.judgeNoise = judgeNoise
+        started = now
+        lastHold = now
+        // A second to settle (and to hear the room) before the first wait.
+        phase = .waiting(until: now + 1)
+        if let first = test.next(using: &random) { phase = .waiting(until: now + 1 + Double(first.waitMs) / 1000) }
+    }
+
+    var isOver: Bool { phase == .ended }
+
+    /// The start of the test: the tone mode on, silent.
+    var startActions: [Action] { [.holdSilence] }
+
+    /// One turn: `toneStartDelay` is how long after a request the audio process plays a tone's
+    /// first frame (the response window opens then).
+    func tick(now: Double, toneStartDelay: Double) -> [Action] {
+        var actions: [Action] = []
+        switch phase {
+        case .ended: return []
+        case .waiting(let until):
+            guard let presentation = test.next(using: &random) else { return finish(now: now) }
+            if let noise = reading(for: presentation), noise.tooLoud {
+                test.withdraw()
+                phase = .pausedForNoise(quietSince: nil)
+                break
+            }
+            guard now >= until else { break }
+            let onset: Double
+            if let ear = presentation.toneEar,
+                let dBFS = levels[ear]?.dBFS(dBHL: Double(presentation.levelDBHL), frequencyHz: presentation.frequencyHz)
+            {
+                actions.append(.play(frequencyHz: presentation.frequencyHz, levelDBFS: dBFS, ear: ear, pulses: presentation.pulses))
+                onset = now + toneStartDelay
+            } else {
+                onset = now  // a silent catch trial: the window opens as a tone's would
+            }
+            let pattern = presentation.pulses
+            phase = .presenting(
+                onset: onset, windowEnds: onset + Double(presentation.responseWindowMs) / 1000,
+                soundEnds: onset + Double(pattern.totalMs + pattern.rampMs) / 1000)
+            lastHold = now
+        case .presenting(_, let windowEnds, let soundEnds):
+            guard let presentation = test.next(using: &random) else { return finish(now: now) }
+            if let noise = reading(for: presentation), noise.tooLoud {
+                // Masked or not, this one cannot be trusted: drawn again once it is quiet.
+                test.withdraw()
+                phase = .pausedForNoise(quietSince: nil)
+                break
+            }
+            if now > windowEnds {
+                test.record(.missed, ambientNoiseDBSPL: lastNoise?.testBandDBSPL)
+                actions += afterAnswer(now: now, soundEnds: soundEnds)
+            }
+        case .pausedForNoise(let quietSince):
+            guard let presentation = test.next(using: &random) else { return finish(now: now) }
+            if let noise = reading(for: presentation), noise.tooLoud {
+                phase = .pausedForNoise(quietSince: nil)
+            } else if let since = quietSince {
+                if now - since >= AmbientNoiseCheck.quietSecondsToResume {
+                    phase = .waiting(until: now + Double(presentation.waitMs) / 1000)
+                }
+            } else {
+                phase = .pausedForNoise(quietSince: now)
+            }
+        }
+        var presenting = false
+        if case .presenting = phase { presenting = true }
+        if phase != .ended, !presenting, now - lastHold >= Self.holdRefreshSeconds {
+            actions.append(.holdSilence)
+            lastHold = now
+        }
+        return actions
+    }
+
+    /// The listener pressed (naming `ear` when the screen asks).
+    func answer(ear: Ear?, now: Double) -> [Action] {
+        guard phase != .ended else { return [] }
+        answers += 1
+        if case .presenting(let onset, let windowEnds, let soundEnds) = phase, now >= onset, now <= windowEnds {
+            test.record(
+                .responded(responseTimeMs: Int(((now - onset) * 1000).rounded()), ear: ear), ambientNoiseDBSPL: lastNoise?.testBandDBSPL)
+            return afterAnswer(now: now, soundEnds: soundEnds)
+        }
+        test.recordPressOutsideWindow()
+        return []
+    }
+
+    /// Ends it before every frequency is measured (the pending presentation is not counted).
+    func stop(why: String) -> [Action] {
+        guard phase != .ended else { return [] }
+        test.withdraw()
+        problem = why
+        phase = .ended
+        return [.end]
+    }
+
+    private func afterAnswer(now: Double, soundEnds: Double) -> [Action] {
+        guard let next = test.next(using: &random) else { return finish(now: now) }
+        phase = .waiting(until: max(now, soundEnds) + Double(next.waitMs) / 1000)
+        return []
+    }
+
+    private func finish(now: Double) -> [Action] {
+        phase = .ended
+        return [.end]
+    }
+
+    private func reading(for presentation: Presentation) -> NoiseReading? {
+        let reading = judgeNoise(presentation.frequencyHz, presentation.levelDBHL)
+        if let reading { lastNoise = reading.status }
+        return reading
+    }
+
+    /// The record to store: the result so far (flagged incomplete when stopped early).
+    func record(date: Date, calibration: DaemonStatus.Calibration) -> HearingTestRecord {
+        HearingTestRecord(
+            date: Self.isoDate(date), transducer: transducer, calibrationProfile: calibration.profile,
+            outputLeftDBSPL: calibration.outputLeftDBSPL, outputRightDBSPL: calibration.outputRightDBSPL,
+            inputDBSPL: calibration.inputDBSPL,
+            uncertaintyDB: calibration.uncertaintyDB, retsplIsStandard: RETSPLTable.standard(transducer).isStandard,
+            ceilingDBHL: ceilingDBHL,
+            result: test.result)
+    }
+
+    static func isoDate(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: date)
+    }
+
+    /// What a screen may show: never when a tone plays, how loud, or whether it is a catch trial.
+    func status(now: Double) -> HearingTestStatus {
+        let result = test.result
+        let state: HearingTestStatus.State =
+            switch phase {
+            case .ended: problem == nil ? .finished : .stopped
+            case .pausedForNoise: .pausedForNoise
+            default: .running
+            }
+        let current = phase == .ended ? nil : test.currentStep
+        let progress = test.progress
+        return HearingTestStatus(
+            state: state, transducer: transducer, ear: current?.ear.rawValue, frequencyHz: current?.frequencyHz,
+            isRetest: current?.isRetest, done: progress.done, total: progress.total, answers: answers, elapsedSeconds: now - started,
+            frequencies: result.frequencies, flags: phase == .ended ? result.flags : [], noise: lastNoise, recordID: recordID,
+            problem: problem)
+    }
+}

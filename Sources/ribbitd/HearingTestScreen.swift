@@ -1,0 +1,156 @@
+import Foundation
+import Glibc
+import RibbitAudiometry
+import RibbitControl
+import RibbitPrescription
+
+/// `ribbitd hearing-test`'s full-screen view: instructions, then which ear and frequency, the
+/// progress, an acknowledgement per answer (never whether a beep played) and the thresholds so
+/// far; 24 lines of 80 columns at most, plain text and one colour per ear, so it works over ssh.
+/// Keys one by one, unechoed: Space or Enter answers, q stops. A dumb terminal (TERM unset or
+/// dumb) gets plain lines instead, one per change, and answers with Enter.
+final class HearingTestScreen {
+    static let refreshSeconds = 0.1
+    enum Key { case answer, quit }
+
+    private let headphones: Transducer
+    private var saved = termios()
+    private let stdinIsTerminal = isatty(0) == 1
+    private let dumb: Bool
+    private let colors: Bool
+    private var restored = false
+    private var acknowledgedUntil = 0.0
+    private var lastLine = ""
+
+    init(headphones: Transducer, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.headphones = headphones
+        dumb = TerminalView.isDumb(environment)
+        colors = TerminalView.wantsColor(environment)
+        if stdinIsTerminal && !dumb {
+            tcgetattr(0, &saved)
+            var raw = saved
+            raw.c_lflag &= ~tcflag_t(ICANON | ECHO)  // keys one by one, unechoed; Ctrl-C still signals
+            withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+                cc[Int(VMIN)] = 0
+                cc[Int(VTIME)] = 0
+            }
+            tcsetattr(0, TCSANOW, &raw)
+            emit("\u{1B}[?1049h\u{1B}[?25l")
+        }
+    }
+
+    func restore() {
+        guard !restored else { return }
+        restored = true
+        if stdinIsTerminal && !dumb {
+            emit("\u{1B}[0m\u{1B}[?25h\u{1B}[?1049l")
+            tcsetattr(0, TCSANOW, &saved)
+        }
+    }
+
+    /// The instructions; true when the listener is ready (Enter or Space), false on q.
+    func showInstructions() -> Bool {
+        let lines = [
+            "ribbit hearing test (\(headphones.rawValue) headphones)",
+            "",
+            "  1. Sit in a quiet room. Noise that would hide the beeps pauses the test.",
+            "  2. Put the headphones on: the red or R side on your right ear.",
+            "  3. You will hear short beeps, three at a time, in one ear, then the other.",
+            "     Press Space or Enter whenever you hear them, however faint.",
+            "     Some are very quiet on purpose, and some are not played at all:",
+            "     only answer what you really hear.",
+            "  4. It takes about 10 minutes. Press q to stop; what was measured is kept.",
+            "",
+            "The hearing aid is off during the test and comes back by itself.",
+            "This is a screening you take alone, not a clinical audiogram.",
+            "",
+            "Press Enter to start, or q to leave.",
+        ]
+        if !stdinIsTerminal {
+            // Driven by a program (a pipe): it has read the instructions already.
+            print(lines.dropLast().joined(separator: "\n"))
+            return true
+        }
+        if dumb {
+            print(lines.joined(separator: "\n"))
+        } else {
+            emit("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\r\n"))
+        }
+        while true {
+            switch key(timeoutSeconds: 3600) {
+            case .answer: return true
+            case .quit: return false
+            case .none: break
+            }
+        }
+    }
+
+    /// A key typed within the timeout (the rest of a burst stays for the next call).
+    func key(timeoutSeconds: Double) -> Key? {
+        var ready = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+        guard poll(&ready, 1, Int32(timeoutSeconds * 1000)) == 1 else { return nil }
+        var byte: UInt8 = 0
+        guard read(0, &byte, 1) == 1 else {
+            // End of input (a closed pipe): nothing more will come; wait as if nothing was typed.
+            usleep(UInt32(min(timeoutSeconds, Self.refreshSeconds) * 1e6))
+            return nil
+        }
+        switch byte {
+        case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"): return .answer
+        case UInt8(ascii: "q"), UInt8(ascii: "Q"): return .quit
+        default: return nil
+        }
+    }
+
+    /// Shows for half a second that the answer was taken.
+    func acknowledge(_ status: HearingTestStatus) {
+        acknowledgedUntil = MonotonicClock.seconds() + 0.5
+        draw(status)
+    }
+
+    func draw(_ status: HearingTestStatus) {
+        let where_ = status.ear.map { "\($0 == "right" ? "RIGHT" : "LEFT") ear, \(status.frequencyHz ?? 0) Hz" } ?? ""
+        if dumb || !stdinIsTerminal {
+            let line =
+                status.state == .pausedForNoise
+                ? "paused: \(noiseText(status.noise))" : "testing \(where_) (\(status.done) of \(status.total) done)"
+            if line != lastLine { print(line) }
+            lastLine = line
+            return
+        }
+        let elapsed = String(format: "%d:%02d", Int(status.elapsedSeconds) / 60, Int(status.elapsedSeconds) % 60)
+        let width = 50
+        let filled = status.total > 0 ? width * status.done / status.total : 0
+        let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
+        let earColour = status.ear == "right" ? "\u{1B}[1;31m" : "\u{1B}[1;34m"
+        var lines = [
+            "ribbit hearing test (\(headphones.rawValue) headphones)".padding(toLength: 70, withPad: " ", startingAt: 0) + elapsed,
+            "",
+            "  Testing: " + (colors ? earColour + where_ + "\u{1B}[0m" : where_),
+            "  \(bar) \(status.done)/\(status.total)",
+            "",
+        ]
+        if status.state == .pausedForNoise {
+            lines.append("  PAUSED: \(noiseText(status.noise))")
+            lines.append("  Find a quieter place; the test goes on by itself when it is quiet.")
+        } else {
+            lines.append("  Press Space or Enter whenever you hear a beep, however faint.")
+            lines.append(MonotonicClock.seconds() < acknowledgedUntil ? "  >>> answer taken <<<" : "")
+        }
+        lines += HearingTestSummary.table(status.frequencies).map { "  " + $0 }
+        lines.append("")
+        lines.append("  q: stop (what was measured is kept)")
+        emit("\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n") + "\u{1B}[J")
+    }
+
+    private func noiseText(_ noise: HearingTestStatus.Noise?) -> String {
+        guard let noise, let band = noise.loudBandHz, let level = noise.levelDBSPL, let limit = noise.limitDBSPL else {
+            return "quiet again: the test goes on in a moment"
+        }
+        return String(format: "too loud here: the %d Hz band is %.0f dB SPL, the test allows %.0f", band, level, limit)
+    }
+
+    private func emit(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Glibc
+import RibbitAudiometry
+import RibbitControl
+import RibbitTestSupport
+import Testing
+
+/// `ribbitd hearing-test` end to end: the real daemon runs the procedure on a dummy JACK server,
+/// and a simulated listener (Tests/tools/simulated-listener.py) takes the test in a pty as a
+/// person would, hearing the tones through JACK from ribbit's outputs (their level and
+/// frequency measured in the samples, not taken from the daemon) and answering through a
+/// logistic psychometric function.
+extension DaemonTests {
+    /// What the listener wrote.
+    struct ListenerReport: Decodable {
+        struct Heard: Decodable {
+            var time: Double
+            var ear: String
+            var hz: Int?
+            var levelDBFS: Double?
+            var dBHL: Double?
+            var answered: Bool?
+        }
+        var presentations: [Heard]
+        var presses: [Double]
+        var peakDBFS: Double
+        var exit: Int32?
+        var screen: String
+    }
+
+    static let listenerScript = TestPaths.packageRoot.appendingPathComponent("Tests/tools/simulated-listener.py")
+
+    /// Runs the listener against `daemon` taking `ribbitd hearing-test ARGUMENTS`; returns what
+    /// it heard and the test's final status.
+    static func takeHearingTest(
+        daemon: DaemonUnderTest, arguments: [String], listener: [String: Any], timeoutSeconds: Double = 300
+    ) throws -> (ListenerReport, HearingTestStatus) {
+        guard FileManager.default.fileExists(atPath: "/usr/bin/python3") else {
+            throw TestSetupError("/usr/bin/python3 is missing: `make install-dev` installs python3-jack-client")
+        }
+        let out = daemon.directory.appendingPathComponent("listener-\(UUID().uuidString).json")
+        var config = listener
+        config["command"] = [DaemonUnderTest.binary.path, "hearing-test"] + arguments
+        config["ports"] = ["ribbit:out_left", "ribbit:out_right"]
+        config["calibrationDBSPL"] = ["left": 100.0, "right": 100.0]  // uncalibrated: the documented default
+        config["retspl"] = Dictionary(
+            uniqueKeysWithValues: RETSPLTable.standard(.consumer).dBSPLAtZeroHL.map { (String($0.key), $0.value) })
+        config["timeoutSeconds"] = timeoutSeconds
+        config["out"] = out.path
+        let configURL = daemon.directory.appendingPathComponent("listener-\(UUID().uuidString)-config.json")
+        try JSONSerialization.data(withJSONObject: config).write(to: configURL)
+        let run = try Built.run(
+            URL(fileURLWithPath: "/usr/bin/python3"), [listenerScript.path, configURL.path], environment: daemon.environment,
+            timeoutSeconds: timeoutSeconds + 30)
+        guard run.status == 0 else {
+            throw TestSetupError("the simulated listener failed (\(run.status)): \(run.stderr.suffix(2000))")
+        }
+        let report = try JSONDecoder().decode(ListenerReport.self, from: Data(contentsOf: out))
+        guard let status = try daemon.status().hearingTest else { throw TestSetupError("no hearing test in the status: \(daemon.log)") }
+        return (report, status)
+    }
+
+    /// A listener with known thresholds (off the 5 dB grid) gets them within 5 dB, through the
+    /// terminal UI; every tone it heard was at the level the calibration says (within 0.5 dB of
+    /// a 5 dB step, through 100 dB SPL at 0 dBFS and the RETSPL), at the asked frequency, in the
+    /// tested ear, and the RT thread stayed clean.
+    @Test(.timeLimit(.minutes(8))) func aListenerWithKnownThresholdsGetsThemThroughTheTerminal() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(server: server, audit: true)
+        try daemon.waitUntilProcessing()
+        let truth = ["1000": 32.0, "4000": 51.0]
+        let (report, status) = try Self.takeHearingTest(
+            daemon: daemon, arguments: ["--ear", "right", "--frequencies", "1000,4000,1000", "--seed", "11"],
+            listener: ["thresholds": ["right": truth], "seed": 5, "slopePerDB": 1.0, "lapse": 0.02])
+        #expect(report.exit == 0, "the CLI ended with \(report.exit.map(String.init) ?? "nothing"): \(report.screen.suffix(800))")
+        #expect(status.state == .finished, "\(status)")
+        for hz in [1000, 4000] {
+            let measured = status.frequencies.first { $0.frequencyHz == hz && !$0.isRetest }?.thresholdDBHL
+            #expect(measured.map { abs(Double($0) - truth[String(hz)]!) <= 5 } == true, "\(hz) Hz: \(String(describing: measured))")
+        }
+        #expect(status.answers == report.presses.count, "the daemon took \(status.answers) answers of \(report.presses.count) presses")
+        #expect(!report.presentations.isEmpty)
+        for heard in report.presentations {
+            #expect(heard.ear == "right", "a tone in the \(heard.ear) ear at \(heard.time) s")
+            #expect([1000, 4000].contains(heard.hz ?? 0), "a tone of \(String(describing: heard.hz)) Hz")
+            if let dBHL = heard.dBHL {
+                #expect(abs(dBHL - 5 * (dBHL / 5).rounded()) < 0.5, "a tone at \(dBHL) dB HL is off the 5 dB steps")
+            }
+        }
+        #expect(report.screen.contains("Hearing test finished"))
+        print(
+            "hearing test through the terminal: \(report.presentations.count) tones heard, \(report.presses.count) presses, "
+                + "thresholds \(status.frequencies.map { "\($0.frequencyHz)\($0.isRetest ? "r" : ""):\($0.thresholdDBHL.map(String.init) ?? "-")" }), "
+                + "level error of the tones \(String(format: "%.3f", report.presentations.compactMap(\.dBHL).map { abs($0 - 5 * ($0 / 5).rounded()) }.max() ?? -1)) dB, "
+                + String(format: "%.0f s", status.elapsedSeconds))
+        #expect(try daemon.stop() == 0)
+        let counts = try daemon.auditCounts()
+        for name in ["malloc", "calloc", "realloc", "free", "memalign", "pthread_mutex_lock", "syscall"] {
+            #expect(counts[name] == 0, "\(name) was called \(counts[name] ?? -1) times on the RT thread")
+        }
+    }
+
+    /// A listener who says yes to everything, one who never answers, and one with 30 % false
+    /// alarms are all flagged; the loudest tone stays under the ceiling in force.
+    @Test(.timeLimit(.minutes(8))) func unreliableListenersAreFlagged() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(server: server)
+        try daemon.waitUntilProcessing()
+        let ceiling = try daemon.status().ceilingDBFS ?? 0
+
+        let (yes, yesStatus) = try Self.takeHearingTest(
+            daemon: daemon, arguments: ["--ear", "right", "--frequencies", "1000", "--seed", "3"], listener: ["mode": "yes"])
+        #expect(yesStatus.flags.contains(.falseAlarms), "yes to everything: \(yesStatus.flags), \(yes.presses.count) presses")
+
+        let (never, neverStatus) = try Self.takeHearingTest(
+            daemon: daemon, arguments: ["--ear", "right", "--frequencies", "1000", "--seed", "4"], listener: ["mode": "never"])
+        #expect(neverStatus.flags.contains(.noResponseAnywhere), "never answers: \(neverStatus.flags)")
+        #expect(neverStatus.frequencies.first?.status == .noResponse)
+        #expect(never.peakDBFS <= ceiling - 1 + 0.01, "the loudest tone peaked at \(never.peakDBFS) dBFS, the ceiling is \(ceiling)")
+        #expect(never.presses.isEmpty)
+
+        let (guesser, guesserStatus) = try Self.takeHearingTest(
+            daemon: daemon, arguments: ["--ear", "right", "--frequencies", "1000,2000", "--seed", "5"],
+            listener: ["thresholds": ["right": ["1000": 30.0, "2000": 30.0]], "falseAlarm": 0.3, "falseAlarmEverySeconds": 1.5, "seed": 9])
+        #expect(guesserStatus.flags.contains(.falseAlarms), "30 % false alarms: \(guesserStatus.flags), \(guesser.presses.count) presses")
+        print(
+            "flags: yes to everything \(yesStatus.flags.map(\.rawValue)) (\(yes.presses.count) presses); never \(neverStatus.flags.map(\.rawValue)) "
+                + "(loudest \(never.peakDBFS) dBFS, ceiling \(ceiling)); 30 % false alarms \(guesserStatus.flags.map(\.rawValue)) (\(guesser.presses.count) presses)"
+        )
+        #expect(try daemon.stop() == 0)
+    }
+
+    /// Noise at the microphone pauses the test and names the band; quiet resumes it.
+    @Test(.timeLimit(.minutes(3))) func aLoudRoomPausesTheTest() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(server: server)
+        try daemon.waitUntilProcessing()
+        let start = try daemon.ribbitd(["status"])
+        #expect(start.status == 0)
+        var request = ControlRequest(command: .hearingTestStart)
+        request.testEars = ["right"]
+        request.frequenciesHz = [1000]
+        request.seed = 1
+        let socket = daemon.environment["XDG_RUNTIME_DIR"]! + "/ribbit/ribbitd.sock"
+        #expect(try ControlClient.send(request, socketPath: socket).ok)
+        usleep(1_500_000)
+        #expect(try daemon.status().hearingTest?.state == .running)
+        // White noise at -30 dBFS: about 55 dB SPL in the 500 Hz band through the uncalibrated 100 dB SPL.
+        let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 4)
+        var paused: HearingTestStatus?
+        let deadline = Date().addingTimeInterval(4)
+        while Date() < deadline, paused == nil {
+            if let test = try daemon.status().hearingTest, test.state == .pausedForNoise { paused = test }
+            usleep(50_000)
+        }
+        _ = try probe.finish()
+        #expect(paused != nil, "the test did not pause in noise")
+        if let noise = paused?.noise {
+            #expect(noise.loudBandHz != nil && (noise.levelDBSPL ?? 0) > (noise.limitDBSPL ?? 200), "\(noise)")
+        }
+        var resumed = false
+        let quietDeadline = Date().addingTimeInterval(8)
+        while Date() < quietDeadline, !resumed {
+            resumed = try daemon.status().hearingTest?.state == .running
+            usleep(100_000)
+        }
+        #expect(resumed, "the test did not go on once the room was quiet")
+        print(
+            "noise pause: \(paused.map { "\($0.noise?.loudBandHz ?? 0) Hz band \(String(format: "%.1f", $0.noise?.levelDBSPL ?? 0)) dB SPL over \($0.noise?.limitDBSPL ?? 0)" } ?? "none")"
+        )
+        #expect(try ControlClient.send(ControlRequest(command: .hearingTestStop), socketPath: socket).ok)
+        #expect(try daemon.stop() == 0)
+    }
+}
