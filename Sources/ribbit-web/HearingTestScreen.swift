@@ -130,9 +130,9 @@ enum HearingTestScreen {
           <section id="during" class="card" aria-labelledby="during-title" hidden>
             <h2 id="during-title">Listening</h2>
             <p id="where" class="state">–</p>
+            <p id="noise" class="noise" role="status" hidden></p>
             <button id="heard" type="button" class="heard" aria-describedby="heard-hint">I heard a beep</button>
             <p id="heard-hint" class="hint">Press whenever you hear a beep, however faint: this button, the space bar or Enter.</p>
-            <p id="noise" class="noise" role="status" hidden></p>
             <label for="progress" class="progress-label">Progress: <span id="progress-text">–</span></label>
             <progress id="progress" max="1" value="0"></progress>
             <dl>
@@ -235,13 +235,17 @@ enum HearingTestScreen {
         }
 
         function renderResult(t) {
-          $("outcome").textContent = t.state === "finished" ? "Finished: every frequency measured." : "Stopped before the end.";
+          // A stop says why (the Stop button, the daemon stopping, JACK gone); a finished test
+          // has a problem only when its result could not be stored.
+          const why = t.problem || "stopped before the end";
+          $("outcome").textContent = t.state === "finished" ? "Finished: every frequency measured."
+            : why.startsWith("stopped") ? "S" + why.slice(1) + "." : "Stopped: " + why + ".";
           const bad = t.flags.filter((f) => unreliableFlags.includes(f));
           $("unreliable").hidden = bad.length === 0;
           $("unreliable").replaceChildren(el("strong", { text: "Unreliable: do not use this result for a fitting as it stands." }),
             ...bad.map((f) => el("p", { text: flagWords[f] })));
           $("flags").replaceChildren(...t.flags.filter((f) => !unreliableFlags.includes(f)).map((f) => el("li", { text: flagWords[f] || f })));
-          $("problem").hidden = !t.problem;
+          $("problem").hidden = !t.problem || t.state !== "finished";
           $("problem").textContent = t.problem || "";
           $("record").textContent = t.recordID != null ? "Hearing test " + t.recordID + " (ribbitd audiogram show " + t.recordID + ")" : "Not stored";
           $("headphones").textContent = headphoneNames[t.transducer] || t.transducer;
@@ -370,6 +374,7 @@ enum HearingTestScreen {
         #before { grid-column: 1 / -1; }
         .before-grid { display: grid; gap: 0.5rem 2rem; }
         @media (min-width: 60rem) { .before-grid { grid-template-columns: 1fr 1fr; align-items: start; } }
+        .hearing .audiogram svg { max-width: 27rem; margin: 0 auto; }
         .steps { margin: 0 0 1rem; padding-left: 1.4rem; font-size: 1.1rem; }
         .steps li { margin-bottom: 0.5rem; }
         .fields .choices { grid-template-columns: repeat(3, 1fr); }
@@ -381,7 +386,8 @@ enum HearingTestScreen {
         button.heard { display: block; width: 100%; min-height: 14rem; margin: 0.4rem 0 0.6rem; font-size: 2rem; border-radius: 1.2rem;
           background: var(--accent); border-color: var(--accent); color: #fff; touch-action: manipulation; user-select: none;
           -webkit-user-select: none; }
-        button.heard.paused { opacity: 0.55; }
+        /* Paused for noise: nothing plays, so the button steps back (no opacity: its text keeps its contrast). */
+        button.heard.paused { background: var(--paper); color: var(--ink); border-style: dashed; }
         button.heard.ack { animation: heard-ack 0.3s ease-out; }
         @keyframes heard-ack { from { background: var(--ink); border-color: var(--ink); transform: scale(0.97); } to { transform: none; } }
         .noise { font-size: 1.2rem; font-weight: 700; color: var(--warn); border: 3px solid var(--warn); border-radius: 0.5rem;
@@ -394,7 +400,7 @@ enum HearingTestScreen {
         .flags { margin: 0 0 0.7rem; padding-left: 1.4rem; font-weight: 600; }
         .flags:empty { display: none; }
         button.danger.confirm { background: var(--warn); color: #fff; }
-        @media (prefers-color-scheme: dark) { button.heard { color: #000; } }
+        @media (prefers-color-scheme: dark) { button.heard { color: #000; } button.heard.paused { color: var(--ink); } }
 
         """#
 }

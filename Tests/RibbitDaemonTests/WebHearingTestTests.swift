@@ -78,7 +78,7 @@ extension DaemonTests {
         #expect(try browser.evaluate(#"document.getElementById("during").hidden && document.getElementById("after").hidden"#) as? Bool == true)
         for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
             let png = try browser.screenshot(width: width, height: height)
-            try Self.keepScreenshot(png, "web-hearing-test-\(label)")
+            try Self.keepScreenshot(png, "web-hearing-test-start-\(label)")
             // Nothing wider than the viewport (no sideways scrolling on a phone).
             let wide = try browser.evaluate("document.documentElement.scrollWidth") as? Int ?? 0
             #expect(wide <= width, "\(label): the page is \(wide) px wide")
@@ -141,9 +141,22 @@ extension DaemonTests {
         usleep(300_000)
         #expect(try daemon.status().hearingTest?.answers == first + 2, "the press was counted twice (pointer down and click)")
         for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
-            try Self.keepScreenshot(try browser.screenshot(width: width, height: height), "web-hearing-test-during-\(label)")
+            try Self.keepScreenshot(try browser.screenshot(width: width, height: height), "web-hearing-test-\(label)")
         }
         if let violations = try Self.axeViolations(browser) { #expect(violations.isEmpty, "during the test: \(violations)") }
+
+        // A loud room (white noise at the microphone inputs): the page names the band and asks
+        // for a quieter place; quiet again, the test goes on by itself.
+        let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 4)
+        try browser.wait(for: #"!document.getElementById("noise").hidden && document.getElementById("where").textContent === "Paused""#)
+        let noise = try browser.evaluate(#"document.getElementById("noise").textContent"#) as? String ?? ""
+        #expect(noise.hasPrefix("Paused: the room is too loud around ") && noise.contains("dB SPL, at most"), "\(noise)")
+        for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
+            try Self.keepScreenshot(try browser.screenshot(width: width, height: height), "web-hearing-test-noise-\(label)")
+        }
+        if let violations = try Self.axeViolations(browser) { #expect(violations.isEmpty, "paused for noise: \(violations)") }
+        _ = try probe.finish()
+        try browser.wait(for: #"document.getElementById("noise").hidden && document.getElementById("where").textContent === "Right ear, 1 kHz""#)
 
         // Stop asks once more: one press leaves it running, the second stops it.
         _ = try browser.evaluate(#"document.getElementById("stop").click(); true"#)
@@ -158,11 +171,17 @@ extension DaemonTests {
         #expect(stopped.recordID.map { record.contains("Hearing test \($0)") } ?? (record == "Not stored"), "\(record)")
         let flags = try browser.evaluate(#"document.getElementById("flags").textContent"#) as? String ?? ""
         #expect(flags.contains("stopped before every frequency"), "\(flags)")
+        #expect(try web.request("POST", "/api/hearing-test/stop", token: token).status == 409, "stop with no test running")
+
         for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
             try Self.keepScreenshot(try browser.screenshot(width: width, height: height), "web-hearing-test-after-\(label)")
         }
         if let violations = try Self.axeViolations(browser) { #expect(violations.isEmpty, "after the test: \(violations)") }
-        #expect(try web.request("POST", "/api/hearing-test/stop", token: token).status == 409, "stop with no test running")
+        // Test again: the form again, though the status still holds the last test.
+        _ = try browser.evaluate(#"document.getElementById("again").click(); true"#)
+        try browser.wait(for: #"!document.getElementById("before").hidden && document.getElementById("after").hidden"#)
+        usleep(1_200_000)  // a poll later, still the form
+        #expect(try browser.evaluate(#"!document.getElementById("before").hidden"#) as? Bool == true)
         #expect(browser.problems.isEmpty, "the page wrote to the console: \(browser.problems)")
     }
 }
