@@ -25,7 +25,8 @@ extension DaemonTests {
         if try browser.evaluate("typeof axe") as? String != "object" { _ = try browser.evaluate(source + "\n;true") }
         var found = [String]()
         for (width, height) in [(390, 844), (1280, 800)] {
-            try browser.call("Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
+            try browser.call(
+                "Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
             found +=
                 try browser.evaluate(
                     """
@@ -75,7 +76,8 @@ extension DaemonTests {
         try browser.wait(for: #"document.getElementById("connection") !== null"#)
         try browser.call("Page.navigate", ["url": web.url + "hearing-test"])
         try browser.wait(for: #"document.getElementById("before") !== null && !document.getElementById("before").hidden"#)
-        #expect(try browser.evaluate(#"document.getElementById("during").hidden && document.getElementById("after").hidden"#) as? Bool == true)
+        #expect(
+            try browser.evaluate(#"document.getElementById("during").hidden && document.getElementById("after").hidden"#) as? Bool == true)
         for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
             let png = try browser.screenshot(width: width, height: height)
             try Self.keepScreenshot(png, "web-hearing-test-start-\(label)")
@@ -118,10 +120,12 @@ extension DaemonTests {
         // The page's Start sends the defaults (both ears, every frequency: 10 minutes); the API
         // takes the ear and frequency to keep this short.
         let started = try web.request(
-            "POST", "/api/hearing-test/start", token: token, json: #"{"transducer":"tdh39","ears":["right"],"frequenciesHz":[1000],"seed":7}"#)
+            "POST", "/api/hearing-test/start", token: token,
+            json: #"{"transducer":"tdh39","ears":["right"],"frequenciesHz":[1000],"seed":7}"#)
         #expect(started.status == 200, "\(String(decoding: started.body, as: UTF8.self))")
         try until("a test running") { $0.state == .running || $0.state == .pausedForNoise }
-        try browser.wait(for: #"!document.getElementById("during").hidden && document.getElementById("where").textContent === "Right ear, 1 kHz""#)
+        try browser.wait(
+            for: #"!document.getElementById("during").hidden && document.getElementById("where").textContent === "Right ear, 1 kHz""#)
         #expect(try web.request("POST", "/api/hearing-test/start", token: token, json: "{}").status == 409, "a second test while one runs")
 
         // The space bar, then a press of the big button (pointer down), each counted once.
@@ -145,6 +149,17 @@ extension DaemonTests {
         }
         if let violations = try Self.axeViolations(browser) { #expect(violations.isEmpty, "during the test: \(violations)") }
 
+        // What an answer costs, browser to daemon and back (the daemon times it on arrival).
+        var roundTrips = [Double]()
+        for _ in 0..<5 {
+            let sent = Date()
+            #expect(try web.request("POST", "/api/hearing-test/answer", token: token, json: "{}").status == 200)
+            roundTrips.append(Date().timeIntervalSince(sent) * 1000)
+        }
+        try until("the API's five answers") { $0.answers == first + 7 }
+        print(
+            "ribbit-web hearing test: POST /api/hearing-test/answer round trip median \(String(format: "%.1f", roundTrips.sorted()[2])) ms")
+
         // A loud room (white noise at the microphone inputs): the page names the band and asks
         // for a quieter place; quiet again, the test goes on by itself.
         let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 4)
@@ -156,7 +171,8 @@ extension DaemonTests {
         }
         if let violations = try Self.axeViolations(browser) { #expect(violations.isEmpty, "paused for noise: \(violations)") }
         _ = try probe.finish()
-        try browser.wait(for: #"document.getElementById("noise").hidden && document.getElementById("where").textContent === "Right ear, 1 kHz""#)
+        try browser.wait(
+            for: #"document.getElementById("noise").hidden && document.getElementById("where").textContent === "Right ear, 1 kHz""#)
 
         // Stop asks once more: one press leaves it running, the second stops it.
         _ = try browser.evaluate(#"document.getElementById("stop").click(); true"#)
