@@ -399,7 +399,6 @@ enum HearingTestScreen {
         .unreliable p { margin: 0.4rem 0 0; }
         .flags { margin: 0 0 0.7rem; padding-left: 1.4rem; font-weight: 600; }
         .flags:empty { display: none; }
-        button.danger.confirm { background: var(--warn); color: #fff; }
         @media (prefers-color-scheme: dark) { button.heard { color: #000; } button.heard.paused { color: var(--ink); } }
 
         """#
