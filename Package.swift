@@ -73,7 +73,7 @@ let package = Package(
         // Where ribbit's files are (XDG), its config file, small-file reading, the version.
         .target(name: "RibbitSettings", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         // The prescription history, the active one and a trial, in SQLite (GRDB).
-        .target(name: "RibbitStore", dependencies: ["RibbitSettings", "RibbitPrescription", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "RibbitStore", dependencies: ["RibbitSettings", "RibbitPrescription", "RibbitAudiometry", .product(name: "GRDB", package: "GRDB.swift")]),
         // Ed25519 signatures on prescriptions and the wearer's trusted keys; private keys
         // protected by a passphrase (scrypt from _CryptoExtras, ChaCha20-Poly1305).
         .target(
@@ -114,7 +114,7 @@ let package = Package(
             dependencies: [
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
                 "RibbitControl", "RibbitMonitor", "RibbitDumpFiles", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
-                "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", "RibbitAudiometry", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: bindNow
@@ -149,22 +149,26 @@ let package = Package(
             name: "ribbit-probe", dependencies: ["CJack", "RibbitSignals", "RibbitAudioFile", "RibbitTestSupport"], path: "Tests/ribbit-probe"),
         // The data log's crash tests' child: writes day after day until killed or the disk is full.
         .executableTarget(name: "ribbit-wearlog-writer", dependencies: ["RibbitStore"], path: "Tests/ribbit-wearlog-writer"),
-        .target(name: "RibbitTestSupport", dependencies: ["RibbitSignals"], path: "Tests/RibbitTestSupport"),
+        .target(name: "RibbitTestSupport", dependencies: ["RibbitSignals", "RibbitAudiometry", "RibbitPrescription"], path: "Tests/RibbitTestSupport"),
         .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "CFFTW"]),
         .testTarget(
             name: "RibbitMonitorTests", dependencies: ["RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitFitting", "RibbitPrescription"]),
         // FuzzFindings are read from the source tree at run time (as the help snapshots are), not bundled.
         .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"], exclude: ["FuzzFindings"]),
         .testTarget(name: "RibbitVerifyTests", dependencies: ["RibbitVerify", "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"]),
-        .testTarget(name: "RibbitAudiometryTests", dependencies: ["RibbitAudiometry", "RibbitPrescription", "RibbitSignals"]),
+        .testTarget(name: "RibbitAudiometryTests", dependencies: ["RibbitAudiometry", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(name: "RibbitPlotTests", dependencies: ["RibbitPlot", "RibbitPrescription"]),
         .testTarget(
             name: "RibbitFittingTests",
-            dependencies: ["RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport"]
+            dependencies: [
+                "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "RibbitAudiometry",
+            ]
         ),
         .testTarget(
             name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"], exclude: ["FuzzFindings"]),
-        .testTarget(name: "RibbitStoreTests", dependencies: ["RibbitStore", "RibbitTestSupport"]),
+        .testTarget(
+            name: "RibbitStoreTests",
+            dependencies: ["RibbitStore", "RibbitTestSupport", "RibbitAudiometry", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "RibbitSignatureTests", dependencies: ["RibbitSignature", "RibbitPrescription", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "CJack", "RibbitControl"]),
@@ -183,7 +187,7 @@ let package = Package(
             name: "RibbitCLITests",
             dependencies: [
                 "RibbitAudioFile", "RibbitDSP", "RibbitSignals", "RibbitTestSupport", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitControl",
-                "RibbitMonitor",
+                "RibbitMonitor", "RibbitAudiometry", "RibbitPrescription", "RibbitSettings",
             ],
             // The snapshots are read from the source tree at run time, not bundled.
             exclude: ["HelpSnapshots"]

@@ -19,6 +19,10 @@ public struct HearingTestRecord: Sendable, Equatable, Codable {
     public var uncertaintyDB: Double?
     /// The RETSPL table used: a standard one, or not (consumer headphones).
     public var retsplIsStandard: Bool
+    /// Consumer headphones' biological calibration in force (`ribbitd audiogram reference`):
+    /// the reference listener's thresholds (dB HL by Hz, re the TDH-39 starting values) that
+    /// were made 0 dB HL. nil: none.
+    public var biologicalReferenceDBHL: [Int: Double]?
     /// The highest level the test could present (dB HL), a self-test's 90 unless raised.
     public var ceilingDBHL: Double
     public var result: HearingTestResult
@@ -26,8 +30,9 @@ public struct HearingTestRecord: Sendable, Equatable, Codable {
     public init(
         id: Int64? = nil, date: String, transducer: Transducer, calibrationProfile: String?, outputLeftDBSPL: Double,
         outputRightDBSPL: Double, inputDBSPL: Double, uncertaintyDB: Double?, retsplIsStandard: Bool, ceilingDBHL: Double,
-        result: HearingTestResult
+        result: HearingTestResult, biologicalReferenceDBHL: [Int: Double]? = nil
     ) {
+        self.biologicalReferenceDBHL = biologicalReferenceDBHL
         self.id = id
         self.date = date
         self.transducer = transducer

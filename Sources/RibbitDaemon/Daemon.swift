@@ -36,6 +36,7 @@ public final class Daemon {
     private let startPrescription: PrescriptionInput?
     /// The calibration in use (nil: uncalibrated).
     private let calibration: CalibrationProfile?
+    private let paths: RibbitPaths
     /// The hearing test running, or the last one (its status stays until the next).
     private var hearingTest: HearingTestSession?
     /// The microphone's octave bands (left and right input) while a hearing test runs.
@@ -50,6 +51,7 @@ public final class Daemon {
         self.log = log
         startPrescription = prescription
         calibration = config.calibrationProfile
+        self.paths = paths
         fitting = FittingService(paths: paths, config: config, log: log)
         hearingTests = HearingTestRecords(path: PrescriptionStore.path(dataDirectory: paths.dataDirectory))
         control = ControlService(path: paths.socketPath, log: log)
@@ -425,7 +427,13 @@ public final class Daemon {
             ears.append(ear)
         }
         guard !ears.isEmpty else { throw RequestFailure("testEars needs at least one ear") }
-        let table = RETSPLTable.standard(transducer)
+        var table = RETSPLTable.standard(transducer)
+        // Consumer headphones: a normal-hearing listener's thresholds as 0 dB HL, when one was stored.
+        var reference: [Int: Double]?
+        if transducer == .consumer {
+            do { reference = try HearingReference.load(paths: paths) } catch { throw RequestFailure("\(error)") }
+            if let reference { table = table.biologicallyCalibrated(referenceThresholdsDBHL: reference) }
+        }
         let frequencies = request.frequenciesHz ?? HearingTest.Plan.clinicalOrder
         if let missing = frequencies.first(where: { table.dBSPLAtZeroHL[$0] == nil }) {
             let known = table.dBSPLAtZeroHL.keys.sorted().map(String.init).joined(separator: ", ")
@@ -455,6 +463,7 @@ public final class Daemon {
         guard session.test.progress.total > 0 else {
             throw RequestFailure("no frequency can be played with this calibration and ceiling; check `ribbitd status`")
         }
+        session.biologicalReferenceDBHL = reference
         hearingTest = session
         let rate = Double(audio.session?.sampleRate ?? 48000)
         noiseMeters = [OctaveBandMeter(sampleRate: rate), OctaveBandMeter(sampleRate: rate)]

@@ -44,6 +44,8 @@ final class HearingTestSession {
     let transducer: Transducer
     let levels: [Ear: ToneLevels]
     let ceilingDBHL: Double
+    /// The consumer headphones' biological calibration the levels went through (nil: none).
+    var biologicalReferenceDBHL: [Int: Double]?
     let started: Double
     private(set) var phase: Phase
     private(set) var answers = 0
@@ -53,6 +55,8 @@ final class HearingTestSession {
     private var lastNoise: HearingTestStatus.Noise?
     /// Why it stopped early, or why its result could not be stored.
     var problem: String?
+    /// Stopped before every frequency was measured.
+    private(set) var stoppedEarly = false
     var recordID: Int64?
 
     init(
@@ -147,6 +151,9 @@ final class HearingTestSession {
                 .responded(responseTimeMs: Int(((now - onset) * 1000).rounded()), ear: ear), ambientNoiseDBSPL: lastNoise?.testBandDBSPL)
             return afterAnswer(now: now, soundEnds: soundEnds)
         }
+        // While paused for noise nothing is asked: a press then (often at the tone the noise
+        // interrupted) is no false alarm.
+        if case .pausedForNoise = phase { return [] }
         test.recordPressOutsideWindow()
         return []
     }
@@ -156,6 +163,7 @@ final class HearingTestSession {
         guard phase != .ended else { return [] }
         test.withdraw()
         problem = why
+        stoppedEarly = true
         phase = .ended
         return [.end]
     }
@@ -185,7 +193,7 @@ final class HearingTestSession {
             inputDBSPL: calibration.inputDBSPL,
             uncertaintyDB: calibration.uncertaintyDB, retsplIsStandard: RETSPLTable.standard(transducer).isStandard,
             ceilingDBHL: ceilingDBHL,
-            result: test.result)
+            result: test.result, biologicalReferenceDBHL: biologicalReferenceDBHL)
     }
 
     static func isoDate(_ date: Date) -> String {
@@ -199,7 +207,7 @@ final class HearingTestSession {
         let result = test.result
         let state: HearingTestStatus.State =
             switch phase {
-            case .ended: problem == nil ? .finished : .stopped
+            case .ended: stoppedEarly ? .stopped : .finished
             case .pausedForNoise: .pausedForNoise
             default: .running
             }

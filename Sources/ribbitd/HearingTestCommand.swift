@@ -31,6 +31,7 @@ struct HearingTestCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Replays the waits and silent beeps of an earlier test (for testing ribbit).", visibility: .hidden))
     var seed: UInt64?
     @Flag(help: "Stop the test that is running (what was measured is kept).") var stop = false
+    @Flag(help: "At the end, propose a prescription from the result (camfit) and try it as a 15-minute trial.") var fit = false
 
     func run() throws {
         if stop {
@@ -79,6 +80,12 @@ struct HearingTestCommand: ParsableCommand {
         }
         screen.restore()
         print(HearingTestSummary.lines(final!).joined(separator: "\n"))
+        if fit, let id = final!.recordID {
+            print("")
+            var command = try AudiogramFitCommand.parse(["\(id)", "--trial", "15m"])
+            try command.run()
+            print("`ribbitd keep` keeps it; `ribbitd revert` (or 15 minutes) goes back.")
+        }
     }
 }
 

@@ -109,21 +109,21 @@ struct RxMakeCommand: ParsableCommand {
             do { payload = try key.sign(payload) } catch { throw RibbitError.data("\(sign): \(error)") }
         }
         if let output, kind == .text {
-            try writeText(payload, to: output)
+            try Self.writeText(payload, to: output)
             print("wrote \(output): the prescription's text, \(sign == nil ? "unsigned" : "signed"), \(payload.count) bytes")
             guard text else { return }
         }
         let code: QRCode
         do { code = try QRCode(payload, correction: correction) } catch { throw RibbitError.data(error.description) }
         if let output, kind == .png {
-            try writeChecked(code, payload: payload, to: output)
+            try Self.writeChecked(code, payload: payload, scale: scale, to: output)
             print("wrote \(output): \(code.size) x \(code.size) modules, correction \(correction.rawValue), \(payload.count) bytes")
         }
         if text { print(TerminalStyle.colorAllowed ? code.terminalText : code.plainTerminalText) }
     }
 
     /// The text next to PATH, then renamed over it: never half a prescription under its name.
-    private func writeText(_ payload: Data, to path: String) throws(RibbitError) {
+    static func writeText(_ payload: Data, to path: String) throws(RibbitError) {
         let partial = path + ".partial"
         do { try payload.write(to: URL(fileURLWithPath: partial)) } catch {
             throw .cannotCreate("\(path): cannot write (\(describe(error)))")
@@ -183,7 +183,8 @@ struct RxMakeCommand: ParsableCommand {
         }
     }
 
-    private func writeChecked(_ code: QRCode, payload: Data, to path: String) throws(RibbitError) {
+    /// The code as a PNG next to PATH, read back, then renamed over it (also `audiogram fit --qr`).
+    static func writeChecked(_ code: QRCode, payload: Data, scale: Int, to path: String) throws(RibbitError) {
         let partial = path + ".partial"
         do throws(ImageError) {
             try ImageFile.writePNG(code.image(scale: scale), to: partial)

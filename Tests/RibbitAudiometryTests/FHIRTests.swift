@@ -2,13 +2,12 @@ import Foundation
 import RibbitAudiometry
 import RibbitPrescription
 import RibbitSignals
+import RibbitTestSupport
 import Testing
 
 /// The FHIR export of a real hearing test, checked by an outside FHIR R4 validator (fhir.resources
 /// 6.4.0's models of FHIR 4.0.1, pinned in the Makefile: `make test-tools`).
 @Suite struct FHIRTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
 
     /// A seeded listener through the real procedure; the left ear hears nothing at 8 kHz up to
     /// the 90 dB HL maximum (a no-response).
@@ -27,29 +26,7 @@ import Testing
     static func json(_ bundle: FHIRAudiogram.Bundle) throws -> Data { try JSONEncoder.pretty.encode(bundle) }
 
     /// Runs the validator on `json`: its exit status and output.
-    static func validate(_ json: Data) throws -> (Int32, String) {
-        let models = packageRoot.appendingPathComponent(".build/test-tools/fhir-r4/fhir/resources/__init__.py")
-        try #require(
-            FileManager.default.fileExists(atPath: models.path), "no FHIR R4 validator at \(models.path): run `make test-tools`")
-        let input = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "ribbit-fhir-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).json")
-        try json.write(to: input)
-        defer { try? FileManager.default.removeItem(at: input) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", packageRoot.appendingPathComponent("scripts/fhir-r4-validate.py").path]
-        var environment = ProcessInfo.processInfo.environment
-        environment["PYTHONPATH"] = packageRoot.appendingPathComponent(".build/test-tools/fhir-r4").path
-        process.environment = environment
-        process.standardInput = try FileHandle(forReadingFrom: input)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
-    }
+    static func validate(_ json: Data) throws -> (Int32, String) { try FHIRValidator.validate(json) }
 
     @Test func aRealTestsBundleIsValidFHIRR4() throws {
         let record = Self.record()

@@ -87,7 +87,23 @@ extension DaemonTests {
                 #expect(abs(dBHL - 5 * (dBHL / 5).rounded()) < 0.5, "a tone at \(dBHL) dB HL is off the 5 dB steps")
             }
         }
-        #expect(report.screen.contains("Hearing test finished"))
+        // The stored record's log, tone by tone, against what the listener measured at the output.
+        let id = try #require(status.recordID, "not stored: \(status.problem ?? "")")
+        let shown = try daemon.ribbitd(["audiogram", "show", "\(id)", "--json"])
+        let record = try JSONDecoder().decode(HearingTestRecord.self, from: Data(shown.stdout.utf8))
+        let played = record.result.log.filter { $0.toneEar != nil }
+        #expect(played.count == report.presentations.count, "\(played.count) tones logged, \(report.presentations.count) heard")
+        var worst = 0.0
+        for (logged, heard) in zip(played, report.presentations) {
+            #expect(heard.hz == logged.frequencyHz && heard.ear == logged.toneEar?.rawValue)
+            let error = abs((heard.dBHL ?? -100) - Double(logged.levelDBHL))
+            worst = max(worst, error)
+            #expect(error < 0.5, "logged \(logged.levelDBHL) dB HL at \(logged.frequencyHz) Hz, measured \(heard.dBHL ?? -100)")
+            #expect(logged.responded == (heard.answered ?? false), "the answer to the tone at \(heard.time) s")
+        }
+        print("stored hearing test \(id): \(played.count) tones, worst level error \(String(format: "%.3f", worst)) dB against the log")
+        let finishedOnScreen = report.screen.contains("Hearing test finished")
+        #expect(finishedOnScreen, "the screen ended with: \(report.screen.suffix(600))")
         print(
             "hearing test through the terminal: \(report.presentations.count) tones heard, \(report.presses.count) presses, "
                 + "thresholds \(status.frequencies.map { "\($0.frequencyHz)\($0.isRetest ? "r" : ""):\($0.thresholdDBHL.map(String.init) ?? "-")" }), "

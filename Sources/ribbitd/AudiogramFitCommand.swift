@@ -1,0 +1,124 @@
+import ArgumentParser
+import Foundation
+import RibbitAudiometry
+import RibbitPrescription
+import RibbitQR
+
+struct AudiogramFitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fit",
+        abstract: "Propose a prescription from a stored hearing test; write it, its QR code, or try it.",
+        discussion: """
+            Named "self-test DATE", its note saying it is self-measured; unsigned. A no response is \
+            fitted at the level tested (the real threshold is higher); undetermined and untested \
+            frequencies are left out. An unreliable test (false alarms, a 1 kHz retest difference, \
+            nothing heard) is refused unless --force. A gain above ribbit's +50 dB is played at +50 dB and \
+            said (the thresholds stay; the gains become explicit ones). Without -o, --qr or --trial the text is printed. \
+            --trial applies it through the daemon as `ribbitd load --trial` does.
+            """)
+
+    @Argument(help: ArgumentHelp("The test's id (`ribbitd audiogram list`).", valueName: "ID")) var id: Int64
+    @Option(help: "The fitting rule: camfit (compressive, the default), nal-r, half-gain or pogo2.") var rule = "camfit"
+    @Option(help: "The listening environment it is for.") var env = "quiet"
+    @Option(
+        name: .shortAndLong, help: ArgumentHelp("Write the prescription's text (FILE.rx).", valueName: "FILE.rx"),
+        completion: .file(extensions: ["rx"]))
+    var output: String?
+    @Option(help: ArgumentHelp("Write its QR code (FILE.png).", valueName: "FILE.png"), completion: .file(extensions: ["png"]))
+    var qr: String?
+    @Option(help: ArgumentHelp("Apply it as a trial for this long (e.g. 15m), through the running daemon.", valueName: "DURATION"))
+    var trial: String?
+    @Flag(help: "Fit an unreliable test anyway.") var force = false
+
+    func run() throws {
+        guard let rule = FittingRule(rawValue: rule), rule != .explicit else {
+            throw RibbitError.usage("--rule \(rule): use camfit, nal-r, half-gain or pogo2")
+        }
+        if let output, (output as NSString).pathExtension.lowercased() != "rx" {
+            throw RibbitError.usage("\(output): -o writes the prescription's text; name it FILE.rx; nothing written")
+        }
+        if let qr, (qr as NSString).pathExtension.lowercased() != "png" {
+            throw RibbitError.usage("\(qr): --qr writes a PNG; name it FILE.png; nothing written")
+        }
+        if let trial { _ = try parseDuration(trial) }  // a bad duration before anything is written
+        let record = try findHearingTest(id)
+        let fitting: ProposedFitting
+        do { fitting = try record.proposedFitting(rule: rule, environment: env, force: force) } catch {
+            throw RibbitError.data(error.description)
+        }
+        let prescription = fitting.prescription
+        let payload = Data(prescription.text.utf8)
+
+        print("proposed \"\(prescription.name)\" (\(prescription.environment)), rule \(rule.rawValue), from hearing test \(id), unsigned")
+        if record.result.isUnreliable || record.result.flags.contains(.noResponseAnywhere) {
+            print("warning: the test is flagged (\(record.flagsText)); fitted anyway (--force)")
+        }
+        print(HearingTestRecord.disclaimer)
+        for line in Self.notes(fitting) { print(line) }
+
+        if let output {
+            try RxMakeCommand.writeText(payload, to: output)
+            print("wrote \(output): the prescription's text, unsigned, \(payload.count) bytes")
+        }
+        if let qr {
+            let code: QRCode
+            do { code = try QRCode(payload, correction: .m) } catch { throw RibbitError.data(error.description) }
+            try RxMakeCommand.writeChecked(code, payload: payload, scale: 8, to: qr)
+            print("wrote \(qr): \(code.size) x \(code.size) modules, \(payload.count) bytes")
+        }
+        if let trial {
+            try loadAsTrial(payload, name: prescription.name, trial: trial)
+        } else if output == nil && qr == nil {
+            print("")
+            print(prescription.text, terminator: "")
+        }
+    }
+
+    /// What was done to the thresholds, one line per kind.
+    static func notes(_ fitting: ProposedFitting) -> [String] {
+        func list(_ points: [ProposedFitting.Point], level: Bool) -> String {
+            points.map { "\($0.ear.rawValue) \($0.frequencyHz) Hz" + (level ? " (\($0.dBHL ?? 0) dB HL)" : "") }.joined(separator: ", ")
+        }
+        var lines: [String] = []
+        if !fitting.noResponseAt.isEmpty {
+            lines.append(
+                "no response, fitted at the level tested though the real threshold is higher: \(list(fitting.noResponseAt, level: true))")
+        }
+        if !fitting.undetermined.isEmpty { lines.append("undetermined, left out: \(list(fitting.undetermined, level: false))") }
+        let untested = fitting.untested.filter { point in !fitting.earsLeftOut.contains { $0.ear == point.ear } }
+        if !untested.isEmpty { lines.append("not tested, left out: \(list(untested, level: false))") }
+        if !fitting.capped.isEmpty {
+            let caps = fitting.capped.map {
+                "\($0.ear.rawValue) \($0.frequencyHz) Hz +\(Int($0.prescribedDB.rounded())) -> +\(Int($0.playedDB.rounded())) dB"
+            }
+            lines.append("capped: \(caps.joined(separator: ", "))")
+            if fitting.capped.contains(where: { $0.cutDB > ProposedFitting.audiologistCutDB }) {
+                lines.append("a loss this deep needs an audiologist's fitting")
+            }
+        }
+        for (ear, missing) in fitting.earsLeftOut {
+            lines.append(
+                "the \(ear.rawValue) ear is left out (not fitted): it has no level at \(missing.map(String.init).joined(separator: ", ")) Hz, which every prescription needs"
+            )
+        }
+        return lines
+    }
+
+    /// Through `ribbitd load --trial`'s own code: the file written (-o), or a private copy.
+    private func loadAsTrial(_ payload: Data, name: String, trial: String) throws {
+        var path = output
+        var directory: String?
+        if path == nil {
+            var template = Array((NSTemporaryDirectory() + "/ribbit-fit-XXXXXX").utf8CString)
+            guard let made = mkdtemp(&template) else {
+                throw RibbitError.cannotCreate("cannot make a temporary directory (\(String(cString: strerror(errno))))")
+            }
+            directory = String(cString: made)
+            path = directory! + "/\(name.replacingOccurrences(of: " ", with: "-")).rx"
+            try RxMakeCommand.writeText(payload, to: path!)
+        }
+        defer { if let directory { try? FileManager.default.removeItem(atPath: directory) } }
+        let load = try LoadCommand.parse([path!, "--trial", trial])
+        try load.run()
+    }
+}

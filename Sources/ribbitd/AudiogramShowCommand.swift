@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import RibbitAudiometry
+import RibbitPlot
+import RibbitPrescription
+
+struct AudiogramShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show a stored hearing test: thresholds per ear, noise, reliability, calibration.")
+
+    @Argument(help: ArgumentHelp("The test's id (`ribbitd audiogram list`).", valueName: "ID")) var id: Int64
+    @Flag(help: "Print the whole record as JSON, every presentation included.") var json = false
+
+    func run() throws {
+        let record = try findHearingTest(id)
+        if json {
+            printJSON(record)
+            return
+        }
+        print(Self.text(record), terminator: "")
+    }
+
+    static func text(_ record: HearingTestRecord) -> String {
+        let result = record.result
+        var out = "hearing test \(record.id ?? 0), \(record.localDate)\n"
+        out += "\(HearingTestRecord.disclaimer)\n\n"
+        out += "headphones:  \(record.transducerText)\n"
+        out += "calibration: \(record.calibrationText)\n"
+        out += "ceiling:     \(HearingTestRecord.number(record.ceilingDBHL)) dB HL\n"
+        for ear in Ear.plotOrder {
+            let rows = result.frequencies.filter { $0.ear == ear }.sorted {
+                ($0.frequencyHz, $0.isRetest ? 1 : 0) < ($1.frequencyHz, $1.isRetest ? 1 : 0)
+            }
+            guard !rows.isEmpty else { continue }
+            out += "\n\(ear.plotTitle.lowercased())\n"
+            let header = ["Hz", "threshold", "noise dB SPL", "presentations"]
+            let cells = rows.map {
+                [
+                    "\($0.frequencyHz)\($0.isRetest ? " retest" : "")", $0.levelText,
+                    $0.ambientNoiseDBSPL.map { String(format: "%.1f", $0) } ?? "-", String($0.presentations),
+                ]
+            }
+            let widths = (0..<header.count).map { c in ([header] + cells).map { $0[c].count }.max()! }
+            for row in [header] + cells {
+                out +=
+                    "  "
+                    + zip(row, widths).enumerated().map { c, cell in
+                        c == header.count - 1 ? cell.0 : cell.0.padding(toLength: cell.1, withPad: " ", startingAt: 0)
+                    }.joined(separator: "  ") + "\n"
+            }
+        }
+        out += "\nreliability\n"
+        for line in reliabilityLines(result) { out += "  \(line)\n" }
+        return out
+    }
+
+    /// The indicators and flags, one line each (also the report's list).
+    static func reliabilityLines(_ result: HearingTestResult) -> [String] {
+        var lines: [String] = []
+        let chances = result.catchTrials + result.log.count
+        lines.append(
+            "false alarms: "
+                + (result.falseAlarmRate.map {
+                    "\(String(format: "%.0f", $0 * 100)) % (\(result.catchTrialFalseAlarms + result.strayPresses) of \(chances) chances: "
+                        + "\(result.catchTrialFalseAlarms) of \(result.catchTrials) catch trials, \(result.strayPresses) presses during waits)"
+                } ?? "no chances measured"))
+        lines.append(
+            "1 kHz retest: "
+                + (result.retestDifferences.isEmpty
+                    ? "no pair of numbers to compare"
+                    : result.retestDifferences.map { "\($0.ear.rawValue) \($0.differenceDB > 0 ? "+" : "")\($0.differenceDB) dB" }.joined(
+                        separator: ", "))
+                + " (more than \(HearingTestResult.maximumRetestDifferenceDB) dB is flagged)")
+        lines.append("mean response time: " + (result.meanResponseTimeMs.map { String(format: "%.0f ms", $0) } ?? "no answers"))
+        if result.flags.isEmpty {
+            lines.append("flags: none")
+        } else {
+            lines.append("flags: \(result.flags.count)\(result.isUnreliable ? " (UNRELIABLE: the thresholds may be wrong)" : "")")
+            lines += result.flags.map { "- \($0.explanation)" }
+        }
+        return lines
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import RibbitAudiometry
+import RibbitPrescription
+import RibbitSettings
+import RibbitStore
+import RibbitTestSupport
+import Testing
+
+/// `ribbitd audiogram fit` on a loss deeper than ribbit's +50 dB, and `ribbitd audiogram
+/// reference`: the real binary on tests a seeded listener took, in a real history file.
+@Suite struct AudiogramCapAndReferenceTests {
+    let directory: URL
+    let environment: [String: String]
+    var referencePath: String { directory.appendingPathComponent("config/ribbit/hearing-reference.toml").path }
+
+    init() throws {
+        directory = try TestPaths.temporaryDirectory()
+        var environment = try TestPaths.privateHome(in: directory)
+        environment["TZ"] = "UTC"
+        self.environment = environment
+    }
+
+    func ribbitd(_ arguments: [String]) throws -> RunResult { try Built.run(Ribbitd.binary, arguments, environment: environment) }
+    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    /// Stores the records as ids 1, 2, ...
+    func store(_ records: [HearingTestRecord]) throws {
+        let data = directory.appendingPathComponent("data/ribbit")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        let store = try HearingTestStore(path: data.appendingPathComponent("ribbit.sqlite").path)
+        for record in records { try store.save(record) }
+    }
+
+    static let steep: [Int: Double] = [250: 20, 500: 25, 1000: 35, 2000: 45, 3000: 55, 4000: 60, 6000: 65, 8000: 70]
+    static let normal: [Int: Double] = [250: 5, 500: 5, 1000: 0, 2000: 5, 3000: 5, 4000: 10, 6000: 10, 8000: 5]
+
+    @Test func aSteepLossIsFittedCappedAndRxShowShowsTheAudiogram() throws {
+        let record = HearingTestRecords.record(thresholds: [.right: Self.steep, .left: Self.steep], seed: 3)
+        #expect(record.result.flags.isEmpty, "flags \(record.result.flags)")
+        try store([record])
+        let rx = path("steep.rx")
+        let fit = try ribbitd(["audiogram", "fit", "1", "-o", rx])
+        #expect(fit.status == 0, "\(fit.stderr)")
+        let capLine = try #require(fit.stdout.split(separator: "\n").first { $0.hasPrefix("capped: ") })
+        #expect(capLine.contains("right 8000 Hz +") && capLine.contains("left 8000 Hz +") && capLine.hasSuffix(" -> +50 dB"))
+        let parsed = try Prescription.parse(Array(try Data(contentsOf: URL(fileURLWithPath: rx))))
+        #expect(parsed.rule == .explicit && parsed.gains50[.right]?[8000] == 50 && parsed.gains80[.right]?[8000] ?? 99 <= 50)
+        // What camfit gives below the cap is played as it is.
+        let thresholds = try #require(parsed.thresholds[.right])
+        let camfit = Camfit.gains(thresholds: thresholds, speechDBSPL: 50)
+        for (hz, gain) in camfit where gain < 50 { #expect(abs(parsed.gains50[.right]![hz]! - gain) <= 0.05) }
+
+        let shown = try ribbitd(["rx", "show", "--json", rx])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as! [String: Any]
+        let ears = report["ears"] as! [String: [String: Any]]
+        for ear in Ear.allCases {
+            let expected = Dictionary(
+                uniqueKeysWithValues: record.result.frequencies.filter { $0.ear == ear && !$0.isRetest }.map {
+                    (String($0.frequencyHz), $0.thresholdDBHL!)
+                })
+            #expect(ears[ear.rawValue]?["thresholdsDBHL"] as? [String: Int] == expected)
+        }
+        let text = try ribbitd(["rx", "show", rx])
+        #expect(text.status == 0 && text.stdout.contains("8000"))
+    }
+
+    @Test func aNormalHearingTestBecomesTheReferenceAndIsRemoved() throws {
+        let normal = HearingTestRecords.record(thresholds: [.right: Self.normal, .left: Self.normal], seed: 7)
+        #expect(normal.result.flags.isEmpty, "flags \(normal.result.flags)")
+        var insert = normal
+        insert.transducer = .er3a
+        let mild = HearingTestRecords.record(thresholds: [.right: Self.normal, .left: Self.normal.merging([4000: 40]) { $1 }], seed: 7)
+        try store([normal, insert, HearingTestRecords.unreliable(), mild])
+        // The 40 dB HL is measured near 40: outside normal hearing.
+        #expect(try #require(mild.result.threshold(ear: .left, frequencyHz: 4000)?.thresholdDBHL) > 25)
+
+        let made = try ribbitd(["audiogram", "reference", "1"])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.stdout.hasPrefix("wrote \(referencePath): hearing test 1's thresholds as 0 dB HL for consumer headphones\n"))
+        let loaded = try #require(try HearingReference.load(path: referencePath))
+        for (hz, _) in Self.normal {
+            let levels = Ear.allCases.compactMap { normal.result.threshold(ear: $0, frequencyHz: hz)?.thresholdDBHL }
+            #expect(levels.count == 2 && loaded[hz] == Double(levels.reduce(0, +)) / 2, "\(hz) Hz")
+        }
+        let text = try String(contentsOfFile: referencePath, encoding: .utf8)
+        #expect(text.contains("test = 1\n") && text.contains("[thresholds]"))
+
+        // Refused in one line, the stored reference left as it was.
+        for (id, words) in [
+            ("2", "hearing test 2 used ER-3A insert earphones, which have a standard reference level (RETSPL)"),
+            ("3", "hearing test 3 is flagged (false-alarms"), ("4", "the left ear's 4000 Hz is "),
+        ] {
+            let refused = try ribbitd(["audiogram", "reference", id])
+            #expect(refused.status == 65 && refused.stderr.contains(words), "\(refused.stderr)")
+            #expect(refused.stderr.split(separator: "\n").count == 1 && refused.stdout.isEmpty)
+        }
+        #expect(try String(contentsOfFile: referencePath, encoding: .utf8) == text)
+        #expect(try ribbitd(["audiogram", "reference", "9"]).status == 65)
+        #expect(try ribbitd(["audiogram", "reference"]).status == 64)
+
+        let removed = try ribbitd(["audiogram", "reference", "--remove"])
+        #expect(removed.status == 0 && removed.stdout == "removed \(referencePath)\n")
+        #expect(!FileManager.default.fileExists(atPath: referencePath))
+        #expect(try HearingReference.load(path: referencePath) == nil)
+        // A hand edit outside normal hearing is refused by the loader, not played 60 dB off.
+        try "[thresholds]\n1000 = 60.0\n".write(toFile: referencePath, atomically: true, encoding: .utf8)
+        #expect { try HearingReference.load(path: referencePath) } throws: { "\($0)".contains("from -10 to 25 dB HL") }
+        _ = try ribbitd(["audiogram", "reference", "--remove"])
+        let again = try ribbitd(["audiogram", "reference", "--remove"])
+        #expect(again.status == 0 && again.stdout.hasPrefix("no reference is stored"))
+    }
+}

@@ -1,0 +1,124 @@
+import RibbitAudiometry
+import RibbitControl
+import RibbitPrescription
+import Testing
+
+@testable import RibbitDaemon
+
+/// The daemon's hearing test in time, on its own: a clock stepped by hand, no JACK, no socket.
+@Suite struct HearingTestSessionTests {
+    static let levels = ToneLevels(table: .standard(.tdh39), calibration: ToneCalibration(dBSPLAtZeroDBFS: 100))
+
+    static func session(
+        seed: UInt64 = 1, catchTrials: Double = 0, noise: @escaping (Int, Int) -> HearingTestSession.NoiseReading? = { _, _ in nil }
+    ) -> HearingTestSession {
+        var plan = HearingTest.Plan(maximumDBHL: [.right: [1000: 90]])
+        plan.ears = [.right]
+        plan.frequenciesHz = [1000]
+        plan.catchTrialProbability = catchTrials
+        return HearingTestSession(
+            plan: plan, levels: [.right: levels], transducer: .tdh39, ceilingDBHL: 90, seed: seed, now: 0, judgeNoise: noise)
+    }
+
+    /// Steps the clock by 10 ms until `until` or the end; `listener` sees each tone (its level
+    /// in dB HL from the dBFS asked, and its onset) and says when it answers (nil: it does not).
+    @discardableResult
+    static func run(
+        _ session: HearingTestSession, until: Double = 600, startDelay: Double = 0.02,
+        listener: (_ dBHL: Double, _ onset: Double) -> Double? = { _, _ in nil }
+    ) -> (tones: [(time: Double, dBFS: Double)], end: Double) {
+        var tones: [(Double, Double)] = []
+        var now = 0.0
+        var pressAt: Double?
+        while now < until && !session.isOver {
+            for action in session.tick(now: now, toneStartDelay: startDelay) {
+                if case .play(let hz, let dBFS, _, _) = action {
+                    tones.append((now, dBFS))
+                    let dBHL = levels.dBHL(dBFS: dBFS, frequencyHz: hz)!
+                    pressAt = listener(dBHL, now + startDelay)
+                }
+            }
+            if let at = pressAt, now >= at {
+                _ = session.answer(ear: nil, now: now)
+                pressAt = nil
+            }
+            now += 0.01
+        }
+        return (tones, now)
+    }
+
+    @Test func tonesFollowTheirWaitsAndAnswersCountFromTheOnset() throws {
+        let session = Self.session()
+        // Hears 35 dB HL and up, 400 ms after the onset.
+        let (tones, end) = Self.run(session) { dBHL, onset in dBHL >= 34.5 ? onset + 0.4 : nil }
+        #expect(session.isOver && session.status(now: end).state == .finished)
+        let result = session.test.result
+        #expect(result.frequencies.first?.thresholdDBHL == 35, "\(result.frequencies)")
+        // The first tone after the settling second and its 1-3 s wait; each later one after the
+        // previous one's sound (or answer) and a wait of 1-3 s.
+        #expect(tones.first.map { (2.0...4.01).contains($0.time) } == true, "\(tones.map(\.time))")
+        for (a, b) in zip(tones, tones.dropFirst()) { #expect(b.time - a.time >= 1.0, "tones \(a.time) and \(b.time)") }
+        for entry in result.log where entry.responded {
+            #expect(entry.responseTimeMs.map { (395...415).contains($0) } == true, "response time \(entry.responseTimeMs ?? -1) ms")
+        }
+        // 20 dB HL at 1 kHz through TDH-39 (7 dB) and 100 dB SPL at 0 dBFS: -73 dBFS.
+        #expect(abs(tones[0].dBFS - (-73)) < 1e-9)
+    }
+
+    @Test func aPressBeforeTheOnsetOrAfterTheWindowIsAFalseAlarm() {
+        let session = Self.session()
+        // Presses 10 ms before each onset: never in a window.
+        Self.run(session, until: 60) { _, onset in onset - 0.01 }
+        let result = session.test.result
+        #expect(result.strayPresses > 0 && result.log.allSatisfy { !$0.responded }, "\(result.strayPresses) stray")
+    }
+
+    @Test func aLoudRoomPausesAndTwoQuietSecondsResume() {
+        nonisolated(unsafe) var loud = false
+        let session = Self.session { _, level in
+            HearingTestSession.NoiseReading(
+                tooLoud: loud,
+                status: HearingTestStatus.Noise(loudBandHz: loud ? 500 : nil, levelDBSPL: 50, limitDBSPL: 41, testBandDBSPL: 30))
+        }
+        _ = session.tick(now: 0, toneStartDelay: 0)
+        loud = true
+        _ = session.tick(now: 0.5, toneStartDelay: 0)
+        #expect(session.status(now: 0.5).state == .pausedForNoise)
+        #expect(session.status(now: 0.5).noise?.loudBandHz == 500)
+        // Nothing plays while it is loud.
+        for step in 1...300 {
+            #expect(
+                session.tick(now: 0.5 + Double(step) * 0.01, toneStartDelay: 0).allSatisfy { if case .play = $0 { false } else { true } })
+        }
+        loud = false
+        _ = session.tick(now: 4.0, toneStartDelay: 0)
+        _ = session.tick(now: 5.9, toneStartDelay: 0)
+        #expect(session.status(now: 5.9).state == .pausedForNoise, "resumed before 2 s of quiet")
+        _ = session.tick(now: 6.01, toneStartDelay: 0)
+        #expect(session.status(now: 6.01).state == .running)
+        // A press while paused is no false alarm.
+        loud = true
+        _ = session.tick(now: 6.1, toneStartDelay: 0)
+        _ = session.answer(ear: nil, now: 6.2)
+        #expect(session.test.result.strayPresses == 0)
+    }
+
+    @Test func stoppingEndsItIncompleteAndALongPauseRenewsTheHold() {
+        let session = Self.session { _, _ in
+            HearingTestSession.NoiseReading(
+                tooLoud: true, status: HearingTestStatus.Noise(loudBandHz: 250, levelDBSPL: 60, limitDBSPL: 45, testBandDBSPL: 30))
+        }
+        #expect(session.startActions == [.holdSilence])
+        // Paused for 45 s: the tone mode (silent) is renewed every 20 s, so the hearing aid stays off.
+        var holds = 0
+        var now = 0.0
+        while now < 45 {
+            holds += session.tick(now: now, toneStartDelay: 0).filter { $0 == .holdSilence }.count
+            now += 0.01
+        }
+        #expect(holds == 2)
+        #expect(session.stop(why: "stopped before the end") == [.end])
+        #expect(session.status(now: now).state == .stopped && session.test.result.flags.contains(.incomplete))
+        #expect(session.stop(why: "again") == [])
+    }
+}
