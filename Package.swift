@@ -128,7 +128,7 @@ let package = Package(
             name: "ribbit-web",
             dependencies: [
                 "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", "RibbitIntake", "RibbitPlot", "RibbitPrescription",
-                "RibbitFitting", "RibbitSignature", "RibbitImage", "RibbitMonitor", "RibbitDumpFiles",
+                "RibbitFitting", "RibbitSignature", "RibbitImage", "RibbitMonitor", "RibbitDumpFiles", "RibbitAudiometry",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

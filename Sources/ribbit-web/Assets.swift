@@ -33,11 +33,13 @@ enum Assets {
     static let screens: [(path: String, name: String)] = [
         (HomeScreen.path, "Home"), (PrescriptionsScreen.path, "Prescriptions"), (LoadScreen.path, "Load"),
         (LiveScreen.path, "Live"), (FittingScreen.path, "Fitting"),
+        (HearingTestScreen.path, "Hearing test"),
     ]
 
     /// The style sheet: the shared rules, each screen's, then dark mode's colours.
     static let styleSheet =
-        StyleSheet.shared + PrescriptionsScreen.css + PrescriptionView.css + LiveScreen.css + FittingScreen.css + StyleSheet.dark
+        StyleSheet.shared + PrescriptionsScreen.css + PrescriptionView.css + LiveScreen.css + FittingScreen.css + HearingTestScreen.css
+        + StyleSheet.dark
 
     /// Serves the shared assets.
     static func addRoutes<Context: RequestContext>(to router: Router<Context>) {

@@ -30,6 +30,7 @@ enum WebApp {
         DetailsScreen.addRoutes(to: router, history: history, csrfToken: token)
         LiveScreen.addRoutes(to: router, feed: LiveFeed(socketPath: daemon.socketPath), csrfToken: token)
         FittingScreen.addRoutes(to: router, daemon: daemon, history: history, keys: keys, csrfToken: token)
+        HearingTestScreen.addRoutes(to: router, daemon: daemon, csrfToken: token)
 
         // The same router answers WebSocket upgrades, so the security middleware checks them too;
         // on a LAN all of it inside TLS.
