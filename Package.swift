@@ -59,6 +59,9 @@ let package = Package(
         .target(name: "RibbitPlot", dependencies: ["RibbitPrescription"]),
         // The hearing test's procedure (a state machine), its result and the RETSPL tables. No I/O, no Foundation.
         .target(name: "RibbitAudiometry", dependencies: ["RibbitPrescription"]),
+        // A stored hearing test for people: its text lines and the printable HTML report, for
+        // `ribbitd audiogram` and the web app's Hearing test screen.
+        .target(name: "RibbitAudiogramReport", dependencies: ["RibbitAudiometry", "RibbitPlot", "RibbitPrescription", "RibbitSettings"]),
         // Prescription -> per-ear combination curves -> filters for the engine.
         .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription", "RibbitSettings", "RibbitSignals"]),
         // `ribbitd verify`'s measurements (ANSI S3.22-style test box and target match) on the real
@@ -114,7 +117,8 @@ let package = Package(
             dependencies: [
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
                 "RibbitControl", "RibbitMonitor", "RibbitDumpFiles", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
-                "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", "RibbitAudiometry", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", "RibbitAudiometry", "RibbitAudiogramReport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: bindNow
@@ -129,7 +133,7 @@ let package = Package(
             dependencies: [
                 "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", "RibbitIntake", "RibbitPlot", "RibbitPrescription",
                 "RibbitFitting", "RibbitSignature", "RibbitImage", "RibbitMonitor", "RibbitDumpFiles", "RibbitAudiometry",
-                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+                "RibbitAudiogramReport", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RibbitAudiogramReport
 import RibbitAudiometry
 import RibbitSettings
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RibbitAudiogramReport
 
 struct AudiogramReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

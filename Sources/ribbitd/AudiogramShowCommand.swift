@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RibbitAudiogramReport
 import RibbitAudiometry
 import RibbitPlot
 import RibbitPrescription
@@ -50,34 +51,7 @@ struct AudiogramShowCommand: ParsableCommand {
             }
         }
         out += "\nreliability\n"
-        for line in reliabilityLines(result) { out += "  \(line)\n" }
+        for line in result.reliabilityLines { out += "  \(line)\n" }
         return out
-    }
-
-    /// The indicators and flags, one line each (also the report's list).
-    static func reliabilityLines(_ result: HearingTestResult) -> [String] {
-        var lines: [String] = []
-        let chances = result.catchTrials + result.log.count
-        lines.append(
-            "false alarms: "
-                + (result.falseAlarmRate.map {
-                    "\(String(format: "%.0f", $0 * 100)) % (\(result.catchTrialFalseAlarms + result.strayPresses) of \(chances) chances: "
-                        + "\(result.catchTrialFalseAlarms) of \(result.catchTrials) catch trials, \(result.strayPresses) presses during waits)"
-                } ?? "no chances measured"))
-        lines.append(
-            "1 kHz retest: "
-                + (result.retestDifferences.isEmpty
-                    ? "no pair of numbers to compare"
-                    : result.retestDifferences.map { "\($0.ear.rawValue) \($0.differenceDB > 0 ? "+" : "")\($0.differenceDB) dB" }.joined(
-                        separator: ", "))
-                + " (more than \(HearingTestResult.maximumRetestDifferenceDB) dB is flagged)")
-        lines.append("mean response time: " + (result.meanResponseTimeMs.map { String(format: "%.0f ms", $0) } ?? "no answers"))
-        if result.flags.isEmpty {
-            lines.append("flags: none")
-        } else {
-            lines.append("flags: \(result.flags.count)\(result.isUnreliable ? " (UNRELIABLE: the thresholds may be wrong)" : "")")
-            lines += result.flags.map { "- \($0.explanation)" }
-        }
-        return lines
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RibbitAudiogramReport
 import RibbitControl
 import RibbitSettings
 import RibbitStore
@@ -47,13 +48,7 @@ struct ListCommand: ParsableCommand {
     }
 
     /// Local time, as the wearer's clock shows it (TZ); the JSON keeps UTC.
-    static let date: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
-        formatter.timeZone = TimeZone.current
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        return formatter
-    }()
+    static var date: DateFormatter { LocalDate.minutes }
 }
 
 /// Pretty JSON with sorted keys: the same bytes for the same data, for diffs and scripts.

@@ -8,10 +8,10 @@ import RibbitSettings
 /// disclaimer boxed at the top, the audiogram (RibbitPlot's chart: right red O, left blue X,
 /// no-response arrows), the thresholds with the noise they were measured in, the reliability
 /// indicators and flags, the headphones and calibration. No scripts, no external resources.
-enum AudiogramReportHTML {
+public enum AudiogramReportHTML {
     /// The chart's points for an ear: thresholds, and no responses at the level tested;
     /// undetermined frequencies are not drawn (the table says so).
-    static func points(_ result: HearingTestResult, ear: Ear) -> [AudiogramPoint] {
+    public static func points(_ result: HearingTestResult, ear: Ear) -> [AudiogramPoint] {
         result.frequencies.filter { $0.ear == ear && !$0.isRetest }.sorted { $0.frequencyHz < $1.frequencyHz }.compactMap { measured in
             switch measured.status {
             case .threshold: measured.thresholdDBHL.map { AudiogramPoint(frequencyHz: measured.frequencyHz, dBHL: $0) }
@@ -21,7 +21,7 @@ enum AudiogramReportHTML {
         }
     }
 
-    static func render(_ record: HearingTestRecord) -> String {
+    public static func render(_ record: HearingTestRecord) -> String {
         let result = record.result
         let chart = AudiogramSVG.chart(
             right: points(result, ear: .right), left: points(result, ear: .left), title: "Audiogram, hearing test \(record.id ?? 0)")
@@ -41,7 +41,7 @@ enum AudiogramReportHTML {
             }
             rows += "</tr>\n"
         }
-        let reliability = AudiogramShowCommand.reliabilityLines(result).map { "<li>\(escape($0))</li>" }.joined(separator: "\n")
+        let reliability = result.reliabilityLines.map { "<li>\(escape($0))</li>" }.joined(separator: "\n")
         let verdict =
             result.isUnreliable
             ? "<p class=\"unreliable\">Flagged UNRELIABLE: the thresholds may be wrong; repeat the test.</p>"
