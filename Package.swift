@@ -184,7 +184,7 @@ let package = Package(
             name: "RibbitDaemonTests",
             dependencies: [
                 "RibbitTestSupport", "RibbitControl", "RibbitMonitor", "RibbitDaemon", "RibbitAudioFile", "RibbitDSP", "RibbitFitting",
-                "RibbitPrescription", "RibbitStore", "RibbitSettings", .product(name: "Logging", package: "swift-log"),
+                "RibbitPrescription", "RibbitStore", "RibbitSettings", "RibbitAudiometry", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -154,6 +154,11 @@ enum HearingTestScreen {
               <dt>Headphones</dt><dd id="headphones">–</dd>
               <dt>Time</dt><dd id="took">–</dd>
             </dl>
+            <div id="result-links" class="actions" hidden>
+              <a id="report-link" href="/hearing-test">Printable report</a>
+              <a id="fhir-link" href="/hearing-test" download>FHIR for your doctor</a>
+              <button id="fit" type="button" class="use">Try a fitting (15 min)</button>
+            </div>
             <div class="actions">
               <button id="again" type="button">Test again</button>
             </div>
@@ -164,6 +169,22 @@ enum HearingTestScreen {
             <figure id="chart" class="audiogram"></figure>
             <p class="hint">Right ear O in red, left ear X in blue; lower on the chart means louder beeps were needed.
               An arrow: no answer even at the loudest level.</p>
+          </section>
+
+          <section id="fit-card" class="card" aria-labelledby="trial-title" hidden>
+            <h2 id="trial-title">Trying a fitting</h2>
+            <p id="trial-left" class="state" role="timer" aria-live="off">–</p>
+            <p id="trial-back" class="hint" role="status">–</p>
+            <div class="actions">
+              <button id="keep" type="button" class="use">Keep it</button>
+              <button id="revert" type="button">Revert now</button>
+            </div>
+          </section>
+
+          <section id="earlier" class="card" aria-labelledby="earlier-title" hidden>
+            <h2 id="earlier-title">Your tests</h2>
+            <p class="hint">A self-test is a screening, not a clinical audiogram. The report and the FHIR file say so for your doctor.</p>
+            <ul id="earlier-list" class="earlier"></ul>
           </section>
         </main>
 
@@ -186,6 +207,7 @@ enum HearingTestScreen {
         };
         const unreliableFlags = ["false-alarms", "retest-difference"];
         let test = null, last = null, newTest = false, busy = false, chartKey = "", stopArmed = null, daemonDown = false;
+        let listedFor = null;
 
         function clock(seconds) {
           const s = Math.max(0, Math.floor(seconds || 0));
@@ -216,6 +238,10 @@ enum HearingTestScreen {
           $("during").hidden = shown !== "during";
           $("after").hidden = shown !== "after";
           $("chart-card").hidden = shown === "before";
+          renderTrial(status.trial, shown);
+          const listKey = shown === "during" ? null : String(t && t.recordID);
+          $("earlier").hidden = shown === "during" || $("earlier-list").childElementCount === 0;
+          if (listKey !== null && listKey !== listedFor) { listedFor = listKey; listTests(); }
           if (shown === "during") {
             const paused = t.state === "paused-noise";
             $("where").textContent = paused ? "Paused" : t.ear ? earNames[t.ear] + ", " + hz(t.frequencyHz) : "Starting…";
@@ -250,6 +276,58 @@ enum HearingTestScreen {
           $("record").textContent = t.recordID != null ? "Hearing test " + t.recordID + " (ribbitd audiogram show " + t.recordID + ")" : "Not stored";
           $("headphones").textContent = headphoneNames[t.transducer] || t.transducer;
           $("took").textContent = clock(t.elapsedSeconds);
+          $("result-links").hidden = t.recordID == null;
+          $("fit").hidden = bad.length > 0;  // refused anyway: the box above says why
+          if (t.recordID != null) {
+            $("report-link").href = "/hearing-test/report/" + t.recordID;
+            $("fhir-link").href = "/api/hearing-test/fhir/" + t.recordID;
+          }
+        }
+
+        // A trial (from here, or from anywhere else) with the Home screen's Keep and Revert.
+        function renderTrial(trial, shown) {
+          $("fit-card").hidden = !trial || shown === "during";
+          if (!trial) return;
+          const seconds = Math.max(0, Math.round(trial.secondsLeft));
+          const name = last && last.prescription ? last.prescription.name : "a prescription";
+          $("trial-left").textContent = "Trying " + name + ": " + clock(seconds) + " left";
+          $("trial-back").textContent = "Then back to " + (trial.revertsTo || "no prescription (the sound unchanged)") + ", unless you keep it.";
+        }
+
+        const localTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+        // The stored tests, newest first, each with the same three ways to use it.
+        async function listTests() {
+          try {
+            const response = await fetch("/api/hearing-test/list", { cache: "no-store" });
+            if (!response.ok) { showMessage((await response.text()).trim()); return; }
+            const tests = await response.json();
+            $("earlier-list").replaceChildren(...tests.map((entry) => {
+              const when = new Date(entry.date);
+              const label = "test " + entry.id;
+              const flags = entry.flags.length === 0 ? "no flags" : entry.unreliable ? "unreliable" : entry.flags.join(", ");
+              return el("li", {},
+                el("p", {}, el("strong", { text: "Test " + entry.id }), " ",
+                  el("time", { datetime: entry.date, text: isNaN(when) ? entry.date : localTime.format(when) }),
+                  ", " + (headphoneNames[entry.transducer] || entry.transducer) + ", " + flags),
+                el("div", { class: "actions" },
+                  el("a", { href: "/hearing-test/report/" + entry.id, text: "Report", "aria-label": "Printable report of " + label }),
+                  el("a", { href: "/api/hearing-test/fhir/" + entry.id, download: "", text: "FHIR", "aria-label": "FHIR for your doctor, " + label }),
+                  entry.unreliable ? null : fitButton(entry.id, "Try a fitting", "Try a fitting from " + label + " for 15 minutes")));
+            }));
+            $("earlier").hidden = tests.length === 0 || !$("during").hidden;
+          } catch (error) {
+            listedFor = null;  // listed on the next poll
+          }
+        }
+
+        function fitButton(id, text, label) {
+          const button = el("button", { type: "button", text: text, "aria-label": label });
+          button.addEventListener("click", () => fit(id));
+          return button;
+        }
+
+        async function fit(id) {
+          await send("/api/hearing-test/fit", { id: id });
         }
 
         // The server's SVG (RibbitPlot's audiogram), parsed as SVG, never as HTML.
@@ -353,6 +431,10 @@ enum HearingTestScreen {
           await send("/api/hearing-test/stop");
         });
 
+        $("fit").addEventListener("click", () => { if (test && test.recordID != null) fit(test.recordID); });
+        $("keep").addEventListener("click", () => send("/api/keep"));
+        $("revert").addEventListener("click", () => send("/api/revert"));
+
         $("again").addEventListener("click", () => {
           newTest = true;
           if (last) render(last);
@@ -399,6 +481,12 @@ enum HearingTestScreen {
         .unreliable p { margin: 0.4rem 0 0; }
         .flags { margin: 0 0 0.7rem; padding-left: 1.4rem; font-weight: 600; }
         .flags:empty { display: none; }
+        #trial-left { font-size: 1.3rem; }
+        #trial-left:focus { outline: none; }
+        .earlier { list-style: none; margin: 0; padding: 0; }
+        .earlier li { border-top: 2px solid var(--line); padding: 0.6rem 0; }
+        .earlier li p { margin: 0; }
+        .earlier .actions { margin-top: 0.4rem; }
         @media (prefers-color-scheme: dark) { button.heard { color: #000; } button.heard.paused { color: var(--ink); } }
 
         """#

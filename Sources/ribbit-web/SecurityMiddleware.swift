@@ -122,7 +122,10 @@ enum WebSecurity {
         + "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
     static func secure(_ headers: inout HTTPFields) {
-        headers[HTTPField.Name("Content-Security-Policy")!] = contentSecurityPolicy
+        // A page may bring a stricter policy of its own (the hearing test's printable report).
+        if headers[HTTPField.Name("Content-Security-Policy")!] == nil {
+            headers[HTTPField.Name("Content-Security-Policy")!] = contentSecurityPolicy
+        }
         headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
         headers[HTTPField.Name("X-Frame-Options")!] = "DENY"

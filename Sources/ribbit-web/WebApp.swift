@@ -31,6 +31,7 @@ enum WebApp {
         LiveScreen.addRoutes(to: router, feed: LiveFeed(socketPath: daemon.socketPath), csrfToken: token)
         FittingScreen.addRoutes(to: router, daemon: daemon, history: history, keys: keys, csrfToken: token)
         HearingTestScreen.addRoutes(to: router, daemon: daemon, csrfToken: token)
+        HearingTestResultsRoutes.addRoutes(to: router, daemon: daemon, tests: HearingTestBridge(storePath: history.storePath))
 
         // The same router answers WebSocket upgrades, so the security middleware checks them too;
         // on a LAN all of it inside TLS.
