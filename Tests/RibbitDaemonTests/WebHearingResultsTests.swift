@@ -39,11 +39,13 @@ extension DaemonTests {
         #expect(html.contains("<svg") && html.contains("Audiogram, hearing test \(reliable)"))
         let policy = report.headers["content-security-policy"] ?? ""
         #expect(
-            policy.hasPrefix("default-src 'none'; style-src 'sha256-") && !policy.contains("unsafe-inline") && !policy.contains("script-src"),
+            policy.hasPrefix("default-src 'none'; style-src 'sha256-") && !policy.contains("unsafe-inline")
+                && !policy.contains("script-src"),
             "\(policy)")
 
         let fhir = try web.request("GET", "/api/hearing-test/fhir/\(reliable)")
-        #expect(fhir.status == 200 && fhir.headers["content-disposition"] == "attachment; filename=\"ribbit-hearing-test-\(reliable).json\"")
+        #expect(
+            fhir.status == 200 && fhir.headers["content-disposition"] == "attachment; filename=\"ribbit-hearing-test-\(reliable).json\"")
         let (valid, output) = try FHIRValidator.validate(fhir.body)
         #expect(valid == 0, "the FHIR bundle is not valid R4: \(output)")
 
@@ -94,8 +96,12 @@ extension DaemonTests {
         try browser.call("Page.navigate", ["url": web.url + "hearing-test"])
         try browser.wait(
             for: #"!document.getElementById("result-links").hidden && document.getElementById("earlier-list").childElementCount === 3"#)
-        #expect(try browser.evaluate(#"document.getElementById("report-link").getAttribute("href")"#) as? String == "/hearing-test/report/\(id)")
-        #expect(try browser.evaluate(#"document.getElementById("fhir-link").getAttribute("href")"#) as? String == "/api/hearing-test/fhir/\(id)")
+        #expect(
+            try browser.evaluate(#"document.getElementById("report-link").getAttribute("href")"#) as? String == "/hearing-test/report/\(id)"
+        )
+        #expect(
+            try browser.evaluate(#"document.getElementById("fhir-link").getAttribute("href")"#) as? String == "/api/hearing-test/fhir/\(id)"
+        )
         #expect(try browser.evaluate(#"!document.getElementById("fit-card").hidden"#) as? Bool == true, "the trial is not shown")
         let trialText = try browser.evaluate(#"document.getElementById("trial-left").textContent"#) as? String ?? ""
         #expect(trialText.hasPrefix("Trying self-test 2026-11-24: 1"), "\(trialText)")
