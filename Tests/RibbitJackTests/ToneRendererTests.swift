@@ -61,6 +61,30 @@ import Testing
         #expect(left == right)
     }
 
+    /// A hearing test's tones may reach 1 dB under full scale, never more, and the ceiling in
+    /// force still holds 1 dB under it; NaN and infinite asks play silence, an infinite limit
+    /// falls back to the calibration tone's.
+    @Test func aHearingTestsToneStaysUnderFullScaleAndTheCeiling() {
+        let limit = ToneRenderer.hearingTestMaxLevelDBFS
+        #expect(abs(ToneRenderer.amplitude(levelDBFS: 20, ceilingDBFS: 0, limitDBFS: limit) - pow(10, -1.0 / 20)) < 1e-12)
+        #expect(abs(ToneRenderer.amplitude(levelDBFS: -3, ceilingDBFS: 0, limitDBFS: limit) - pow(10, -3.0 / 20)) < 1e-12)
+        #expect(abs(ToneRenderer.amplitude(levelDBFS: 0, ceilingDBFS: -10, limitDBFS: limit) - pow(10, -11.0 / 20)) < 1e-12)
+        #expect(ToneRenderer.amplitude(levelDBFS: 0, ceilingDBFS: 0, limitDBFS: 10) <= pow(10, -1.0 / 20))
+        #expect(ToneRenderer.amplitude(levelDBFS: 0, ceilingDBFS: 0, limitDBFS: .infinity) == pow(10, -20.0 / 20))
+        #expect(ToneRenderer.amplitude(levelDBFS: .nan, ceilingDBFS: 0, limitDBFS: limit) == 0)
+        #expect(ToneRenderer.amplitude(levelDBFS: .infinity, ceilingDBFS: 0, limitDBFS: limit) == 0)
+        // -10 dB HL on a loud headphone: far below the calibration tone's old -100 dBFS floor.
+        #expect(abs(ToneRenderer.amplitude(levelDBFS: -115, ceilingDBFS: 0, limitDBFS: limit) - pow(10, -115.0 / 20)) < 1e-15)
+        let tone = ToneRenderer(sampleRate: 48000)
+        tone.play(
+            frequencyHz: 1000, levelDBFS: 40, ceilingDBFS: -6, left: true, right: true, seconds: 0.2, pulses: 3, offSeconds: 0.2,
+            limitDBFS: limit)
+        let (left, _) = Self.render(tone, frames: 48000)
+        let peak = left.map(abs).max() ?? 0
+        #expect(
+            peak <= pow(10, -7.0 / 20) + 1e-6 && peak > pow(10, -7.0 / 20) - 1e-3, "peak \(20 * log10(peak)) dBFS under a -6 dBFS ceiling")
+    }
+
     /// The fade-in follows 0.5 - 0.5 cos(pi n / N) exactly, then the sine at full level.
     @Test func itFadesInWithARaisedCosine() {
         let tone = ToneRenderer(sampleRate: 48000)
