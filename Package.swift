@@ -59,6 +59,9 @@ let package = Package(
         .target(name: "RibbitPlot", dependencies: ["RibbitPrescription"]),
         // The hearing test's procedure (a state machine), its result and the RETSPL tables. No I/O, no Foundation.
         .target(name: "RibbitAudiometry", dependencies: ["RibbitPrescription"]),
+        // Voice exercises for children: the microphone's pitch, voicing and level analysis, sound
+        // events, the five games as state machines, their progress figures. No I/O, no Foundation.
+        .target(name: "RibbitVoice"),
         // A stored hearing test for people: its text lines and the printable HTML report, for
         // `ribbitd audiogram` and the web app's Hearing test screen.
         .target(name: "RibbitAudiogramReport", dependencies: ["RibbitAudiometry", "RibbitPlot", "RibbitPrescription", "RibbitSettings"]),
@@ -161,6 +164,7 @@ let package = Package(
         .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"], exclude: ["FuzzFindings"]),
         .testTarget(name: "RibbitVerifyTests", dependencies: ["RibbitVerify", "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudiometryTests", dependencies: ["RibbitAudiometry", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"]),
+        .testTarget(name: "RibbitVoiceTests", dependencies: ["RibbitVoice", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(name: "RibbitPlotTests", dependencies: ["RibbitPlot", "RibbitPrescription"]),
         .testTarget(
             name: "RibbitFittingTests",
