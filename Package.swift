@@ -88,7 +88,7 @@ let package = Package(
         // The JACK client and what runs on its real-time thread.
         .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP", "RibbitRealtime"]),
         // The control protocol and its Unix socket, for the daemon and its clients.
-        .target(name: "RibbitControl", dependencies: ["RibbitSettings", "RibbitAudiometry"]),
+        .target(name: "RibbitControl", dependencies: ["RibbitSettings", "RibbitAudiometry", "RibbitVoice"]),
         // What the dump shows: analysers, the frame and its JSON, the frame builder. Never on the RT thread.
         .target(name: "RibbitMonitor", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl"]),
         // The dump's files (CSV rows, the averaged SVG) and its stream from the daemon, shared by
@@ -109,7 +109,7 @@ let package = Package(
             name: "RibbitDaemon",
             dependencies: [
                 "RibbitAudioLink", "RibbitControl", "RibbitMonitor", "RibbitFitting", "RibbitPrescription", "RibbitStore", "RibbitIntake",
-                "RibbitAudiometry", "RibbitSignals",
+                "RibbitAudiometry", "RibbitSignals", "RibbitVoice",
                 "RibbitSettings",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -120,7 +120,7 @@ let package = Package(
             dependencies: [
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
                 "RibbitControl", "RibbitMonitor", "RibbitDumpFiles", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
-                "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", "RibbitAudiometry", "RibbitAudiogramReport",
+                "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", "RibbitAudiometry", "RibbitAudiogramReport", "RibbitVoice",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

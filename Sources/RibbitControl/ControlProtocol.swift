@@ -30,6 +30,9 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case status, pause, resume, bypass, load, use, keep, revert, stop
         /// Turns the connection into a stream of DumpFrame lines, 20 a second, until it closes.
         case dump
+        /// Turns the connection into a stream of VoiceFrame lines (the microphone's level,
+        /// voicing and pitch, 100 a second) until it closes: the voice exercises' input.
+        case voice
         /// Calibration: play a sine (`frequencyHz`, `levelDBFS`, `ear`, `seconds`) instead of the
         /// hearing aid, or, at `levelDBFS` null, only meter the input; `seconds` 0 stops.
         case tone
@@ -324,6 +327,8 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var trial: Trial?
     /// Clients of the dump stream (`ribbitd dump`); while there are none the audio thread copies nothing for it.
     public var dumpListeners: Int?
+    /// Clients of the voice stream (the voice exercises, `ribbitd voice`).
+    public var voiceListeners: Int?
     /// The output ceiling in force in the current mode, dBFS (processing: the prescription's;
     /// bypass: the active prescription's; pass-through: the strictest in the history, at most
     /// the default -1). Never above 0.

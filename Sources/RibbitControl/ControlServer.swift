@@ -21,9 +21,9 @@ public final class ControlServer {
     private let listener: Int32
     private let ownerUID = getuid()
     private var connections: [Int32: Connection] = [:]
-    /// Connections that asked for the dump stream, and what each still has to receive.
+    /// Connections that asked for a stream (dump or voice), and what each still has to receive.
     private var subscribers: [Int32: Subscriber] = [:]
-    /// A dump client that takes nothing for this long is dropped.
+    /// A stream client that takes nothing for this long is dropped.
     public let stalledSubscriberTimeout: Double = 10
     /// One line per refused or dropped peer, for the daemon's log.
     public var onNotice: (String) -> Void = { _ in }
@@ -35,14 +35,24 @@ public final class ControlServer {
         var partialSince: Double?
     }
 
+    /// What a streaming connection receives.
+    public enum Stream: Sendable {
+        /// DumpFrame lines, 20 a second.
+        case dump
+        /// VoiceFrame lines, 100 a second.
+        case voice
+    }
+
     private struct Subscriber {
+        var stream: Stream
         /// The rest of a frame the socket did not take whole; sent before any newer frame.
         var unsent = Data()
         var lastProgress: Double
     }
 
-    /// How many clients listen to the dump stream.
+    /// How many clients listen to a stream (any, or the one named).
     public var subscriberCount: Int { subscribers.count }
+    public func subscriberCount(_ stream: Stream) -> Int { subscribers.values.filter { $0.stream == stream }.count }
 
     /// Creates the runtime directory (0700, must be ours) and listens at `path`. A stale socket
     /// left by a crash is replaced; a live daemon there is an error.
@@ -178,8 +188,9 @@ public final class ControlServer {
             if line.count > ControlProtocol.maxRequestBytes {
                 answer = .failure("request longer than \(ControlProtocol.maxRequestBytes) bytes; refused")
             } else if let request = try? JSONDecoder().decode(ControlRequest.self, from: line) {
-                if request.command == .dump {
-                    subscribers[fd] = Subscriber(lastProgress: connections[fd]?.lastActivity ?? 0)
+                if request.command == .dump || request.command == .voice {
+                    let stream: Stream = request.command == .dump ? .dump : .voice
+                    subscribers[fd] = Subscriber(stream: stream, lastProgress: connections[fd]?.lastActivity ?? 0)
                     // Room for several frames, so a reader that stalls briefly misses none.
                     var size: Int32 = 1 << 20
                     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -211,13 +222,14 @@ public final class ControlServer {
         close(fd)
     }
 
-    /// Offers one frame line to every dump subscriber without ever waiting. A client still
+    /// Offers one frame line (or several, newline-terminated) to every subscriber of `stream`
+    /// without ever waiting. A client still
     /// taking an earlier frame (its socket was full) gets the rest of that one first and misses
     /// this one, so every line it reads is whole; one that takes nothing for
     /// `stalledSubscriberTimeout`, or has gone, is dropped.
-    public func broadcast(_ line: Data, now: Double) {
+    public func broadcast(_ line: Data, to stream: Stream = .dump, now: Double) {
         for fd in Array(subscribers.keys) {
-            guard var subscriber = subscribers[fd] else { continue }
+            guard var subscriber = subscribers[fd], subscriber.stream == stream else { continue }
             if subscriber.unsent.isEmpty { subscriber.unsent = line }
             let sent = subscriber.unsent.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             if sent > 0 {
@@ -228,7 +240,7 @@ public final class ControlServer {
                 continue
             }
             if now - subscriber.lastProgress > stalledSubscriberTimeout {
-                onNotice("dropped a dump client that took nothing for \(Int(stalledSubscriberTimeout)) s")
+                onNotice("dropped a \(stream) client that took nothing for \(Int(stalledSubscriberTimeout)) s")
                 drop(fd)
                 continue
             }

@@ -27,6 +27,7 @@ public final class Daemon {
     private let audio: AudioService
     private var systemd: SystemdService!
     private var dump: DumpService!
+    private var voice: VoiceService!
     /// The data log (nil: `log = false` in ribbitd.conf).
     private var wearLog: WearLogService?
     private var stopping = false
@@ -76,13 +77,14 @@ public final class Daemon {
                     xruns: audio.totalXruns)
             }
         }
+        voice = VoiceService(audio: audio, control: control, dump: dump, microphoneDBSPL: calibration?.inputDBSPL)
         control.handlers = handlers
         dump.calibration = calibrationStatus
     }
 
     /// The data log last: it starts once the history made the data directory, and stops
     /// first, so its final flush happens while everything else still stands.
-    private var services: [DaemonService] { [systemd, fitting, control, audio, dump] + (wearLog.map { [$0] } ?? []) }
+    private var services: [DaemonService] { [systemd, fitting, control, audio, voice, dump] + (wearLog.map { [$0] } ?? []) }
 
     /// Runs until `stop` or SIGTERM/SIGINT. Throws only when it cannot start: another daemon
     /// holds the history, or the socket cannot be made. A damaged or unusable history does not
@@ -152,6 +154,7 @@ public final class Daemon {
                 return reply()
             },
             .dump: { [unowned self] _ in reply() },  // the server turned the connection into a stream
+            .voice: { [unowned self] _ in reply() },  // likewise
             .tone: { [unowned self] request throws(RequestFailure) in try tone(request) },
             .volume: { [unowned self] request throws(RequestFailure) in try volume(request) },
             .program: { [unowned self] request throws(RequestFailure) in try program(request) },
@@ -467,7 +470,7 @@ public final class Daemon {
         hearingTest = session
         let rate = Double(audio.session?.sampleRate ?? 48000)
         noiseMeters = [OctaveBandMeter(sampleRate: rate), OctaveBandMeter(sampleRate: rate)]
-        dump.inputTap = { [unowned self] channels in
+        dump.inputTaps["noise"] = { [unowned self] channels in
             for (index, samples) in channels.enumerated() where index < noiseMeters.count { noiseMeters[index].append(samples) }
         }
         perform(session.startActions, now: now)
@@ -526,7 +529,7 @@ public final class Daemon {
     private func endHearingTest(now: Double) {
         guard let test = hearingTest else { return }
         if audio.isConnected { audio.playTone(frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: 0, now: now) }
-        dump.inputTap = nil
+        dump.inputTaps["noise"] = nil
         noiseMeters = []
         let record = test.record(date: Date(), calibration: calibrationStatus)
         if record.result.frequencies.isEmpty {
@@ -568,7 +571,7 @@ public final class Daemon {
         let now = Self.now()
         let jack = audio.status
         let state = fitting.state
-        return DaemonStatus(
+        var status = DaemonStatus(
             pid: getpid(), version: RibbitVersion.current, uptimeSeconds: now - started,
             prescription: state.description, output: state.output, jack: jack, jackProblem: audio.problem(now: now),
             totalXruns: audio.totalXruns,
@@ -579,6 +582,8 @@ public final class Daemon {
             // During a hearing test the tone's level and timing would cue the listener: not shown.
             tone: hearingTest?.isOver ?? true ? audio.toneStatus(now: now, inputDBSPLAtFullScale: calibrationStatus.inputDBSPL) : nil,
             listening: listeningStatus, hearingTest: hearingTest?.status(now: now))
+        status.voiceListeners = voice.listeners
+        return status
     }
 
     /// The program, volume and what the compressor does with the active prescription (nil without one).

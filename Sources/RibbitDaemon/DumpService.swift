@@ -17,9 +17,9 @@ final class DumpService: DaemonService {
     private(set) var listeners = 0
     /// The calibration the frames carry (levels in dB SPL); fixed for the daemon's life.
     var calibration: DaemonStatus.Calibration?
-    /// Takes each turn's input samples (left, right) while set, with or without dump clients:
-    /// a hearing test's ambient-noise check.
-    var inputTap: (([[Float]]) -> Void)?
+    /// Take each turn's input samples (left, right) while set, with or without dump clients:
+    /// a hearing test's ambient-noise check ("noise"), the voice exercises' analysis ("voice").
+    var inputTaps: [String: ([[Float]]) -> Void] = [:]
 
     init(
         audio: AudioService, control: ControlService, started: Double,
@@ -32,13 +32,13 @@ final class DumpService: DaemonService {
     }
 
     func tick(now: Double) {
-        listeners = control.subscriberCount
+        listeners = control.server?.subscriberCount(.dump) ?? 0
         let listening = listeners > 0
-        audio.setDump(listening || inputTap != nil)
-        if let inputTap, !listening {
+        audio.setDump(listening || !inputTaps.isEmpty)
+        if !inputTaps.isEmpty, !listening {
             builder = nil
             let fresh = audio.takeDumpSamples()
-            if audio.session?.running == true { inputTap([fresh[0], fresh[1]]) }
+            if audio.session?.running == true { tap(fresh) }
             return
         }
         guard listening, let session = audio.session, session.running, let running = audio.running, let server = control.server else {
@@ -52,7 +52,7 @@ final class DumpService: DaemonService {
         }
         guard let builder else { return }
         let fresh = audio.takeDumpSamples()
-        inputTap?([fresh[0], fresh[1]])
+        tap(fresh)
         for ear in 0..<2 { builder.append(ear: ear, input: fresh[ear], output: fresh[2 + ear]) }
         guard isDue(now: now) else { return }
         let (output, prescription) = describe()
@@ -62,6 +62,10 @@ final class DumpService: DaemonService {
             filters: running.filters, fitting: running.fitting, limitedSamples: audio.limitedSamples,
             droppedFrames: audio.dumpFramesDropped - droppedBefore, calibration: calibration)
         server.broadcast(frame.jsonLine(), now: now)
+    }
+
+    private func tap(_ fresh: [[Float]]) {
+        for tap in inputTaps.values { tap([fresh[0], fresh[1]]) }
     }
 
     /// True at most once per frame interval, on a fixed grid (20 a second even when the poll

@@ -23,59 +23,20 @@ final class TerminalView {
     /// The bars span this many dB below full scale.
     static let rangeDB = 90.0
 
-    private var saved = termios()
-    private let stdinIsTerminal = isatty(0) == 1
-    private var restored = false
-    private let colors: Bool
+    private let terminal: RawTerminal
+    private var colors: Bool { terminal.colors }
     /// Set for a dumb terminal: plain lines instead of the full screen.
     private var log: DumbTerminalLog?
 
     init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        colors = Self.wantsColor(environment)
-        if Self.isDumb(environment) {
-            log = DumbTerminalLog()
-            return  // the terminal stays as it is: lines, and q with Enter
-        }
-        if stdinIsTerminal {
-            tcgetattr(0, &saved)
-            var raw = saved
-            raw.c_lflag &= ~tcflag_t(ICANON | ECHO)  // keys one by one, unechoed; Ctrl-C still signals
-            withUnsafeMutableBytes(of: &raw.c_cc) { cc in
-                cc[Int(VMIN)] = 0
-                cc[Int(VTIME)] = 0
-            }
-            tcsetattr(0, TCSANOW, &raw)
-        }
-        emit("\u{1B}[?1049h\u{1B}[?25l\u{1B}[H\u{1B}[2J")
+        terminal = RawTerminal(environment: environment, alwaysFullScreen: true)
+        if terminal.dumb { log = DumbTerminalLog() }  // the terminal stays as it is: lines, and q with Enter
     }
 
-    /// no-color.org: NO_COLOR present and not empty, whatever its value. A dumb terminal gets
-    /// no colour either.
-    static func wantsColor(_ environment: [String: String]) -> Bool {
-        (environment["NO_COLOR"] ?? "").isEmpty && !isDumb(environment)
-    }
-
-    /// As systemd judges it: TERM unset, empty or "dumb".
-    static func isDumb(_ environment: [String: String]) -> Bool { (environment["TERM"] ?? "").isEmpty || environment["TERM"] == "dumb" }
-
-    func restore() {
-        guard !restored else { return }
-        restored = true
-        guard log == nil else { return }
-        emit((colors ? "\u{1B}[0m" : "") + "\u{1B}[?25h\u{1B}[?1049l")
-        if stdinIsTerminal { tcsetattr(0, TCSANOW, &saved) }
-    }
+    func restore() { terminal.restore() }
 
     /// q (or Q) typed since the last look (on a dumb terminal, in canonical mode, q and Enter).
-    func quitTyped() -> Bool {
-        var byte: UInt8 = 0
-        var ready = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-        // poll first: in canonical mode read would wait for a whole line.
-        while stdinIsTerminal && poll(&ready, 1, 0) == 1 && read(0, &byte, 1) == 1 {
-            if byte == UInt8(ascii: "q") || byte == UInt8(ascii: "Q") { return true }
-        }
-        return false
-    }
+    func quitTyped() -> Bool { terminal.quitTyped() }
 
     /// Says on the top line that no frame comes (the rest of the screen keeps the last one).
     func waiting(hadFrames: Bool) {
@@ -86,9 +47,9 @@ final class TerminalView {
             log.waiting(text, hadFrames: hadFrames)
             return
         }
-        let (columns, _) = Self.size()
+        let (columns, _) = RawTerminal.size()
         let line = String((text + "  q: quit").prefix(columns))
-        emit("\u{1B}[H" + (colors ? "\u{1B}[7m" + line + "\u{1B}[0m" : line) + "\u{1B}[K")
+        terminal.emit("\u{1B}[H" + (colors ? "\u{1B}[7m" + line + "\u{1B}[0m" : line) + "\u{1B}[K")
     }
 
     func draw(_ frame: DumpFrame, ears: [String]) {
@@ -96,9 +57,8 @@ final class TerminalView {
             log.add(frame, ears: ears)
             return
         }
-        let (columns, rows) = Self.size()
-        let lines = Self.render(frame, ears: ears, columns: columns, rows: rows, colors: colors)
-        emit("\u{1B}[H" + lines.joined(separator: "\u{1B}[K\r\n") + "\u{1B}[K\u{1B}[J")
+        let (columns, rows) = RawTerminal.size()
+        terminal.draw(Self.render(frame, ears: ears, columns: columns, rows: rows, colors: colors))
     }
 
     // MARK: Layout (pure, so it can be reasoned about per size)
@@ -224,16 +184,6 @@ final class TerminalView {
     struct Paint {
         let on: Bool
         func callAsFunction(_ text: String, _ sgr: String) -> String { on ? "\u{1B}[\(sgr)m" + text + "\u{1B}[0m" : text }
-    }
-
-    private func emit(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
-
-    /// The terminal's size (TIOCGWINSZ on standard output), read at every draw so a resize
-    /// takes effect at the next refresh; 80 x 24 when it cannot be read.
-    static func size() -> (columns: Int, rows: Int) {
-        var size = winsize()
-        guard ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return (80, 24) }
-        return (Int(size.ws_col), Int(size.ws_row))
     }
 }
 

@@ -16,40 +16,20 @@ final class HearingTestScreen {
 
     private let headphones: Transducer
     private let namesEar: Bool
-    private var saved = termios()
-    private let stdinIsTerminal = isatty(0) == 1
-    private let dumb: Bool
-    private let colors: Bool
-    private var restored = false
+    private let terminal: RawTerminal
+    private var stdinIsTerminal: Bool { terminal.stdinIsTerminal }
+    private var dumb: Bool { terminal.dumb }
+    private var colors: Bool { terminal.colors }
     private var acknowledgedUntil = 0.0
     private var lastLine = ""
 
     init(headphones: Transducer, namesEar: Bool = false, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.headphones = headphones
         self.namesEar = namesEar
-        dumb = TerminalView.isDumb(environment)
-        colors = TerminalView.wantsColor(environment)
-        if stdinIsTerminal && !dumb {
-            tcgetattr(0, &saved)
-            var raw = saved
-            raw.c_lflag &= ~tcflag_t(ICANON | ECHO)  // keys one by one, unechoed; Ctrl-C still signals
-            withUnsafeMutableBytes(of: &raw.c_cc) { cc in
-                cc[Int(VMIN)] = 0
-                cc[Int(VTIME)] = 0
-            }
-            tcsetattr(0, TCSANOW, &raw)
-            emit("\u{1B}[?1049h\u{1B}[?25l")
-        }
+        terminal = RawTerminal(environment: environment, alwaysFullScreen: false)
     }
 
-    func restore() {
-        guard !restored else { return }
-        restored = true
-        if stdinIsTerminal && !dumb {
-            emit("\u{1B}[0m\u{1B}[?25h\u{1B}[?1049l")
-            tcsetattr(0, TCSANOW, &saved)
-        }
-    }
+    func restore() { terminal.restore() }
 
     /// The instructions; true when the listener is ready (Enter or Space), false on q.
     func showInstructions() -> Bool {
@@ -79,7 +59,7 @@ final class HearingTestScreen {
         if dumb {
             print(lines.joined(separator: "\n"))
         } else {
-            emit("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\r\n"))
+            terminal.emit("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\r\n"))
         }
         while true {
             switch key(timeoutSeconds: 3600) {
@@ -92,23 +72,15 @@ final class HearingTestScreen {
 
     /// A key typed within the timeout (the rest of a burst stays for the next call).
     func key(timeoutSeconds: Double) -> Key? {
-        var ready = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-        guard poll(&ready, 1, Int32(timeoutSeconds * 1000)) == 1 else { return nil }
-        var byte: UInt8 = 0
-        guard read(0, &byte, 1) == 1 else {
-            // End of input (a closed pipe): nothing more will come; wait as if nothing was typed.
-            usleep(UInt32(min(timeoutSeconds, Self.refreshSeconds) * 1e6))
-            return nil
-        }
+        guard let byte = terminal.byte(timeoutSeconds: timeoutSeconds) else { return nil }
         switch byte {
         case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"): return .answer(nil)
         case UInt8(ascii: "q"), UInt8(ascii: "Q"): return .quit
         case UInt8(ascii: "l"), UInt8(ascii: "L"): return .answer(.left)
         case UInt8(ascii: "r"), UInt8(ascii: "R"): return .answer(.right)
         case 0x1B:
-            // An arrow key: ESC [ D (left) or ESC [ C (right), already all in the buffer.
-            var rest: [UInt8] = [0, 0]
-            guard read(0, &rest, 2) == 2, rest[0] == UInt8(ascii: "[") else { return nil }
+            // An arrow key: ESC [ D (left) or ESC [ C (right).
+            guard let rest = terminal.escapeSequence(), rest[0] == UInt8(ascii: "[") else { return nil }
             return rest[1] == UInt8(ascii: "D") ? .answer(.left) : rest[1] == UInt8(ascii: "C") ? .answer(.right) : nil
         default: return nil
         }
@@ -155,7 +127,7 @@ final class HearingTestScreen {
         lines += HearingTestSummary.table(status.frequencies).map { "  " + $0 }
         lines.append("")
         lines.append("  q: stop (what was measured is kept)")
-        emit("\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\r\n") + "\u{1B}[J")
+        terminal.draw(lines)
     }
 
     private func noiseText(_ noise: HearingTestStatus.Noise?) -> String {
@@ -163,9 +135,5 @@ final class HearingTestScreen {
             return "quiet again: the test goes on in a moment"
         }
         return String(format: "too loud here: the %d Hz band is %.0f dB SPL, the test allows %.0f", band, level, limit)
-    }
-
-    private func emit(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
     }
 }

@@ -24,7 +24,7 @@ struct Ribbitd: ParsableCommand {
             RemoveCommand.self, ExportCommand.self, KeepCommand.self, RevertCommand.self, PauseCommand.self, ResumeCommand.self,
             BypassCommand.self, VolumeCommand.self, ProgramCommand.self, StopCommand.self, PortsCommand.self,
             DumpCommand.self, ProcessCommand.self, VerifyCommand.self, RxCommand.self, MeasureCommand.self, CalibrateCommand.self,
-            LogCommand.self, WebCommand.self, HearingTestCommand.self, AudiogramCommand.self,
+            LogCommand.self, WebCommand.self, HearingTestCommand.self, AudiogramCommand.self, VoiceCommand.self,
         ]
     )
 

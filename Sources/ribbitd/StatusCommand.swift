@@ -78,6 +78,9 @@ struct StatusCommand: ParsableCommand {
             if let listeners = status.dumpListeners, listeners > 0 {
                 lines.append("dump          \(listeners) client(s) watching (`ribbitd dump`)")
             }
+            if let listeners = status.voiceListeners, listeners > 0 {
+                lines.append("voice         \(listeners) client(s) analysing the microphone (voice exercises, `ribbitd voice`)")
+            }
         } else {
             lines.append("jack          not connected: \(status.jackProblem ?? "unknown"); retrying")
         }
