@@ -33,13 +33,13 @@ enum Assets {
     static let screens: [(path: String, name: String)] = [
         (HomeScreen.path, "Home"), (PrescriptionsScreen.path, "Prescriptions"), (LoadScreen.path, "Load"),
         (LiveScreen.path, "Live"), (FittingScreen.path, "Fitting"),
-        (HearingTestScreen.path, "Hearing test"),
+        (HearingTestScreen.path, "Hearing test"), (VoiceScreen.path, "Voice games"),
     ]
 
     /// The style sheet: the shared rules, each screen's, then dark mode's colours.
     static let styleSheet =
         StyleSheet.shared + PrescriptionsScreen.css + PrescriptionView.css + LiveScreen.css + FittingScreen.css + HearingTestScreen.css
-        + StyleSheet.dark
+        + VoiceScreen.css + VoicePlay.css + StyleSheet.dark
 
     /// Serves the shared assets.
     static func addRoutes<Context: RequestContext>(to router: Router<Context>) {

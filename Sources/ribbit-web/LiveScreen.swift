@@ -54,15 +54,15 @@ enum LiveScreen {
     /// WebSockets are outside the same-origin policy, and SameSite=Strict keeps the cookie only
     /// from other *sites*, so a page on another port of this machine (the same site) would
     /// otherwise open the socket with the owner's cookie.
-    static func checkUpgrade(_ request: Request) throws -> RouterShouldUpgrade {
+    static func checkUpgrade(_ request: Request, socket: String = socketPath, view: String = "the live view") throws -> RouterShouldUpgrade {
         guard request.headers[.upgrade]?.lowercased() == "websocket" else {
-            throw HTTPError(.badRequest, message: "\(socketPath) is a WebSocket: open it with ws:// (wss:// over HTTPS)")
+            throw HTTPError(.badRequest, message: "\(socket) is a WebSocket: open it with ws:// (wss:// over HTTPS)")
         }
         // Either scheme: the server speaks only one of them (HTTPS on a LAN), so a page of the
         // other cannot exist at this authority.
         guard let origin = request.headers[.origin]?.lowercased(), let authority = request.head.authority?.lowercased(),
             origin == "http://\(authority)" || origin == "https://\(authority)"
-        else { throw HTTPError(.forbidden, message: "the live view opens only from this web app's own pages (wrong or no Origin)") }
+        else { throw HTTPError(.forbidden, message: "\(view) opens only from this web app's own pages (wrong or no Origin)") }
         return .upgrade([:])
     }
 

@@ -32,6 +32,9 @@ enum WebApp {
         FittingScreen.addRoutes(to: router, daemon: daemon, history: history, keys: keys, csrfToken: token)
         HearingTestScreen.addRoutes(to: router, daemon: daemon, csrfToken: token)
         HearingTestResultsRoutes.addRoutes(to: router, daemon: daemon, tests: HearingTestBridge(storePath: history.storePath))
+        let voice = VoiceBridge(storePath: history.storePath)
+        VoiceScreen.addRoutes(to: router, daemon: daemon, voice: voice, csrfToken: token)
+        VoicePlay.addRoutes(to: router, daemon: daemon, voice: voice, feed: VoiceFeed(socketPath: daemon.socketPath), csrfToken: token)
 
         // The same router answers WebSocket upgrades, so the security middleware checks them too;
         // on a LAN all of it inside TLS.
