@@ -191,7 +191,7 @@ enum VoicePlay {
         const game = query.get("game") || "clouds";
         const child = query.get("child") || "";
         const names = { clouds: "Clouds", airplane: "Airplane", dog: "Dog", balloon: "Balloon", pitch: "Pitch" };
-        const words = { "too-short": "Too short", "too-long": "Too long", "too-loud": "Too loud", "too-quiet": "A bit louder",
+        const words = { "too-short": "Too short", "too-long": "Too long", "too-loud": "Too loud", "too-quiet": "Too quiet",
           "not-quiet-first": "Quiet first" };
         // For tests and the therapist's console: what the page saw and when (Date.now()).
         const state = window.voiceGame = { firstVoicingAt: null, view: null, events: [], fps: 0, done: 0, finished: false, settings: null };
@@ -253,7 +253,7 @@ enum VoicePlay {
 
         let sayTimer = null;
         function say(text) {
-          $("feedback").textContent = text;
+          $("feedback").textContent = text.charAt(0).toUpperCase() + text.slice(1);
           clearTimeout(sayTimer);
           sayTimer = setTimeout(() => { $("feedback").textContent = ""; }, 2000);
         }

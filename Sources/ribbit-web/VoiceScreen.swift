@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import RibbitControl
+import RibbitPlot
 import RibbitStore
 import RibbitVoice
 
@@ -113,9 +114,38 @@ enum VoiceScreen {
             guard let id = childID(context) else { return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)") }
             return reply(await voice.run { store in _ = try store.child(id: id); return try store.sessions(childID: id) })
         }
+        addProgressRoutes(to: router, voice: voice)
         router.get("/api/voice/children/:id/events") { _, context in
             guard let id = childID(context) else { return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)") }
             return reply(await voice.run { store in _ = try store.child(id: id); return try store.events(childID: id) })
+        }
+    }
+
+    /// The progress chart and the two CSV files, dates in this machine's time zone.
+    static func addProgressRoutes<Context: RequestContext>(to router: Router<Context>, voice: VoiceBridge) {
+        let offset = TimeZone.current.secondsFromGMT()
+        router.get("/api/voice/children/:id/progress.svg") { _, context in
+            guard let id = childID(context) else { return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)") }
+            switch await voice.run({ store in (try store.child(id: id), try store.progress(childID: id, utcOffsetSeconds: offset)) }) {
+            case .success(let (child, weeks)):
+                guard !weeks.isEmpty else { return WebApp.plain(.notFound, "\(child.nickname) has no sessions yet: the chart starts with the first") }
+                return Assets.response(VoiceProgressChart.svg(weeks: weeks, childName: child.nickname), type: "image/svg+xml")
+            case .failure(let failure): return WebApp.plain(failure)
+            }
+        }
+        for file in ["events", "sessions"] {
+            router.get(RouterPath(stringLiteral: "/api/voice/children/:id/\(file).csv")) { _, context in
+                guard let id = childID(context) else { return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)") }
+                switch await voice.run({ store in _ = try store.child(id: id); return try store.csv(childID: id, utcOffsetSeconds: offset) }) {
+                case .success(let csv):
+                    var headers = HTTPFields()
+                    headers[.contentType] = "text/csv; charset=utf-8"
+                    headers[.contentDisposition] = "attachment; filename=\"ribbit-voice-\(id)-\(file).csv\""
+                    let text = file == "events" ? csv.events : csv.sessions
+                    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+                case .failure(let failure): return WebApp.plain(failure)
+                }
+            }
         }
     }
 
@@ -123,10 +153,11 @@ enum VoiceScreen {
         context.parameters.get("id").flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil }
     }
 
-    /// Whether the daemon's levels are dB SPL (a calibration is in use); nil without a daemon.
+    /// Whether the voice stream's levels are dB SPL: only with a calibration profile (the
+    /// documented defaults measured nothing, so the stream stays in dBFS); nil without a daemon.
     static func calibrated(_ daemon: DaemonBridge) async -> Bool? {
         guard case .status(let status) = await daemon.send(ControlRequest(command: .status)) else { return nil }
-        return status.calibration != nil
+        return status.calibration?.profile != nil
     }
 
     static func encoded<T: Encodable>(_ value: T) -> Response {

@@ -1,7 +1,7 @@
 // ribbit-probe: a JACK test client. It plays a known signal into two ports and records two
 // ports, sample-aligned by JACK cycle, into one 4-channel WAV (played L, R, recorded L, R).
 //
-//   ribbit-probe --seconds S --signal noise|sine:HZ|silence|hostile --level DBFS \
+//   ribbit-probe --seconds S --signal noise|sine:HZ|silence|hostile|file:WAV --level DBFS \
 //       --to ribbit:in_left,ribbit:in_right --from ribbit:out_left,ribbit:out_right --out FILE.wav
 //       [--allocate-in-process]   (malloc+free in every callback: proves the RT audit can fail)
 //
@@ -145,6 +145,13 @@ case "hostile":
     signal = [padded, padded]
 case "silence":
     signal = [[Float](repeating: 0, count: frames), [Float](repeating: 0, count: frames)]
+case let s where s.hasPrefix("file:"):
+    // A WAV at the server's rate, played as it is (--level ignored), its first channel on both
+    // ports, padded with silence to --seconds: the voice tests' generated voices.
+    guard let reader = try? AudioFileReader(path: String(s.dropFirst(5))), let channels = try? reader.readAll(), let first = channels.first
+    else { fail("cannot read \(s.dropFirst(5))") }
+    let padded = Array((first + [Float](repeating: 0, count: max(0, frames - first.count))).prefix(frames))
+    signal = [padded, padded]
 case let s where s.hasPrefix("sine:"):
     let hz = Double(s.dropFirst(5)) ?? 1000
     let sine = Signals.sine(count: frames, frequencyHz: hz, sampleRate: rate, amplitude: amplitude * 2.0.squareRoot())

@@ -1,0 +1,237 @@
+import Foundation
+import Glibc
+import RibbitAudioFile
+import RibbitSignals
+import RibbitTestSupport
+import Testing
+
+/// The Voice games screen and its games: a real daemon on a private jackd, `ribbitd web`, the
+/// store in the daemon's ribbit.sqlite, and for the end-to-end tests ribbit-probe playing a
+/// generated voice into ribbit's inputs while headless Chromium runs the game.
+extension DaemonTests {
+    /// Children: added, listed, renamed, their settings checked (one line, nothing saved), archived;
+    /// the page and the game page are served; a game socket with no such child says so.
+    @Test func webVoiceChildrenAndSettings() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest.forWeb(on: server)
+        let web = try WebAppUnderTest(daemon: daemon)
+        #expect(try web.logIn().status == 303)
+        let token = try web.csrfToken()
+
+        #expect(try web.request("GET", "/voice").status == 200)
+        #expect(try web.request("GET", "/voice/play?child=1&game=clouds").status == 200)
+        #expect(try web.request("GET", "/voice.js").status == 200 && web.request("GET", "/voice-play.js").status == 200)
+        #expect(try web.request("GET", "/api/voice/children", withSession: false).status == 401)
+
+        let empty = try json(web.request("GET", "/api/voice/children"))
+        #expect(empty["scale"] as? String == "dBFS (no calibration)", "the test daemon has no calibration profile")
+        #expect((empty["children"] as? [Any])?.isEmpty == true)
+        #expect((empty["fields"] as? [Any])?.count == 15)
+
+        #expect(try web.request("POST", "/api/voice/children", json: #"{"nickname":"Mia","ageYears":6}"#).status == 403, "no CSRF token")
+        let added = try json(web.request("POST", "/api/voice/children", token: token, json: #"{"nickname":"Mia","ageYears":6}"#))
+        let id = try #require(added["id"] as? Int)
+        let settings = try #require(added["settings"] as? [String: Any])
+        #expect(settings["quietDB"] as? Double == -55 && settings["tooLoudDB"] as? Double == -12, "the dBFS standard: \(settings)")
+
+        // Bad input: one line each, and nothing changed.
+        for (body, status, words) in [
+            (#"{"nickname":"","ageYears":6}"#, 409, "nickname"),
+            (#"{"nickname":"Tom","ageYears":40}"#, 409, "age"),
+            ("{", 400, "JSON"),
+        ] {
+            let answer = try web.request("POST", "/api/voice/children", token: token, json: body)
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(answer.status == status && text.contains(words) && text.split(separator: "\n").count == 1, "\(body): \(answer.status) \(text)")
+        }
+        var bad = settings
+        bad["quietDB"] = -20.0
+        let badBody = String(decoding: try JSONSerialization.data(withJSONObject: ["nickname": "Mia", "ageYears": 6, "settings": bad]), as: UTF8.self)
+        let refused = try web.request("POST", "/api/voice/children/\(id)", token: token, json: badBody)
+        let refusal = String(decoding: refused.body, as: UTF8.self)
+        #expect(refused.status == 400 && refusal == "settings not saved: levels must rise: quiet < target low < target high <= too loud\n", "\(refusal)")
+
+        var good = settings
+        good["cloudSeconds"] = 0.6
+        let goodBody = String(decoding: try JSONSerialization.data(withJSONObject: ["nickname": "Mia B", "ageYears": 7, "settings": good]), as: UTF8.self)
+        let updated = try json(web.request("POST", "/api/voice/children/\(id)", token: token, json: goodBody))
+        #expect(updated["nickname"] as? String == "Mia B" && (updated["settings"] as? [String: Any])?["cloudSeconds"] as? Double == 0.6)
+        #expect(try web.request("POST", "/api/voice/children/999", token: token, json: goodBody).status == 404)
+
+        let listed = try json(web.request("GET", "/api/voice/children"))
+        #expect((listed["children"] as? [[String: Any]])?.map { $0["nickname"] as? String } == ["Mia B"])
+        #expect(try web.request("GET", "/api/voice/children/\(id)/sessions").body == Data("[]".utf8))
+        #expect(try web.request("POST", "/api/voice/children/\(id)/archive", token: token, json: "{}").status == 200)
+        #expect((try json(web.request("GET", "/api/voice/children"))["children"] as? [Any])?.isEmpty == true)
+    }
+
+    /// Clouds end to end: ribbit-probe plays a generated voice into ribbit's inputs while
+    /// Chromium runs the game. A too-short sound lifts no cloud, a proper one lifts one, a second
+    /// right after it (no quiet first) none, one after a pause lifts the last: the page and the
+    /// stored events say exactly that. Prints the delay from the voice's onset (the probe's JACK
+    /// time of the first sound sample, as wall clock) to the page showing `voicing`, and the fps.
+    @Test func webVoiceCloudsEndToEnd() throws {
+        let chromium = try #require(Built.tool("chromium"), "chromium is not installed (make dev-deps)")
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest.forWeb(on: server)
+        let web = try WebAppUnderTest(daemon: daemon)
+        #expect(try web.logIn().status == 303)
+        let token = try web.csrfToken()
+        let child = try json(web.request("POST", "/api/voice/children", token: token, json: #"{"nickname":"Leo","ageYears":5}"#))
+        let id = try #require(child["id"] as? Int)
+        var settings = try #require(child["settings"] as? [String: Any])
+        settings["clouds"] = 2
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: ["nickname": "Leo", "ageYears": 5, "settings": settings]), as: UTF8.self)
+        #expect(try web.request("POST", "/api/voice/children/\(id)", token: token, json: body).status == 200)
+
+        // The voice: 0.08 s (too short), 1.2 s (a cloud), 0.2 s later 1.2 s more (no quiet
+        // first), then after 1.3 s of quiet 1.2 s (the second cloud), at -33 dBFS (no calibration
+        // profile: the range is -45 to -25 dBFS), 220 Hz.
+        let rate = 48000.0
+        let onsets: [(start: Double, seconds: Double)] = [(0.5, 0.08), (1.5, 1.2), (2.9, 1.2), (5.4, 1.2)]
+        let sounds = onsets.enumerated().map { index, sound in
+            var voice = VoiceSignals.Voice(startHz: 220, seconds: sound.seconds)
+            voice.levelDBFS = -33
+            voice.jitter = 0.005
+            return (start: sound.start, samples: VoiceSignals.voice(voice, sampleRate: rate, seed: UInt64(index + 1)))
+        }
+        let wav = web.directory.appendingPathComponent("voice.wav")
+        let writer = try AudioFileWriter(path: wav.path, format: .wav(sampleRate: Int(rate), channelCount: 1))
+        try writer.write(channels: [VoiceSignals.place(sounds, seconds: 7.5, sampleRate: rate)])
+        try writer.close()
+
+        let link = web.personalURL.replacingOccurrences(of: "/?token=", with: "/voice/play?child=\(id)&game=clouds&token=")
+        let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: link)
+        defer { browser.stop() }
+        try browser.call("Emulation.setDeviceMetricsOverride", ["width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": false])
+        try browser.wait(for: "window.voiceGame !== undefined && window.voiceGame.view !== null", seconds: 15)
+
+        // CLOCK_MONOTONIC (the probe's) to the wall clock (the page's Date.now()).
+        var monotonic = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        let wallMinusMonotonic = Date().timeIntervalSince1970 - (Double(monotonic.tv_sec) + Double(monotonic.tv_nsec) / 1e9)
+        let probe = try Probe(server: server, signal: "file:" + wav.path, levelDBFS: 0, seconds: 7.5)
+        let recording = try probe.finish()
+        let finished = (try? browser.wait(for: "window.voiceGame.finished === true", seconds: 5)) != nil
+        #expect(finished, "\(String(describing: try? browser.evaluate("JSON.stringify({events: window.voiceGame.events, view: window.voiceGame.view})")))")
+
+        let kinds = try #require(try browser.evaluate("window.voiceGame.events.map((e) => e.kind)") as? [String])
+        #expect(kinds.filter { $0 == "cloud-lifted" }.count == 2, "\(kinds)")
+        #expect(kinds.contains("not-quiet-first"), "\(kinds)")
+        // The order: nothing lifted before the proper sound; the refused one between the two clouds.
+        let lifted = kinds.indices.filter { kinds[$0] == "cloud-lifted" }
+        let refused = try #require(kinds.firstIndex(of: "not-quiet-first"))
+        #expect(lifted.count == 2 && lifted[0] < refused && refused < lifted[1], "\(kinds)")
+        #expect(kinds.prefix(while: { $0 != "cloud-lifted" }).allSatisfy { ["started", "too-short"].contains($0) }, "\(kinds)")
+        #expect(kinds.last == "finished")
+        #expect(try browser.evaluate("document.getElementById('reward').hidden") as? Bool == false)
+
+        // The stored events say the same, and the session is finished.
+        usleep(500_000)
+        let stored = try #require(try JSONSerialization.jsonObject(with: web.request("GET", "/api/voice/children/\(id)/events").body) as? [[String: Any]])
+        let storedKinds = stored.compactMap { ($0["event"] as? [String: Any])?["kind"] as? String }
+        #expect(storedKinds == kinds, "stored \(storedKinds), page \(kinds)")
+        let sessions = try #require(try JSONSerialization.jsonObject(with: web.request("GET", "/api/voice/children/\(id)/sessions").body) as? [[String: Any]])
+        #expect(sessions.count == 1 && sessions.first?["outcome"] as? String == "finished", "\(sessions)")
+
+        // The delay: from the onset of the sound the page first showed voicing for.
+        let firstVoicing = try #require(try browser.evaluate("window.voiceGame.firstVoicingAt") as? Double) / 1000
+        let start = Double(recording.startNanoseconds) / 1e9 + wallMinusMonotonic
+        let onset = try #require(onsets.map { start + $0.start }.last { $0 < firstVoicing }, "voicing shown before any sound")
+        let delay = firstVoicing - onset
+        let fps = try browser.evaluate("window.voiceGame.fps") as? Int ?? 0
+        print(
+            "ribbit-web voice: Clouds end to end \(kinds.joined(separator: ",")); voice onset to the page showing voicing "
+                + String(format: "%.0f ms", delay * 1000) + " (sound \(onsets.firstIndex { start + $0.start == onset }! + 1)); \(fps) fps")
+        #expect(delay > 0 && delay < 0.5, "\(delay) s")
+        #expect(fps >= 30, "\(fps) fps")
+        if let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"] {
+            try browser.screenshot(width: 1280, height: 800).write(to: URL(fileURLWithPath: keep).appendingPathComponent("voice-clouds-reward.png"))
+        }
+        #expect(browser.problems.isEmpty, "the page wrote to the console: \(browser.problems)")
+    }
+
+    /// Every game drawn while a voice sounds (1280x800, and Clouds at 390x844), the settings and
+    /// progress screen, and an axe-core audit of both screens. Leaving a game early stores it
+    /// as exited. RIBBIT_WEB_SCREENSHOTS=DIR keeps the screenshots (docs/images/voice-*.png).
+    @Test func webVoiceGamesDrawAndPassAnAudit() throws {
+        let chromium = try #require(Built.tool("chromium"), "chromium is not installed (make dev-deps)")
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest.forWeb(on: server)
+        let web = try WebAppUnderTest(daemon: daemon)
+        #expect(try web.logIn().status == 303)
+        let token = try web.csrfToken()
+        let child = try json(web.request("POST", "/api/voice/children", token: token, json: #"{"nickname":"Ada","ageYears":8}"#))
+        let id = try #require(child["id"] as? Int)
+        let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
+
+        let rate = 48000.0
+        var voice = VoiceSignals.Voice(startHz: 180, endHz: 260, seconds: 3)
+        voice.levelDBFS = -30
+        let wav = web.directory.appendingPathComponent("voice.wav")
+        let writer = try AudioFileWriter(path: wav.path, format: .wav(sampleRate: Int(rate), channelCount: 1))
+        try writer.write(channels: [VoiceSignals.place([(0.2, VoiceSignals.voice(voice, sampleRate: rate, seed: 7))], seconds: 3.5, sampleRate: rate)])
+        try writer.close()
+
+        let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: web.personalURL)
+        defer { browser.stop() }
+        for (game, width, height) in [
+            ("clouds", 1280, 800), ("airplane", 1280, 800), ("dog", 1280, 800), ("balloon", 1280, 800), ("pitch", 1280, 800), ("clouds", 390, 844),
+        ] {
+            try browser.call("Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
+            try browser.call("Page.navigate", ["url": web.url + "voice/play?child=\(id)&game=\(game)"])
+            try browser.wait(for: "window.voiceGame !== undefined && window.voiceGame.view !== null", seconds: 15)
+            let probe = try Probe(server: server, signal: "file:" + wav.path, levelDBFS: 0, seconds: 3.5)
+            usleep(2_300_000)
+            let png = try browser.screenshot(width: width, height: height)
+            _ = try probe.finish()
+            #expect(try browser.evaluate("window.voiceGame.view.voicing || window.voiceGame.firstVoicingAt !== null") as? Bool == true, "\(game)")
+            if let keep {
+                try? FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
+                try png.write(to: keep.appendingPathComponent("voice-\(game)-\(width == 390 ? "phone" : "laptop").png"))
+            }
+        }
+        // Leaving: Exit goes back to the screen, and the session is stored as exited.
+        try browser.call("Emulation.setDeviceMetricsOverride", ["width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": false])
+        _ = try browser.evaluate("document.getElementById('exit').click(); true")
+        try browser.wait(for: ##"location.pathname === "/voice" && document.querySelectorAll("#sessions tbody tr").length >= 6"##, seconds: 10)
+        let sessions = try #require(try JSONSerialization.jsonObject(with: web.request("GET", "/api/voice/children/\(id)/sessions").body) as? [[String: Any]])
+        #expect(sessions.count == 6 && sessions.allSatisfy { ["exited", "finished"].contains($0["outcome"] as? String ?? "") }, "\(sessions)")
+        #expect(sessions.last?["outcome"] as? String == "exited")
+
+        for (label, width, height) in [("laptop", 1280, 800), ("phone", 390, 844)] {
+            let png = try browser.screenshot(width: width, height: height)
+            if let keep { try png.write(to: keep.appendingPathComponent("web-voice-\(label).png")) }
+        }
+
+        // axe-core on both screens (as WebAccessibilityTests does for the others).
+        let axe = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/test-tools/axe.min.js")
+        let axeSource = try #require(try? String(contentsOf: axe, encoding: .utf8), "no \(axe.path): `make .build/test-tools/axe.min.js` fetches it")
+        try browser.call("Page.setBypassCSP", ["enabled": true])
+        for path in ["voice?child=\(id)", "voice/play?child=\(id)&game=balloon"] {
+            try browser.call("Page.navigate", ["url": web.url + path])
+            try browser.wait(for: #"document.readyState === "complete""#)
+            usleep(1_200_000)
+            for (width, height, scheme) in [(390, 844, "light"), (1280, 800, "light"), (1280, 800, "dark")] {
+                try browser.call("Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
+                try browser.call("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": scheme]]])
+                if try browser.evaluate("typeof axe") as? String != "object" { _ = try browser.evaluate(axeSource + "\n;true") }
+                let violations =
+                    try browser.evaluate(
+                        """
+                        axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } })
+                          .then((r) => r.violations.map((v) => v.id + " (" + v.impact + "): "
+                            + v.nodes.slice(0, 3).map((n) => n.target.join(" ") + " " + (n.failureSummary || "").split("\\n").join(" ")).join("; ")))
+                        """) as? [String] ?? ["axe returned nothing"]
+                #expect(violations.isEmpty, "/\(path) \(width) \(scheme): \(violations)")
+            }
+        }
+        #expect(browser.problems.isEmpty, "the pages wrote to the console: \(browser.problems)")
+    }
+
+    private func json(_ answer: WebAppUnderTest.Answer, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+        let value = try JSONSerialization.jsonObject(with: answer.body) as? [String: Any]
+        return try #require(value, "\(answer.status): \(String(decoding: answer.body, as: UTF8.self))", sourceLocation: sourceLocation)
+    }
+}
