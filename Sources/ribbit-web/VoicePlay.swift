@@ -164,7 +164,8 @@ enum VoicePlay {
     static let css = #"""
         body.voice-play { overflow: hidden; background: #bfe3ff; }
         #play-main { position: fixed; inset: 0; display: block; padding: 0; max-width: none; }
-        #stage { position: absolute; inset: 0; width: 100%; height: 100%; display: block; }
+        #stage { position: absolute; inset: 0; width: 100%; height: 100%; display: block; z-index: 0; }
+        #play-main > :not(#stage) { z-index: 1; }
         #game-title { position: absolute; top: 0.6rem; left: 1rem; margin: 0; font-size: 1.4rem; color: #000;
           background: rgba(255, 255, 255, 0.85); padding: 0.1rem 0.6rem; border-radius: 0.5rem; }
         #exit { position: absolute; top: 0.6rem; right: 1rem; min-height: 3.5rem; font-size: 1.4rem; background: #fff; color: #000; border-color: #000; }
@@ -312,7 +313,7 @@ enum VoicePlay {
         function drawClouds(now, dt) {
           const goal = Math.max(1, view.goal), low = ground() - H * 0.08, high = H * 0.22;
           for (let i = 0; i < goal; i++) {
-            const x = W * (i + 0.5) / goal, s = Math.min(W / goal * 0.32, H * 0.08);
+            const x = 60 + (W - 80) * (i + 0.5) / goal, s = Math.min((W - 80) / goal * 0.32, H * 0.08);  // clear of the meter
             let y = low;
             if (i < view.done) {
               const t = Math.min(1, (now - (lifts[i] || 0)) / 1200);
@@ -320,6 +321,7 @@ enum VoicePlay {
             } else if (i === view.done && view.voicing) {
               y = low - H * 0.05 * shown.level;  // the next cloud stirs while the voice sounds
             }
+            cloud(x + 4, y + 5, s, "#7d93ab");  // a shadow: the clouds stand out from the pale sky
             cloud(x, y, s, i < view.done ? "#fff" : "#e8eef5");
           }
         }
@@ -371,9 +373,6 @@ enum VoicePlay {
           if (!(high > low) && s) { const span = s.tooLoudDB - s.quietDB; low = (s.targetLowDB - s.quietDB) / span; high = (s.targetHighDB - s.quietDB) / span; }
           g.fillStyle = "rgba(46,125,50,0.25)"; g.beginPath();
           g.arc(cx, cy, rMin + high * (rMax - rMin), 0, Math.PI * 2); g.arc(cx, cy, rMin + low * (rMax - rMin), 0, Math.PI * 2, true); g.fill();
-          g.setLineDash([10, 8]); g.strokeStyle = "#2e7d32"; g.lineWidth = 3;
-          for (const v of [low, high]) { g.beginPath(); g.arc(cx, cy, rMin + v * (rMax - rMin), 0, Math.PI * 2); g.stroke(); }
-          g.setLineDash([]);
           const r = rMin + level * (rMax - rMin);
           if (view.popped) {
             g.fillStyle = "#e6194b"; g.beginPath();
@@ -383,11 +382,15 @@ enum VoicePlay {
             g.strokeStyle = "#333"; g.lineWidth = 2; g.beginPath(); g.moveTo(cx, cy + r); g.lineTo(cx, ground()); g.stroke();
             circle(cx, cy, r, "#e6194b"); circle(cx - r * 0.35, cy - r * 0.35, r * 0.18, "rgba(255,255,255,0.6)");
           }
+          // The band's edges over the balloon, so both show whatever its size.
+          g.setLineDash([10, 8]); g.strokeStyle = "#0b3d0e"; g.lineWidth = 4;
+          for (const v of [low, high]) { g.beginPath(); g.arc(cx, cy, rMin + v * (rMax - rMin), 0, Math.PI * 2); g.stroke(); }
+          g.setLineDash([]);
           bar(ease("progress", view.progress, dt, 0.08));
         }
 
         function drawPitch(now, dt) {
-          const top = H * 0.14, bottom = ground() - 10, h = bottom - top, x0 = 70, x1 = W - 40;
+          const top = H * 0.14, bottom = ground() - 10, h = bottom - top, x0 = 130, x1 = W - 40;
           const y = (v) => bottom - v * h;
           g.fillStyle = "rgba(46,125,50,0.3)"; g.fillRect(x0, y(view.bandHigh), x1 - x0, y(view.bandLow) - y(view.bandHigh));
           g.strokeStyle = "#2e7d32"; g.lineWidth = 3; g.strokeRect(x0, y(view.bandHigh), x1 - x0, y(view.bandLow) - y(view.bandHigh));

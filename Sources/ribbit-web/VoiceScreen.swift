@@ -215,7 +215,7 @@ enum VoiceScreen {
           <h2 id="progress-title">Progress</h2>
           <div id="progress-chart"></div>
           <div class="actions" id="downloads"></div>
-          <div class="voice-table-wrap">
+          <div class="voice-table-wrap" tabindex="0" role="region" aria-label="Sessions (scrolls sideways)">
           <table id="sessions">
             <caption>Sessions, newest first</caption>
             <thead><tr><th scope="col">Date</th><th scope="col">Game</th><th scope="col">Outcome</th><th scope="col">Minutes</th>
@@ -230,25 +230,26 @@ enum VoiceScreen {
 
     static let css = #"""
         #voice-main .voice-wide { grid-column: 1 / -1; }
+        #voice-main > * { min-width: 0; }
         .voice-children { list-style: none; margin: 0 0 0.8rem; padding: 0; display: grid; gap: 0.4rem; }
         .voice-children button { width: 100%; text-align: left; }
         .voice-form { display: grid; gap: 0.3rem; }
         .voice-form h3 { margin: 0.4rem 0 0; font-size: 1rem; }
         .voice-form label { font-weight: 600; }
-        .voice-form input { font: inherit; min-height: 2.8rem; padding: 0.2rem 0.5rem; border: 3px solid var(--line); border-radius: 0.4rem;
+        .voice-form input, .voice-form select { font: inherit; min-height: 2.8rem; padding: 0.2rem 0.5rem; border: 3px solid var(--line); border-radius: 0.4rem;
           background: var(--paper); color: var(--ink); width: 100%; }
         .voice-fields { display: grid; grid-template-columns: 1fr; gap: 0.3rem 0.8rem; margin-top: 0.4rem; }
         @media (min-width: 30rem) { .voice-fields { grid-template-columns: 1fr 1fr; } }
         .voice-fields div { display: grid; gap: 0.1rem; }
         .voice-games { display: grid; grid-template-columns: repeat(auto-fit, minmax(7rem, 1fr)); gap: 0.5rem; margin: 0.5rem 0 0.8rem; }
-        .voice-games button { min-height: 4rem; font-size: 1.2rem; background: var(--accent); border-color: var(--accent); color: #fff; }
+        .voice-games button { min-height: 4rem; font-size: 1.2rem; }
         .voice-toggle { display: flex; align-items: center; gap: 0.5rem; font-weight: 600; min-height: 3rem; }
         .voice-toggle input { width: 1.4rem; height: 1.4rem; accent-color: var(--accent); }
         .voice-table-wrap { overflow-x: auto; }
         #sessions { border-collapse: collapse; width: 100%; margin-top: 0.6rem; }
         #sessions caption { text-align: left; font-weight: 700; }
         #sessions th, #sessions td { border-bottom: 2px solid var(--line); padding: 0.3rem 0.5rem; text-align: left; white-space: nowrap; }
-        #progress-chart img { width: 100%; height: auto; background: #fff; }
+        #progress-chart img { width: 100%; max-width: 40rem; height: auto; background: #fff; }
 
         """#
 
@@ -260,7 +261,8 @@ enum VoiceScreen {
         let chosen = null;
         const gameNames = { clouds: "Clouds", airplane: "Airplane", dog: "Dog", balloon: "Balloon", pitch: "Pitch" };
 
-        function unitText(unit) { return unit === "level" ? (info.scale || "dB") : unit; }
+        // "dBFS (no calibration)" is said once above the form; each label has the short unit.
+        function unitText(unit) { return unit === "level" ? (info.scale || "dB").split(" (")[0] : unit; }
 
         async function load() {
           const response = await fetch("/api/voice/children").catch(() => null);
@@ -297,7 +299,7 @@ enum VoiceScreen {
           const games = $("games");
           games.replaceChildren();
           for (const game of info.games) {
-            const button = el("button", { type: "button", id: "play-" + game, text: gameNames[game] || game });
+            const button = el("button", { type: "button", class: "use", id: "play-" + game, text: gameNames[game] || game });
             button.addEventListener("click", () => {
               location.href = "/voice/play?child=" + chosen.id + "&game=" + game + ($("pause-aid").checked ? "&pause=1" : "");
             });
@@ -314,6 +316,12 @@ enum VoiceScreen {
             const input = el("input", { id: "set-" + field.key, type: "number", step: String(field.step), required: "",
               value: String(chosen.settings[field.key]) });
             fields.append(el("div", {}, el("label", { for: input.id, text: field.label + (unit ? " (" + unit + ")" : "") }), input));
+          }
+          if (chosen.settings.pitchExercise !== undefined) {
+            const select = el("select", { id: "set-pitchExercise" },
+              el("option", { value: "hold", text: "Hold the band" }), el("option", { value: "glide", text: "Glide up and down through it" }));
+            select.value = chosen.settings.pitchExercise;
+            fields.append(el("div", {}, el("label", { for: select.id, text: "Pitch exercise" }), select));
           }
           loadProgress();
         }
@@ -370,6 +378,7 @@ enum VoiceScreen {
           // Fields this page does not know (a newer ribbit's) go back as they came.
           const settings = Object.assign({}, chosen.settings);
           for (const field of info.fields) settings[field.key] = Number($("set-" + field.key).value);
+          if ($("set-pitchExercise")) settings.pitchExercise = $("set-pitchExercise").value;
           send("/api/voice/children/" + chosen.id, { nickname: $("edit-nickname").value, ageYears: age($("edit-age")), settings }, async (child) => {
             chosen = child;
             await load();

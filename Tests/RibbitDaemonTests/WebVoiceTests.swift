@@ -166,23 +166,25 @@ extension DaemonTests {
         let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
 
         let rate = 48000.0
-        var voice = VoiceSignals.Voice(startHz: 180, endHz: 260, seconds: 3)
+        var voice = VoiceSignals.Voice(startHz: 180, endHz: 260, seconds: 4)
         voice.levelDBFS = -30
         let wav = web.directory.appendingPathComponent("voice.wav")
         let writer = try AudioFileWriter(path: wav.path, format: .wav(sampleRate: Int(rate), channelCount: 1))
-        try writer.write(channels: [VoiceSignals.place([(0.2, VoiceSignals.voice(voice, sampleRate: rate, seed: 7))], seconds: 3.5, sampleRate: rate)])
+        try writer.write(channels: [VoiceSignals.place([(0.2, VoiceSignals.voice(voice, sampleRate: rate, seed: 7))], seconds: 4.5, sampleRate: rate)])
         try writer.close()
 
         let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: web.personalURL)
         defer { browser.stop() }
+        // Logged in (the session cookie set) before going anywhere else.
+        try browser.wait(for: #"document.readyState === "complete" && document.getElementById("connection") !== null"#)
         for (game, width, height) in [
             ("clouds", 1280, 800), ("airplane", 1280, 800), ("dog", 1280, 800), ("balloon", 1280, 800), ("pitch", 1280, 800), ("clouds", 390, 844),
         ] {
             try browser.call("Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
             try browser.call("Page.navigate", ["url": web.url + "voice/play?child=\(id)&game=\(game)"])
             try browser.wait(for: "window.voiceGame !== undefined && window.voiceGame.view !== null", seconds: 15)
-            let probe = try Probe(server: server, signal: "file:" + wav.path, levelDBFS: 0, seconds: 3.5)
-            usleep(2_300_000)
+            let probe = try Probe(server: server, signal: "file:" + wav.path, levelDBFS: 0, seconds: 4.5)
+            usleep(3_000_000)
             let png = try browser.screenshot(width: width, height: height)
             _ = try probe.finish()
             #expect(try browser.evaluate("window.voiceGame.view.voicing || window.voiceGame.firstVoicingAt !== null") as? Bool == true, "\(game)")
@@ -200,9 +202,21 @@ extension DaemonTests {
         #expect(sessions.last?["outcome"] as? String == "exited")
 
         for (label, width, height) in [("laptop", 1280, 800), ("phone", 390, 844)] {
+            _ = try browser.evaluate("window.scrollTo(0, 0); true")
             let png = try browser.screenshot(width: width, height: height)
             if let keep { try png.write(to: keep.appendingPathComponent("web-voice-\(label).png")) }
         }
+        // The progress: the chart of the six sessions and their table.
+        try browser.wait(for: ##"document.querySelector("#progress-chart img") !== null && document.querySelector("#progress-chart img").complete"##)
+        _ = try browser.evaluate(#"document.getElementById("progress-card").scrollIntoView(); true"#)
+        let progress = try browser.screenshot(width: 1280, height: 800)
+        if let keep { try progress.write(to: keep.appendingPathComponent("web-voice-progress-laptop.png")) }
+        let csv = try web.request("GET", "/api/voice/children/\(id)/sessions.csv")
+        #expect(csv.status == 200 && csv.headers["content-disposition"]?.contains("ribbit-voice-\(id)-sessions.csv") == true)
+        #expect(String(decoding: csv.body, as: UTF8.self).split(whereSeparator: \.isNewline).count == 7, "a header and six sessions (CRLF lines)")
+        let events = String(decoding: try web.request("GET", "/api/voice/children/\(id)/events.csv").body, as: UTF8.self)
+        #expect(events.hasPrefix("child,child_id,session,game,date,time_s,kind,value\r\n") && events.contains(",started,"), "\(events.prefix(300))")
+        #expect(try web.request("GET", "/api/voice/children/\(id)/progress.svg").headers["content-type"] == "image/svg+xml")
 
         // axe-core on both screens (as WebAccessibilityTests does for the others).
         let axe = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
