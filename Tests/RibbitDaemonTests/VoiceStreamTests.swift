@@ -60,3 +60,45 @@ extension DaemonTests {
         }
     }
 }
+
+extension DaemonTests {
+    /// `ribbitd voice` at 80 x 24 in tmux while a 220 Hz tone plays into the inputs: the scale,
+    /// the level, the pitch with its note and the pitch strip fit; q gives the terminal back.
+    @Test func theVoiceMeterFitsEightyByTwentyFourAndRestoresTheTerminal() throws {
+        let tmux = try #require(Built.tool("tmux"), "tmux is needed (apt-get install tmux)")
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server)
+        try daemon.waitUntilProcessing()
+        let probe = try Probe(server: server, signal: "sine:220", levelDBFS: -30, seconds: 6)
+        let tmuxServer = "ribbit-test-\(getpid())"
+        let stty = daemon.directory.appendingPathComponent("stty.txt").path
+        let env = ["XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"].map { "\($0)=\(daemon.environment[$0]!)" }
+        func tmuxRun(_ arguments: [String]) throws -> RunResult { try Built.run(tmux, ["-L", tmuxServer] + arguments) }
+        defer { _ = try? tmuxRun(["kill-server"]) }
+        let command = "env \(env.joined(separator: " ")) \(DaemonUnderTest.binary.path) voice; stty -a > \(stty); sleep 30"
+        let tmuxEnvironment = ProcessInfo.processInfo.environment.merging(["TERM": "xterm-256color"]) { $1 }
+        let status = try Built.runLeavingDaemon(
+            tmux, ["-L", tmuxServer, "new-session", "-d", "-x", "80", "-y", "24", "-s", "voice", command], environment: tmuxEnvironment)
+        #expect(status == 0)
+        var pane = ""
+        let shown = Date().addingTimeInterval(5)
+        while Date() < shown, !pane.contains("220 Hz  A3") {
+            usleep(200_000)
+            pane = try tmuxRun(["capture-pane", "-p", "-t", "voice"]).stdout
+        }
+        let lines = pane.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(pane.contains("ribbit voice  dBFS (no calibration: relative levels)"), "\(pane)")
+        #expect(pane.contains(" -27.0") || pane.contains(" -26.9") || pane.contains(" -27.1"), "\(pane)")
+        #expect(pane.contains("220 Hz  A3") && pane.contains("•"), "\(pane)")
+        #expect(lines.allSatisfy { $0.count <= 80 } && lines.count <= 24, "\(pane)")
+        _ = try tmuxRun(["send-keys", "-t", "voice", "q"])
+        let deadline = Date().addingTimeInterval(3)
+        while !FileManager.default.fileExists(atPath: stty) && Date() < deadline { usleep(50_000) }
+        usleep(200_000)
+        let settings = try String(contentsOfFile: stty, encoding: .utf8)
+        #expect(settings.contains(" icanon") && settings.contains(" echo "), "\(settings)")
+        #expect(!(try tmuxRun(["capture-pane", "-p", "-t", "voice"]).stdout.contains("ribbit voice  dBFS")))
+        _ = try probe.finish()
+        try daemon.stop()
+    }
+}
