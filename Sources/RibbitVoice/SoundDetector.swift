@@ -37,6 +37,9 @@ public struct NoiseBurst: Codable, Sendable, Equatable {
 public struct SoundDetector: Sendable {
     /// What one frame did.
     public struct Step: Sendable, Equatable {
+        /// The frame's hop length: the time since the previous frame (10 ms for the first one
+        /// and after a jump in time).
+        public var hopSeconds = 0.01
         /// A sound started on this frame (its `start`, stream seconds).
         public var onset: Double?
         /// This frame is voiced at or over `quietDB` (it belongs to the running sound).
@@ -80,16 +83,12 @@ public struct SoundDetector: Sendable {
 
     public init(settings: VoiceSettings) { self.settings = settings }
 
-    /// The hop length: the time since the previous frame (10 ms for the first one and after a jump).
-    public mutating func hopSeconds(_ frame: VoiceFrame) -> Double {
-        defer { lastTime = frame.time }
-        guard let lastTime, frame.time > lastTime, frame.time - lastTime <= 0.1 else { return 0.01 }
-        return frame.time - lastTime
-    }
-
-    /// Feeds one frame; `dt` is its hop length (`hopSeconds`).
-    public mutating func step(_ frame: VoiceFrame, dt: Double) -> Step {
+    /// Feeds one frame (in time order).
+    public mutating func step(_ frame: VoiceFrame) -> Step {
         var step = Step()
+        if let lastTime, frame.time > lastTime, frame.time - lastTime <= 0.1 { step.hopSeconds = frame.time - lastTime }
+        lastTime = frame.time
+        let dt = step.hopSeconds
         let active = frame.voiced && frame.levelDB >= settings.quietDB
         step.active = active
         if active {

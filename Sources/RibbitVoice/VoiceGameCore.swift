@@ -40,13 +40,13 @@ struct GameCore: Sendable {
     /// the game's target, for the summary.
     mutating func open(_ frame: VoiceFrame, inTarget: (VoiceFrame) -> Bool) {
         events = []
-        dt = detector.hopSeconds(frame)
+        sound = detector.step(frame)
+        dt = sound.hopSeconds
         if origin == nil {
             origin = frame.time - dt
             events.append(VoiceGameEvent(time: 0, kind: .started))
         }
         now = frame.time - (origin ?? 0)
-        sound = detector.step(frame, dt: dt)
         view.time = now
         view.voicing = sound.active
         let span = settings.tooLoudDB - settings.quietDB

@@ -25,6 +25,12 @@ import Testing
         #expect(game.view.done == 2 && game.summary.attempts == 3 && game.summary.successes == 2)
     }
 
+    @Test func quietFor0_3SecondsIsEnough() {
+        var game = CloudsGame(settings: standardSettings)
+        let events = play(&game, VoiceTimeline().voice(1).silence(0.3).voice(1).silence(0.3))
+        #expect(kinds(events) == [.started, .cloudLifted, .cloudLifted] && near(events[2].time, 2.1))
+    }
+
     @Test func aTooLoudOrTooQuietSoundLiftsNoneAndAClapIsNoAttempt() {
         var game = CloudsGame(settings: standardSettings)
         let events = play(&game, VoiceTimeline().voice(1, dB: 90).silence(0.5).voice(1, dB: 50).silence(0.5).clap().silence(0.5))
@@ -145,6 +151,8 @@ import Testing
     }
 
     @Test func tooLoudPopsItUntilTheNextSoundInRange() {
+        var clapped = BalloonGame(settings: standardSettings)
+        #expect(kinds(play(&clapped, VoiceTimeline().clap(0.05, dB: 95).silence(0.5))) == [.started] && !clapped.view.popped)
         var game = BalloonGame(settings: standardSettings)
         var events = play(&game, VoiceTimeline().voice(1).voice(0.1, dB: 90).voice(1))
         #expect(kinds(events) == [.started, .balloonPopped] && events[1].value == 90)

@@ -8,7 +8,7 @@ import Testing
         var sounds: [VoiceSound] = []
         var noise: [NoiseBurst] = []
         for frame in timeline.frames {
-            let step = detector.step(frame, dt: detector.hopSeconds(frame))
+            let step = detector.step(frame)
             if let ended = step.ended { sounds.append(ended) }
             if let burst = step.noise { noise.append(burst) }
         }
@@ -40,7 +40,7 @@ import Testing
         var detector = SoundDetector(settings: standardSettings)
         var ends: [Double] = []
         for frame in VoiceTimeline().voice(0.2, dB: 60, f0Hz: 200).voice(0.2, dB: 70, f0Hz: 300).silence(0.3).frames {
-            let step = detector.step(frame, dt: detector.hopSeconds(frame))
+            let step = detector.step(frame)
             if let sound = step.ended {
                 ends.append(frame.time)
                 #expect(sound.peakDB == 70 && sound.lowF0Hz == 200 && sound.highF0Hz == 300 && near(sound.meanF0Hz, 250))
