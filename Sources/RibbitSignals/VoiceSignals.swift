@@ -16,9 +16,14 @@ public enum VoiceSignals {
         public var tiltDBPerOctave: Double = -12
         /// Harmonics stop here (or at 0.45 of the sample rate).
         public var highestHarmonicHz: Double = 5000
+        /// The first harmonic present (2: the fundamental is missing, as through a telephone).
+        public var lowestHarmonic = 1
         /// Standard deviations of each cycle's period and amplitude, relative (0.01 = 1 %).
         public var jitter: Double = 0
         public var shimmer: Double = 0
+        /// Every other cycle's amplitude is lowered by this (0.2 = 20 %): a rough, diplophonic
+        /// voice whose true period is ambiguous (a trap for octave errors).
+        public var alternation: Double = 0
         /// Vibrato: rate (Hz) and depth (relative f0 swing, 0.03 = ±3 %).
         public var vibratoHz: Double = 0
         public var vibratoDepth: Double = 0
@@ -50,6 +55,7 @@ public enum VoiceSignals {
         var periodFactor = 1 + voice.jitter * gaussian(&random)
         var amplitude = 1 + voice.shimmer * gaussian(&random)
         var squares = 0.0
+        var oddCycle = false
         let weights = (0..<1000).map { $0 == 0 ? 0 : pow(2, voice.tiltDBPerOctave / 20 * log2(Double($0))) }
         for i in 0..<count {
             let t = Double(i) / sampleRate
@@ -62,17 +68,18 @@ public enum VoiceSignals {
             var value = 0.0
             var k = 1
             while Double(k) * f0 < harmonicLimit, k < weights.count {
-                value += weights[k] * current
+                if k >= voice.lowestHarmonic { value += weights[k] * current }
                 (previous, current) = (current, twoCos * current - previous)
                 k += 1
             }
-            value *= amplitude
+            value *= oddCycle ? amplitude * (1 - voice.alternation) : amplitude
             squares += value * value
             out[i] = Float(value)
             phase += f0 / sampleRate
             if phase >= 1 {
                 // A new cycle starts at every harmonic's zero crossing: new period and amplitude.
                 phase -= 1
+                oddCycle.toggle()
                 periodFactor = 1 + voice.jitter * gaussian(&random)
                 amplitude = max(0, 1 + voice.shimmer * gaussian(&random))
             }

@@ -22,6 +22,8 @@ public struct VoiceAnalyzer: Sendable {
     public static let voicedFloorDBFS = -70.0
     /// YIN's absolute threshold: the first lag whose normalised difference dips under it is the period.
     static let dipThreshold: Float = 0.2
+    /// The octave guard's threshold for the period the voice already had.
+    static let holdThreshold: Float = 0.35
     /// Clarity (1 - YIN's d') to start a voiced run, and to keep one going (hysteresis).
     static let startClarity = 0.75
     static let keepClarity = 0.6
@@ -290,23 +292,22 @@ public struct VoiceAnalyzer: Sendable {
         return (Double(tau) + Double(offset), b - (a - c) * offset / 4)
     }
 
-    /// A jump of an octave from the recent pitch is taken back when the recent pitch's lag also
-    /// dips almost as deep: the period's double and half dip too, and noise can tip the choice.
+    /// A drop of an octave from the recent pitch (YIN took twice the period because the period's
+    /// own dip missed the threshold, as on a rough voice or in noise) is taken back when the recent
+    /// period still dips under `holdThreshold`: a pitch that goes on gets a laxer test than a new
+    /// one. A jump up is left alone: YIN's first dip under the threshold is the period, and
+    /// holding the lower pitch there would lock a sub-harmonic in (measured: it did).
     private func octaveGuard(_ f0: Double) -> Double {
         guard historyCount >= 3 else { return f0 }
         let reference = median()
-        let ratio = f0 / reference
-        guard (1.8...2.2).contains(ratio) || (0.45...0.55).contains(ratio) else { return f0 }
-        let chosenLag = analysisRate / f0
+        guard (0.45...0.55).contains(f0 / reference) else { return f0 }
         let referenceLag = analysisRate / reference
         let low = max(tauMin, Int(referenceLag * 0.9))
         let high = min(tauMax, Int((referenceLag * 1.1).rounded(.up)))
         guard low < high else { return f0 }
         var best = low
         for t in low...high where difference[t] < difference[best] { best = t }
-        guard best > low, best < high else { return f0 }
-        let chosen = difference[min(max(Int(chosenLag.rounded()), tauMin), tauMax)]
-        guard difference[best] <= min(chosen + 0.1, 0.35) else { return f0 }
+        guard best > low, best < high, difference[best] <= Self.holdThreshold else { return f0 }
         // Refine the kept lag as the main search does.
         let a = difference[best - 1]
         let b = difference[best]
