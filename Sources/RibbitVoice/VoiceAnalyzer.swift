@@ -95,6 +95,7 @@ public struct VoiceAnalyzer: Sendable {
     private var historyPosition = 0
 
     public init(sampleRate: Double, dBSPLAtZeroDBFS: Double? = nil) {
+        precondition(sampleRate >= 8000 && sampleRate <= 384_000, "VoiceAnalyzer: sample rate \(sampleRate) Hz is not 8-384 kHz")
         self.sampleRate = sampleRate
         self.dBSPLAtZeroDBFS = dBSPLAtZeroDBFS
         hop = max(1, Int((sampleRate * Self.hopSeconds).rounded()))
