@@ -7,8 +7,8 @@ import Testing
 private let rate = 48000.0
 
 /// Feeds `samples` in chunks that do not line up with the hop, as the dump tap's blocks do.
-private func analyze(_ samples: [Float], dBSPLAtZeroDBFS: Double? = nil, chunk: Int = 333) -> [VoiceFrame] {
-    var analyzer = VoiceAnalyzer(sampleRate: rate, dBSPLAtZeroDBFS: dBSPLAtZeroDBFS)
+private func analyze(_ samples: [Float], dBSPLAtZeroDBFS: Double? = nil, chunk: Int = 333, sampleRate: Double = rate) -> [VoiceFrame] {
+    var analyzer = VoiceAnalyzer(sampleRate: sampleRate, dBSPLAtZeroDBFS: dBSPLAtZeroDBFS)
     var frames: [VoiceFrame] = []
     var start = 0
     while start < samples.count {
@@ -315,6 +315,26 @@ private let onsetSkip = 0.04
         }
         // DC is not a voice.
         #expect(analyze([Float](repeating: 0.5, count: count)).allSatisfy { !$0.voiced })
+    }
+
+    @Test func otherSampleRatesGiveTheSameFigures() {
+        for sampleRate in [16000.0, 44100, 96000] {
+            var spec = voice(160, to: 320, seconds: 1)
+            spec.levelDBFS = -30
+            let pad = [Float](repeating: 0, count: Int(lead * sampleRate))
+            let frames = analyze(pad + VoiceSignals.voice(spec, sampleRate: sampleRate, seed: 500) + pad, sampleRate: sampleRate)
+            let analyzer = VoiceAnalyzer(sampleRate: sampleRate)
+            let inVoice = inside(frames, seconds: 1, skip: onsetSkip)
+            let errors = inVoice.filter(\.voiced).compactMap { frame in
+                frame.f0Hz.map { abs($0 / spec.f0(at: frame.time - lead - analyzer.analysisDelaySeconds - 0.5 / $0 - 0.02) - 1) * 100 }
+            }
+            let steady = inside(frames, seconds: 0.98, skip: 0.06).map { abs($0.levelDB - spec.levelDBFS) }
+            print(
+                "\(Int(sampleRate)) Hz: \(frames.count) frames, \(errors.count) of \(inVoice.count) voiced, worst pitch error \(format(errors.max() ?? .nan)) %, worst level error \(format(steady.max() ?? .nan)) dB"
+            )
+            #expect(frames.count == Int((1 + 2 * lead) / VoiceAnalyzer.hopSeconds))
+            #expect(Double(errors.count) >= 0.95 * Double(inVoice.count) && (errors.max() ?? 100) <= 2 && (steady.max() ?? 100) <= 1)
+        }
     }
 
     @Test func framesFollowTheHopsWhateverTheChunks() {
