@@ -146,7 +146,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "ribbit-bench",
-            dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl", "RibbitMonitor", "RibbitSignals", "CFFTW"],
+            dependencies: [
+                "RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl", "RibbitMonitor", "RibbitSignals", "RibbitVoice", "CFFTW",
+            ],
             path: "bench/ribbit-bench",
             linkerSettings: bindNow
         ),
