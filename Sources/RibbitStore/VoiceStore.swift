@@ -102,7 +102,8 @@ public final class VoiceStore: Sendable {
         try database.read { db in
             try Row.fetchAll(
                 db,
-                sql: "SELECT * FROM voice_children" + (includingArchived ? "" : " WHERE archived = 0") + " ORDER BY nickname COLLATE NOCASE, id"
+                sql: "SELECT * FROM voice_children" + (includingArchived ? "" : " WHERE archived = 0")
+                    + " ORDER BY nickname COLLATE NOCASE, id"
             ).map(Self.child)
         }
     }
@@ -125,7 +126,8 @@ public final class VoiceStore: Sendable {
         let json = try Self.json(used)
         return try database.write { db in
             guard try Bool.fetchOne(db, sql: "SELECT archived FROM voice_children WHERE id = ?", arguments: [childID]) == false else {
-                throw try Self.exists(db, child: childID) ? StoreError("child \(childID) is archived; restore it first") : Self.noChild(childID)
+                throw try Self.exists(db, child: childID)
+                    ? StoreError("child \(childID) is archived; restore it first") : Self.noChild(childID)
             }
             try db.execute(
                 sql: "INSERT INTO voice_sessions (child, game, started, settings, checksum) VALUES (?, ?, ?, ?, ?)",
@@ -151,10 +153,14 @@ public final class VoiceStore: Sendable {
     }
 
     /// Ends a session with its outcome (`finished` or `exited`) and the game's summary.
-    public func endSession(id: Int64, outcome: VoiceSessionOutcome, summary: VoiceSessionSummary, now: Double = Date().timeIntervalSince1970)
+    public func endSession(
+        id: Int64, outcome: VoiceSessionOutcome, summary: VoiceSessionSummary, now: Double = Date().timeIntervalSince1970
+    )
         throws
     {
-        guard outcome != .interrupted else { throw StoreError("a session ends finished or exited; interrupted is what an unended one reads as") }
+        guard outcome != .interrupted else {
+            throw StoreError("a session ends finished or exited; interrupted is what an unended one reads as")
+        }
         let summaryJSON = try Self.json(summary)
         try database.write { db in
             try Self.requireOpen(db, id)
@@ -181,7 +187,8 @@ public final class VoiceStore: Sendable {
         let row = try database.read { db in
             try Row.fetchOne(
                 db,
-                sql: "SELECT s.*, (SELECT MAX(time) FROM voice_events e WHERE e.session = s.id) AS last_event FROM voice_sessions s WHERE s.id = ?",
+                sql:
+                    "SELECT s.*, (SELECT MAX(time) FROM voice_events e WHERE e.session = s.id) AS last_event FROM voice_sessions s WHERE s.id = ?",
                 arguments: [id])
         }
         guard let row else { throw StoreError("no voice session \(id) is stored") }
@@ -214,7 +221,9 @@ public final class VoiceStore: Sendable {
     static func checked(nickname: String, ageYears: Int?, settings: VoiceSettings) throws(StoreError) -> String {
         let name = nickname.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !name.isEmpty else { throw StoreError("a child needs a nickname") }
-        guard name.count <= nicknameLimit else { throw StoreError("a nickname is at most \(nicknameLimit) characters; this one has \(name.count)") }
+        guard name.count <= nicknameLimit else {
+            throw StoreError("a nickname is at most \(nicknameLimit) characters; this one has \(name.count)")
+        }
         guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw StoreError("a nickname cannot contain control characters (a tab or a line break)")
         }
@@ -259,7 +268,8 @@ public final class VoiceStore: Sendable {
             throw StoreError("child \(id)'s settings are damaged: they no longer match their checksum; set them again")
         }
         return VoiceChild(
-            id: id, nickname: row["nickname"], ageYears: row["age"], settings: try decoded(VoiceSettings.self, json, what: "child \(id)'s settings"),
+            id: id, nickname: row["nickname"], ageYears: row["age"],
+            settings: try decoded(VoiceSettings.self, json, what: "child \(id)'s settings"),
             created: row["created"], archived: row["archived"])
     }
 
