@@ -45,7 +45,7 @@ public enum VoiceProgressChart {
             marks: line(target, color: "#1a8a3a", labels: labels, panel: "target"))
         let attempts = figures.map(\.attemptsPerSuccess)
         out += panel(
-            2, id: "attempts", title: "Attempts per success (1 = every sound counted)", labels: labels,
+            2, id: "attempts", title: "Attempts per success (1 is best)", labels: labels,
             range: 0...niceCeiling(attempts.compactMap { $0 }.max() ?? 0, least: 2),
             marks: line(attempts, color: "#c05a00", labels: labels, panel: "attempts"))
         let lows = figures.map(\.f0LowHz), highs = figures.map(\.f0HighHz)

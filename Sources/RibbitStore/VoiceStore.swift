@@ -99,13 +99,7 @@ public final class VoiceStore: Sendable {
 
     /// The children by nickname (then id); archived ones only when asked.
     public func children(includingArchived: Bool = false) throws -> [VoiceChild] {
-        try database.read { db in
-            try Row.fetchAll(
-                db,
-                sql: "SELECT * FROM voice_children" + (includingArchived ? "" : " WHERE archived = 0")
-                    + " ORDER BY nickname COLLATE NOCASE, id"
-            ).map(Self.child)
-        }
+        try database.read { try Self.children($0, includingArchived: includingArchived) }
     }
 
     public func child(id: Int64) throws -> VoiceChild {
@@ -173,14 +167,7 @@ public final class VoiceStore: Sendable {
 
     /// A child's sessions, oldest first (all children's when nil).
     public func sessions(childID: Int64? = nil) throws -> [VoiceSessionRecord] {
-        try database.read { db in
-            // An unended session ends, for the figures, at its last event.
-            let sql = """
-                SELECT s.*, (SELECT MAX(time) FROM voice_events e WHERE e.session = s.id) AS last_event
-                FROM voice_sessions s \(childID == nil ? "" : "WHERE s.child = ?") ORDER BY s.started, s.id
-                """
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(childID.map { [$0] } ?? [])).map(Self.session)
-        }
+        try database.read { try Self.sessions($0, childID: childID) }
     }
 
     public func session(id: Int64) throws -> VoiceSessionRecord {
@@ -206,16 +193,50 @@ public final class VoiceStore: Sendable {
 
     /// A child's events, by session then time (all children's when nil).
     public func events(childID: Int64? = nil) throws -> [VoiceStoredEvent] {
-        try database.read { db in
-            let sql = """
-                SELECT e.* FROM voice_events e JOIN voice_sessions s ON s.id = e.session
-                \(childID == nil ? "" : "WHERE s.child = ?") ORDER BY s.started, e.session, e.time, e.rowid
-                """
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(childID.map { [$0] } ?? [])).map(Self.event)
+        try database.read { try Self.events($0, childID: childID) }
+    }
+
+    // MARK: For the therapist's screen
+
+    /// A child's weeks of figures (see `VoiceProgress.weeks`).
+    public func progress(childID: Int64, utcOffsetSeconds: Int = 0) throws -> [VoiceProgressWeek] {
+        VoiceProgress.weeks(childID: childID, sessions: try sessions(childID: childID), utcOffsetSeconds: utcOffsetSeconds)
+    }
+
+    /// The two CSV files for one child (every child's when nil), read in one transaction.
+    public func csv(childID: Int64? = nil, utcOffsetSeconds: Int = 0) throws -> (events: String, sessions: String) {
+        let (children, sessions, events) = try database.read { db in
+            (try Self.children(db, includingArchived: true), try Self.sessions(db, childID: childID), try Self.events(db, childID: childID))
         }
+        return (
+            VoiceCSV.events(children: children, sessions: sessions, events: events, utcOffsetSeconds: utcOffsetSeconds),
+            VoiceCSV.sessions(children: children, sessions: sessions, utcOffsetSeconds: utcOffsetSeconds)
+        )
     }
 
     // MARK: Helpers
+
+    static func children(_ db: Database, includingArchived: Bool) throws -> [VoiceChild] {
+        let filter = includingArchived ? "" : " WHERE archived = 0"
+        return try Row.fetchAll(db, sql: "SELECT * FROM voice_children\(filter) ORDER BY nickname COLLATE NOCASE, id").map(child)
+    }
+
+    static func sessions(_ db: Database, childID: Int64?) throws -> [VoiceSessionRecord] {
+        // An unended session ends, for the figures, at its last event.
+        let sql = """
+            SELECT s.*, (SELECT MAX(time) FROM voice_events e WHERE e.session = s.id) AS last_event
+            FROM voice_sessions s \(childID == nil ? "" : "WHERE s.child = ?") ORDER BY s.started, s.id
+            """
+        return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(childID.map { [$0] } ?? [])).map(session)
+    }
+
+    static func events(_ db: Database, childID: Int64?) throws -> [VoiceStoredEvent] {
+        let sql = """
+            SELECT e.* FROM voice_events e JOIN voice_sessions s ON s.id = e.session
+            \(childID == nil ? "" : "WHERE s.child = ?") ORDER BY s.started, e.session, e.time, e.rowid
+            """
+        return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(childID.map { [$0] } ?? [])).map(event)
+    }
 
     /// The nickname trimmed, or one line saying what is wrong.
     static func checked(nickname: String, ageYears: Int?, settings: VoiceSettings) throws(StoreError) -> String {

@@ -99,6 +99,13 @@ import Testing
         #expect(try store.sessions().map(\.id) == [id, otherID])
         #expect(try store.events(childID: ema.id).map(\.event) == first + second)
         #expect(try store.events().count == 5)
+        // The therapist's screen: one week of figures, the CSV files in one read.
+        let progress = try store.progress(childID: ema.id)
+        #expect(progress.count == 1 && progress[0].overall.attemptsPerSuccess == 1.4 && progress[0].overall.minutesPlayed == 1.5)
+        let csv = try store.csv(childID: ema.id)
+        #expect(csv.events.split(separator: "\r\n").count == 5 && csv.sessions.split(separator: "\r\n").count == 2)
+        #expect(csv.events.contains("\r\nEma,\(ema.id),\(id),clouds,1970-01-01T00:33:23Z,3.1,too-loud,-12.25\r\n"))
+        #expect(try store.csv().events.split(separator: "\r\n").count == 6)
         // An ended session takes no more events and no second end.
         #expect { try store.appendEvents(sessionID: id, first) } throws: { "\($0)" == "voice session \(id) has already ended" }
         #expect { try store.endSession(id: id, outcome: .exited, summary: summary) } throws: {
