@@ -147,7 +147,7 @@ public enum VoiceProgressChart {
                 points +=
                     "<circle class=\"voice-progress-\(panel)-mark\" data-week=\"\(labels[i])\" data-value=\"\(svgNumber(value))\" cx=\"\(svgNumber(frame.x(i)))\" cy=\"\(svgNumber(frame.y(value)))\" r=\"3.5\" fill=\"\(color)\"/>\n"
             }
-            return "<path fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\" d=\"\(path)\"/>\n" + points
+            return (path.isEmpty ? "" : "<path fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\" d=\"\(path)\"/>\n") + points
         }
     }
 

@@ -53,6 +53,22 @@ import Testing
         #expect(desc.contains("2026-W52: 0 sessions, 0 min."))
     }
 
+    /// One game's figures: the pitch game was played in weeks with two or more sessions.
+    @Test func oneGamesChart() throws {
+        let svg = VoiceProgressChart.svg(weeks: Self.weeks(), childName: "Ema", game: .pitch)
+        #expect(svg.contains("<title id=\"voice-progress-title\">Progress: Ema (pitch)</title>"))
+        let bars = svg.split(separator: "class=\"voice-progress-sessions-mark\"").dropFirst().map { $0.prefix(40) }
+        #expect(bars.map { $0.contains("data-value=\"0\"") } == [false, false, true, false, true, false], "\(bars)")
+        #expect(svg.components("class=\"voice-progress-target-mark\"") == 4)
+        // A week played but never ended draws a bar and no point, and no empty line.
+        var week = Self.weeks()[0]
+        week.overall = VoiceProgressFigures()
+        week.overall.sessions = 1
+        let interrupted = VoiceProgressChart.svg(weeks: [week], childName: "Ben")
+        #expect(interrupted.components("class=\"voice-progress-target-mark\"") == 0 && !interrupted.contains("d=\"\""))
+        #expect(interrupted.contains("week 2026-W50"))
+    }
+
     /// Ticks are round numbers, and every coordinate stays inside the viewBox.
     @Test func ticksAreRoundAndNothingLeavesTheChart() throws {
         let svg = VoiceProgressChart.svg(weeks: Self.weeks(), childName: "A very long nickname that goes on and on")
