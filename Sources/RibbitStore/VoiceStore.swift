@@ -2,9 +2,10 @@ import Foundation
 import GRDB
 import RibbitVoice
 
-/// The voice exercises' children, sessions and events, in the same SQLite file as the
-/// prescription history and the hearing tests (`ribbit.sqlite`, 0600). Its own tables and
-/// migration, so the stores open the file in any order. Times are Unix seconds (REAL).
+/// The voice exercises' children, sessions and events, in their own SQLite file
+/// (`voice.sqlite`, 0600), as the data log has: events are written several times a second, and
+/// the history's recovery (which moves a damaged file aside) must never take a child's progress
+/// with it, nor the other way round. Times are Unix seconds (REAL).
 ///
 /// Settings and summaries are JSON with a CRC-32 (as the other stores' records); events are
 /// plain columns, appended in batches a few times a second, one transaction per batch.
@@ -16,6 +17,9 @@ public final class VoiceStore: Sendable {
     /// Longest nickname, in characters: a name, not a note.
     public static let nicknameLimit = 40
     public static let ages = 1...18
+
+    /// Where the voice exercises' file is, beside the history's.
+    public static func path(dataDirectory: String) -> String { dataDirectory + "/voice.sqlite" }
 
     public init(path: String) throws {
         self.path = path

@@ -6,13 +6,13 @@ import RibbitTestSupport
 import RibbitVoice
 import Testing
 
-/// The voice exercises' record in a real ribbit.sqlite: children, sessions and events round
+/// The voice exercises' record in a real SQLite file: children, sessions and events round
 /// trip, an unended session reads as interrupted, bad input is one line, and the other stores
 /// share the file.
 @Suite struct VoiceStoreTests {
     let path: String
     let settings = VoiceSettings.standard(calibrated: true)
-    init() throws { path = try TestPaths.temporaryDirectory().appendingPathComponent("ribbit.sqlite").path }
+    init() throws { path = try TestPaths.temporaryDirectory().appendingPathComponent("voice.sqlite").path }
 
     @Test func childrenRoundTripAndArchive() throws {
         let store = try VoiceStore(path: path)
