@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "RibbitPrescription"),
         // Clinical plot conventions shared by every plot (dump SVG, terminal view, later reports and
         // web pages): ear order, colours and symbols, the square audiogram form, round ticks. No Foundation.
-        .target(name: "RibbitPlot", dependencies: ["RibbitPrescription"]),
+        .target(name: "RibbitPlot", dependencies: ["RibbitPrescription", "RibbitVoice"]),
         // The hearing test's procedure (a state machine), its result and the RETSPL tables. No I/O, no Foundation.
         .target(name: "RibbitAudiometry", dependencies: ["RibbitPrescription"]),
         // Voice exercises for children: the microphone's pitch, voicing and level analysis, sound
@@ -79,7 +79,7 @@ let package = Package(
         // Where ribbit's files are (XDG), its config file, small-file reading, the version.
         .target(name: "RibbitSettings", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         // The prescription history, the active one and a trial, in SQLite (GRDB).
-        .target(name: "RibbitStore", dependencies: ["RibbitSettings", "RibbitPrescription", "RibbitAudiometry", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "RibbitStore", dependencies: ["RibbitSettings", "RibbitPrescription", "RibbitAudiometry", "RibbitVoice", .product(name: "GRDB", package: "GRDB.swift")]),
         // Ed25519 signatures on prescriptions and the wearer's trusted keys; private keys
         // protected by a passphrase (scrypt from _CryptoExtras, ChaCha20-Poly1305).
         .target(
@@ -146,7 +146,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "ribbit-bench",
-            dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl", "RibbitMonitor", "RibbitSignals", "CFFTW"],
+            dependencies: [
+                "RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl", "RibbitMonitor", "RibbitSignals", "RibbitVoice", "CFFTW",
+            ],
             path: "bench/ribbit-bench",
             linkerSettings: bindNow
         ),
@@ -165,7 +167,7 @@ let package = Package(
         .testTarget(name: "RibbitVerifyTests", dependencies: ["RibbitVerify", "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudiometryTests", dependencies: ["RibbitAudiometry", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(name: "RibbitVoiceTests", dependencies: ["RibbitVoice", "RibbitSignals", "RibbitTestSupport"]),
-        .testTarget(name: "RibbitPlotTests", dependencies: ["RibbitPlot", "RibbitPrescription"]),
+        .testTarget(name: "RibbitPlotTests", dependencies: ["RibbitPlot", "RibbitPrescription", "RibbitVoice"]),
         .testTarget(
             name: "RibbitFittingTests",
             dependencies: [
@@ -176,7 +178,7 @@ let package = Package(
             name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"], exclude: ["FuzzFindings"]),
         .testTarget(
             name: "RibbitStoreTests",
-            dependencies: ["RibbitStore", "RibbitTestSupport", "RibbitAudiometry", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["RibbitStore", "RibbitTestSupport", "RibbitAudiometry", "RibbitVoice", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "RibbitSignatureTests", dependencies: ["RibbitSignature", "RibbitPrescription", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "CJack", "RibbitControl"]),

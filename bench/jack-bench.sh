@@ -6,7 +6,8 @@
 #     plays through ribbit, against the same run through jack_thru (a minimal C client): the
 #     audio process (ribbit-audio, which holds the JACK client) and the daemon (ribbitd run)
 #     each, with their memory by mapping;
-#  3. the cost of a dump client (`ribbitd dump`) to the audio thread and to the daemon.
+#  3. the cost of a dump client (`ribbitd dump`) and of a voice client (`ribbitd voice`) to the
+#     audio thread and to the daemon.
 # Usage: bench/jack-bench.sh   (make bench builds ribbitd, ribbit-audio and ribbit-probe first)
 set -euo pipefail
 RIBBITD=${RIBBITD:-.build/release/ribbitd}
@@ -261,6 +262,15 @@ dump() {
     wait "$dump" 2>/dev/null || true
     frames=$(wc -l <"$work/dump.jsonl")
     dropped=$(tail -1 "$work/dump.jsonl" | sed -n 's/.*"droppedFrames":\([0-9]*\).*/\1/p')
+    # The voice exercises' stream: the same copy on the audio thread, pitch and voicing on the daemon's.
+    "$RIBBITD" voice --json --duration $((DUMP_SECONDS + 2)) >"$work/voice.jsonl" &
+    voice=$!
+    pids+=("$voice")
+    sleep 1
+    read -r voice_share voice_cpu <<<"$(window "$DUMP_SECONDS")"
+    voice_rss=$(($(own_rss "$daemon") + $(own_rss "$audio")))
+    wait "$voice" 2>/dev/null || true
+    voice_frames=$(wc -l <"$work/voice.jsonl")
     stop "$probe"
     "$RIBBITD" stop >/dev/null
     wait "$daemon" 2>/dev/null || true
@@ -268,6 +278,9 @@ dump() {
     printf "| | audio thread's share of each period | ribbitd + ribbit-audio CPU, all threads (%% of one core) | both RSS without JACK's shm |\n| --- | --- | --- | --- |\n"
     printf "| no dump client | %.3f %% | %.2f %% | %.1f MiB |\n" "$quiet_share" "$quiet_cpu" "$(mib "$quiet_rss")"
     printf "| dump client reading every frame | %.3f %% | %.2f %% | %.1f MiB |\n" "$dump_share" "$dump_cpu" "$(mib "$dump_rss")"
+    printf "| voice client (\`ribbitd voice\`) | %.3f %% | %.2f %% | %.1f MiB |\n" "$voice_share" "$voice_cpu" "$(mib "$voice_rss")"
+    printf "  with the voice client: +%.2f %% of a core for the daemon and its audio process; %d voice frames in %d s\n" \
+        "$(echo "$voice_cpu - $quiet_cpu" | bc -l)" "$voice_frames" "$((DUMP_SECONDS + 2))"
     printf "  with the client: %.2fx the audio thread's time, +%.2f %% of a core for the daemon and its audio process; %d frames in %d s, %s sample frames dropped by the ring\n" \
         "$(echo "$dump_share / $quiet_share" | bc -l)" "$(echo "$dump_cpu - $quiet_cpu" | bc -l)" "$frames" "$((DUMP_SECONDS + 2))" "${dropped:-?}"
 

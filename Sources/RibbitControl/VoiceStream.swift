@@ -11,42 +11,21 @@ public final class VoiceStream {
         case unreadable
     }
 
-    public enum OpenError: Error {
-        /// No daemon, another user's, or it did not answer.
-        case client(ControlClientError)
-        /// The daemon refused; its one-line reason.
-        case refused(String)
-    }
+    public typealias OpenError = StreamConnection.OpenError
 
-    private let fd: Int32
-    private let reader: LineReader
+    private let connection: StreamConnection
     private let decoder = JSONDecoder()
     /// The daemon's status when the stream opened (the calibration says the level's scale).
-    public private(set) var status: DaemonStatus?
+    public var status: DaemonStatus? { connection.status }
 
-    private init(fd: Int32) {
-        self.fd = fd
-        reader = LineReader(fd: fd)
-    }
-
-    deinit { close(fd) }
+    private init(connection: StreamConnection) { self.connection = connection }
 
     public static func open(socketPath: String) throws(OpenError) -> VoiceStream {
-        let reply: ControlReply
-        let stream: VoiceStream
-        do {
-            stream = VoiceStream(fd: try ControlClient.connect(socketPath: socketPath))
-            reply = try ControlClient.ask(stream.fd, ControlRequest(command: .voice), timeoutSeconds: 10, reader: stream.reader)
-        } catch {
-            throw .client(error)
-        }
-        guard reply.ok else { throw .refused(reply.error ?? "the daemon refused the voice stream") }
-        stream.status = reply.status
-        return stream
+        VoiceStream(connection: try StreamConnection.open(socketPath: socketPath, command: .voice))
     }
 
     public func next(timeoutSeconds: Double) -> Item {
-        switch reader.next(timeoutSeconds: timeoutSeconds) {
+        switch connection.next(timeoutSeconds: timeoutSeconds) {
         case .timedOut: return .timedOut
         case .closed: return .closed
         case .line(let line):

@@ -12,38 +12,18 @@ public final class DumpStream {
         case unreadable
     }
 
-    public enum OpenError: Error {
-        /// No daemon, another user's, or it did not answer.
-        case client(ControlClientError)
-        /// The daemon refused the dump; its one-line reason.
-        case refused(String)
-    }
+    public typealias OpenError = StreamConnection.OpenError
 
-    private let fd: Int32
-    private let reader: LineReader
+    private let connection: StreamConnection
 
-    private init(fd: Int32) {
-        self.fd = fd
-        reader = LineReader(fd: fd)
-    }
-
-    deinit { close(fd) }
+    private init(connection: StreamConnection) { self.connection = connection }
 
     public static func open(socketPath: String) throws(OpenError) -> DumpStream {
-        let reply: ControlReply
-        let stream: DumpStream
-        do {
-            stream = DumpStream(fd: try ControlClient.connect(socketPath: socketPath))
-            reply = try ControlClient.ask(stream.fd, ControlRequest(command: .dump), timeoutSeconds: 10, reader: stream.reader)
-        } catch {
-            throw .client(error)
-        }
-        guard reply.ok else { throw .refused(reply.error ?? "the daemon refused the dump") }
-        return stream
+        DumpStream(connection: try StreamConnection.open(socketPath: socketPath, command: .dump))
     }
 
     public func next(timeoutSeconds: Double) -> Item {
-        switch reader.next(timeoutSeconds: timeoutSeconds) {
+        switch connection.next(timeoutSeconds: timeoutSeconds) {
         case .timedOut: return .timedOut
         case .closed: return .closed
         case .line(let line):

@@ -97,9 +97,11 @@ public protocol VoiceGame: Sendable {
     /// Feeds one frame (in time order); returns what happened on it (the first call also
     /// returns `started`, the last one `finished`).
     mutating func step(_ frame: VoiceFrame) -> [VoiceGameEvent]
-    /// Ends the game early (an `exited` event); no effect once finished.
+    /// Ends the game early (an `exited` event); no effect once finished. `time` is on the
+    /// frames' clock (`VoiceFrame.time`); the event's time is from the game's start.
     mutating func exit(time: Double) -> [VoiceGameEvent]
     var view: VoiceGameView { get }
     var summary: VoiceSessionSummary { get }
+    /// Over: finished or exited, frames are ignored (`view.finished` says the goal was reached).
     var isFinished: Bool { get }
 }

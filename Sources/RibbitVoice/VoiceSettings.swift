@@ -28,12 +28,21 @@ public struct VoiceSettings: Codable, Sendable, Equatable {
     public var pitchLowHz: Double
     public var pitchHighHz: Double
     public var pitchHoldSeconds: Double
+    /// The pitch game's exercise: hold the band, or glide up and down through it.
+    public var pitchExercise: PitchExercise = .hold
+
+    public enum PitchExercise: String, Codable, Sendable, CaseIterable {
+        /// Keep the voice in the band for `pitchHoldSeconds`.
+        case hold
+        /// In one sound: from under the band, up over it, and back under it.
+        case glide
+    }
 
     public init(
         quietDB: Double, targetLowDB: Double, targetHighDB: Double, tooLoudDB: Double, shortestSeconds: Double = 0.15,
         syllableMaxSeconds: Double = 0.6, cloudSeconds: Double = 0.8, longestSeconds: Double = 8, clouds: Int = 5, dogJumps: Int = 6,
         flightSeconds: Double = 6, balloonHoldSeconds: Double = 3, pitchLowHz: Double = 200, pitchHighHz: Double = 300,
-        pitchHoldSeconds: Double = 2
+        pitchHoldSeconds: Double = 2, pitchExercise: PitchExercise = .hold
     ) {
         self.quietDB = quietDB
         self.targetLowDB = targetLowDB
@@ -50,6 +59,28 @@ public struct VoiceSettings: Codable, Sendable, Equatable {
         self.pitchLowHz = pitchLowHz
         self.pitchHighHz = pitchHighHz
         self.pitchHoldSeconds = pitchHoldSeconds
+        self.pitchExercise = pitchExercise
+    }
+
+    // Settings stored before a field existed still decode (the field takes its default).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        quietDB = try c.decode(Double.self, forKey: .quietDB)
+        targetLowDB = try c.decode(Double.self, forKey: .targetLowDB)
+        targetHighDB = try c.decode(Double.self, forKey: .targetHighDB)
+        tooLoudDB = try c.decode(Double.self, forKey: .tooLoudDB)
+        shortestSeconds = try c.decode(Double.self, forKey: .shortestSeconds)
+        syllableMaxSeconds = try c.decode(Double.self, forKey: .syllableMaxSeconds)
+        cloudSeconds = try c.decode(Double.self, forKey: .cloudSeconds)
+        longestSeconds = try c.decode(Double.self, forKey: .longestSeconds)
+        clouds = try c.decode(Int.self, forKey: .clouds)
+        dogJumps = try c.decode(Int.self, forKey: .dogJumps)
+        flightSeconds = try c.decode(Double.self, forKey: .flightSeconds)
+        balloonHoldSeconds = try c.decode(Double.self, forKey: .balloonHoldSeconds)
+        pitchLowHz = try c.decode(Double.self, forKey: .pitchLowHz)
+        pitchHighHz = try c.decode(Double.self, forKey: .pitchHighHz)
+        pitchHoldSeconds = try c.decode(Double.self, forKey: .pitchHoldSeconds)
+        pitchExercise = try c.decodeIfPresent(PitchExercise.self, forKey: .pitchExercise) ?? .hold
     }
 
     /// A start for a child speaking about 30 cm from the microphone: dB SPL when the

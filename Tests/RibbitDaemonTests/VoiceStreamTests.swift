@@ -1,0 +1,104 @@
+import Foundation
+import RibbitControl
+import RibbitTestSupport
+import RibbitVoice
+import Testing
+
+extension DaemonTests {
+    /// `ribbitd voice --json` against a real daemon while a JACK client sings a 200 Hz tone into
+    /// ribbit's inputs: the frames come 100 a second with the level and pitch played, the
+    /// status counts the listener while it listens, the hearing aid keeps playing, and the RT
+    /// thread only copies (audited).
+    @Test func theVoiceStreamHearsTheMicrophoneWhileTheHearingAidPlays() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(server: server, audit: true)
+        try daemon.waitUntilProcessing()
+        let meter = Process()
+        meter.executableURL = DaemonUnderTest.binary
+        meter.arguments = ["voice", "--json", "--duration", "4"]
+        meter.environment = daemon.environment
+        let output = Pipe()
+        meter.standardOutput = output
+        meter.standardError = Pipe()
+        try meter.run()
+        usleep(800_000)
+        #expect(try daemon.status().voiceListeners == 1)
+        let recording = try Probe.record(server: server, signal: "sine:200", levelDBFS: -30, seconds: 2)
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        meter.waitUntilExit()
+        #expect(meter.terminationStatus == 0)
+        let frames = lines.compactMap { try? JSONDecoder().decode(VoiceFrame.self, from: Data($0.utf8)) }
+        #expect(frames.count == lines.count)
+        let span = (frames.last?.time ?? 0) - (frames.first?.time ?? 0)
+        #expect(abs(Double(frames.count) - span * 100) <= 2, "\(frames.count) frames over \(span) s")
+        // The sine's middle second: no frame at its edges (onset, offset).
+        let loud = frames.filter { $0.levelDB > -40 }
+        let middle = Array(loud.dropFirst(30).dropLast(30))
+        #expect(middle.count > 100, "only \(loud.count) frames heard the tone")
+        let levels = middle.map(\.levelDB).sorted()
+        let level = levels.isEmpty ? .nan : levels[levels.count / 2]
+        // The probe's -30 is the sine's RMS; ribbit's levels are sine-referenced (a full-scale sine
+        // is 0 dBFS), so the sine reads 3.01 dB more.
+        #expect(abs(level - (-30 + 3.01)) <= 1, "level \(level) dBFS for a sine of -30 dB RMS")
+        #expect(middle.allSatisfy { !$0.calibrated })
+        let pitched = middle.filter { $0.voiced && abs(($0.f0Hz ?? 0) / 200 - 1) <= 0.02 }
+        #expect(Double(pitched.count) >= 0.95 * Double(middle.count), "\(pitched.count) of \(middle.count) frames voiced at 200 Hz ±2 %")
+        // The hearing aid played on: the probe heard ribbit's output during the tone.
+        let played = recording.recorded[0].suffix(48000).map { abs($0) }.max() ?? 0
+        #expect(played > 0.005, "no sound from the hearing aid while the voice was analysed")
+        usleep(300_000)
+        #expect(try daemon.status().voiceListeners == 0)
+        print(
+            String(
+                format: "voice stream through the daemon: %d frames in %.2f s, level %.2f dBFS for -26.99, %d of %d frames at 200 Hz ±2 %%",
+                frames.count, span, level, pitched.count, middle.count))
+        #expect(try daemon.stop() == 0)
+        let counts = try daemon.auditCounts()
+        #expect(counts["callbacks", default: 0] >= 3 * 48000 / 256)
+        for name in ["malloc", "calloc", "realloc", "free", "memalign", "pthread_mutex_lock", "syscall"] {
+            #expect(counts[name] == 0, "\(name) was called \(counts[name] ?? -1) times on the RT thread")
+        }
+    }
+}
+
+extension DaemonTests {
+    /// `ribbitd voice` at 80 x 24 in tmux while a 220 Hz tone plays into the inputs: the scale,
+    /// the level, the pitch with its note and the pitch strip fit; q gives the terminal back.
+    @Test func theVoiceMeterFitsEightyByTwentyFourAndRestoresTheTerminal() throws {
+        let tmux = try #require(Built.tool("tmux"), "tmux is needed (apt-get install tmux)")
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server)
+        try daemon.waitUntilProcessing()
+        let probe = try Probe(server: server, signal: "sine:220", levelDBFS: -30, seconds: 6)
+        let tmuxServer = "ribbit-test-\(getpid())"
+        let stty = daemon.directory.appendingPathComponent("stty.txt").path
+        let env = ["XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"].map { "\($0)=\(daemon.environment[$0]!)" }
+        func tmuxRun(_ arguments: [String]) throws -> RunResult { try Built.run(tmux, ["-L", tmuxServer] + arguments) }
+        defer { _ = try? tmuxRun(["kill-server"]) }
+        let command = "env \(env.joined(separator: " ")) \(DaemonUnderTest.binary.path) voice; stty -a > \(stty); sleep 30"
+        let tmuxEnvironment = ProcessInfo.processInfo.environment.merging(["TERM": "xterm-256color"]) { $1 }
+        let status = try Built.runLeavingDaemon(
+            tmux, ["-L", tmuxServer, "new-session", "-d", "-x", "80", "-y", "24", "-s", "voice", command], environment: tmuxEnvironment)
+        #expect(status == 0)
+        var pane = ""
+        let shown = Date().addingTimeInterval(5)
+        while Date() < shown, !pane.contains("220 Hz  A3") {
+            usleep(200_000)
+            pane = try tmuxRun(["capture-pane", "-p", "-t", "voice"]).stdout
+        }
+        let lines = pane.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(pane.contains("ribbit voice  dBFS (no calibration: relative levels)"), "\(pane)")
+        #expect(pane.contains(" -27.0") || pane.contains(" -26.9") || pane.contains(" -27.1"), "\(pane)")
+        #expect(pane.contains("220 Hz  A3") && pane.contains("•"), "\(pane)")
+        #expect(lines.allSatisfy { $0.count <= 80 } && lines.count <= 24, "\(pane)")
+        _ = try tmuxRun(["send-keys", "-t", "voice", "q"])
+        let deadline = Date().addingTimeInterval(3)
+        while !FileManager.default.fileExists(atPath: stty) && Date() < deadline { usleep(50_000) }
+        usleep(200_000)
+        let settings = try String(contentsOfFile: stty, encoding: .utf8)
+        #expect(settings.contains(" icanon") && settings.contains(" echo "), "\(settings)")
+        #expect(!(try tmuxRun(["capture-pane", "-p", "-t", "voice"]).stdout.contains("ribbit voice  dBFS")))
+        _ = try probe.finish()
+        try daemon.stop()
+    }
+}
