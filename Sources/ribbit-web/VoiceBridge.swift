@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import RibbitStore
 
-/// The voice exercises' store (children, sessions, events in ribbit.sqlite). SQLite blocks, so
+/// The voice exercises' store (children, sessions, events in voice.sqlite). SQLite blocks, so
 /// every call runs on a serial queue of its own, never on the server's threads; the store is
 /// opened per call like the other bridges, so the page shows what was last written.
 final class VoiceBridge: Sendable {

@@ -7,7 +7,7 @@ import RibbitVoice
 
 /// The Voice games screen, for the therapist: pick or add a child, set the child's ranges and
 /// durations, start one of the five games (VoicePlay.swift runs them), see the child's progress
-/// and download it as CSV. Everything stays in ribbit.sqlite on this machine.
+/// and download it as CSV. Everything stays in voice.sqlite on this machine.
 enum VoiceScreen {
     static let path = "/voice"
 
@@ -187,7 +187,7 @@ enum VoiceScreen {
             <input id="new-age" name="age" type="number" min="1" max="18" step="1" inputmode="numeric">
             <button type="submit" class="use">Add</button>
           </form>
-          <p class="hint">Only a nickname and an age are kept, on this machine (ribbit.sqlite); nothing leaves it.</p>
+          <p class="hint">Only a nickname and an age are kept, on this machine (voice.sqlite); nothing leaves it.</p>
         </section>
         <section class="card" id="play-card" aria-labelledby="play-title" hidden>
           <h2 id="play-title">Play</h2>

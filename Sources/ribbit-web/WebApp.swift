@@ -32,7 +32,7 @@ enum WebApp {
         FittingScreen.addRoutes(to: router, daemon: daemon, history: history, keys: keys, csrfToken: token)
         HearingTestScreen.addRoutes(to: router, daemon: daemon, csrfToken: token)
         HearingTestResultsRoutes.addRoutes(to: router, daemon: daemon, tests: HearingTestBridge(storePath: history.storePath))
-        let voice = VoiceBridge(storePath: history.storePath)
+        let voice = VoiceBridge(storePath: VoiceStore.path(dataDirectory: RibbitPaths().dataDirectory))
         VoiceScreen.addRoutes(to: router, daemon: daemon, voice: voice, csrfToken: token)
         VoicePlay.addRoutes(to: router, daemon: daemon, voice: voice, feed: VoiceFeed(socketPath: daemon.socketPath), csrfToken: token)
 

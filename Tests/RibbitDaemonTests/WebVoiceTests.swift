@@ -6,7 +6,7 @@ import RibbitTestSupport
 import Testing
 
 /// The Voice games screen and its games: a real daemon on a private jackd, `ribbitd web`, the
-/// store in the daemon's ribbit.sqlite, and for the end-to-end tests ribbit-probe playing a
+/// store in voice.sqlite beside the daemon's history, and for the end-to-end tests ribbit-probe playing a
 /// generated voice into ribbit's inputs while headless Chromium runs the game.
 extension DaemonTests {
     /// Children: added, listed, renamed, their settings checked (one line, nothing saved), archived;
