@@ -54,7 +54,8 @@ enum LiveScreen {
     /// WebSockets are outside the same-origin policy, and SameSite=Strict keeps the cookie only
     /// from other *sites*, so a page on another port of this machine (the same site) would
     /// otherwise open the socket with the owner's cookie.
-    static func checkUpgrade(_ request: Request, socket: String = socketPath, view: String = "the live view") throws -> RouterShouldUpgrade {
+    static func checkUpgrade(_ request: Request, socket: String = socketPath, view: String = "the live view") throws -> RouterShouldUpgrade
+    {
         guard request.headers[.upgrade]?.lowercased() == "websocket" else {
             throw HTTPError(.badRequest, message: "\(socket) is a WebSocket: open it with ws:// (wss:// over HTTPS)")
         }

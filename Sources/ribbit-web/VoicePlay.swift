@@ -28,8 +28,11 @@ enum VoicePlay {
             onUpgrade: { inbound, outbound, context in
                 let query = context.request.uri.queryParameters
                 let encoder = JSONEncoder()
-                func say(_ message: Message) async throws { try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self))) }
-                guard let childID = query.get("child").flatMap({ Int64($0) }), let kind = query.get("game").flatMap({ VoiceGameKind(rawValue: $0) })
+                func say(_ message: Message) async throws {
+                    try await outbound.write(.text(String(decoding: try encoder.encode(message), as: UTF8.self)))
+                }
+                guard let childID = query.get("child").flatMap({ Int64($0) }),
+                    let kind = query.get("game").flatMap({ VoiceGameKind(rawValue: $0) })
                 else {
                     try await say(Message(problem: "open a game as /voice/play?child=ID&game=clouds|airplane|dog|balloon|pitch"))
                     return
@@ -58,7 +61,8 @@ enum VoicePlay {
                         return nil  // the browser left (Exit, a closed tab)
                     }
                     group.addTask {
-                        await play(VoiceGames.make(kind, settings: child.settings), messages: messages, sessionID: sessionID, voice: voice) {
+                        await play(VoiceGames.make(kind, settings: child.settings), messages: messages, sessionID: sessionID, voice: voice)
+                        {
                             try await say($0)
                         }
                     }

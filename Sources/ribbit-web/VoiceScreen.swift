@@ -12,7 +12,8 @@ enum VoiceScreen {
     static let path = "/voice"
 
     static func html(csrfToken: String) -> String {
-        Assets.screen(path: path, title: "ribbit: voice games", script: "/voice.js", connecting: "Loading…", main: main, csrfToken: csrfToken)
+        Assets.screen(
+            path: path, title: "ribbit: voice games", script: "/voice.js", connecting: "Loading…", main: main, csrfToken: csrfToken)
     }
 
     /// One settings field as the form shows it: VoiceSettings' key, its label and unit
@@ -61,7 +62,8 @@ enum VoiceScreen {
         var settings: VoiceSettings?
     }
 
-    static func addRoutes<Context: RequestContext>(to router: Router<Context>, daemon: DaemonBridge, voice: VoiceBridge, csrfToken: String) {
+    static func addRoutes<Context: RequestContext>(to router: Router<Context>, daemon: DaemonBridge, voice: VoiceBridge, csrfToken: String)
+    {
         let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
         let script = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
@@ -84,7 +86,8 @@ enum VoiceScreen {
             var settings = body.settings
             if settings == nil {
                 guard let calibrated = await self.calibrated(daemon) else {
-                    return WebApp.plain(.serviceUnavailable, "the daemon does not answer, so the level scale is unknown: start it, then add the child")
+                    return WebApp.plain(
+                        .serviceUnavailable, "the daemon does not answer, so the level scale is unknown: start it, then add the child")
                 }
                 settings = VoiceSettings.standard(calibrated: calibrated)
             }
@@ -93,7 +96,9 @@ enum VoiceScreen {
             return reply(await voice.run { try $0.addChild(nickname: body.nickname, ageYears: body.ageYears, settings: chosen) })
         }
         router.post("/api/voice/children/:id") { request, context in
-            guard let id = childID(context) else { return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)") }
+            guard let id = childID(context) else {
+                return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)")
+            }
             let body = try await WebApp.decode(ChildBody.self, from: request, context: context)
             if let problem = body.settings?.problems.first { return WebApp.plain(.badRequest, "settings not saved: \(problem)") }
             return reply(
@@ -107,17 +112,32 @@ enum VoiceScreen {
                 })
         }
         router.post("/api/voice/children/:id/archive") { _, context in
-            guard let id = childID(context) else { return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)") }
-            return reply(await voice.run { try $0.archiveChild(id: id) ; return ["archived": id] })
+            guard let id = childID(context) else {
+                return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)")
+            }
+            return reply(
+                await voice.run {
+                    try $0.archiveChild(id: id); return ["archived": id]
+                })
         }
         router.get("/api/voice/children/:id/sessions") { _, context in
-            guard let id = childID(context) else { return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)") }
-            return reply(await voice.run { store in _ = try store.child(id: id); return try store.sessions(childID: id) })
+            guard let id = childID(context) else {
+                return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)")
+            }
+            return reply(
+                await voice.run { store in
+                    _ = try store.child(id: id); return try store.sessions(childID: id)
+                })
         }
         addProgressRoutes(to: router, voice: voice)
         router.get("/api/voice/children/:id/events") { _, context in
-            guard let id = childID(context) else { return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)") }
-            return reply(await voice.run { store in _ = try store.child(id: id); return try store.events(childID: id) })
+            guard let id = childID(context) else {
+                return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)")
+            }
+            return reply(
+                await voice.run { store in
+                    _ = try store.child(id: id); return try store.events(childID: id)
+                })
         }
     }
 
@@ -125,18 +145,26 @@ enum VoiceScreen {
     static func addProgressRoutes<Context: RequestContext>(to router: Router<Context>, voice: VoiceBridge) {
         let offset = TimeZone.current.secondsFromGMT()
         router.get("/api/voice/children/:id/progress.svg") { _, context in
-            guard let id = childID(context) else { return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)") }
+            guard let id = childID(context) else {
+                return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)")
+            }
             switch await voice.run({ store in (try store.child(id: id), try store.progress(childID: id, utcOffsetSeconds: offset)) }) {
             case .success(let (child, weeks)):
-                guard !weeks.isEmpty else { return WebApp.plain(.notFound, "\(child.nickname) has no sessions yet: the chart starts with the first") }
+                guard !weeks.isEmpty else {
+                    return WebApp.plain(.notFound, "\(child.nickname) has no sessions yet: the chart starts with the first")
+                }
                 return Assets.response(VoiceProgressChart.svg(weeks: weeks, childName: child.nickname), type: "image/svg+xml")
             case .failure(let failure): return WebApp.plain(failure)
             }
         }
         for file in ["events", "sessions"] {
             router.get(RouterPath(stringLiteral: "/api/voice/children/:id/\(file).csv")) { _, context in
-                guard let id = childID(context) else { return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)") }
-                switch await voice.run({ store in _ = try store.child(id: id); return try store.csv(childID: id, utcOffsetSeconds: offset) }) {
+                guard let id = childID(context) else {
+                    return WebApp.plain(.notFound, "ask for a child by its number (from /api/voice/children)")
+                }
+                switch await voice.run({ store in
+                    _ = try store.child(id: id); return try store.csv(childID: id, utcOffsetSeconds: offset)
+                }) {
                 case .success(let csv):
                     var headers = HTTPFields()
                     headers[.contentType] = "text/csv; charset=utf-8"
@@ -163,7 +191,9 @@ enum VoiceScreen {
     static func encoded<T: Encodable>(_ value: T) -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(value) else { return WebApp.plain(.internalServerError, "internal error: cannot encode the answer") }
+        guard let data = try? encoder.encode(value) else {
+            return WebApp.plain(.internalServerError, "internal error: cannot encode the answer")
+        }
         return WebApp.json(data)
     }
 

@@ -42,18 +42,24 @@ extension DaemonTests {
         ] {
             let answer = try web.request("POST", "/api/voice/children", token: token, json: body)
             let text = String(decoding: answer.body, as: UTF8.self)
-            #expect(answer.status == status && text.contains(words) && text.split(separator: "\n").count == 1, "\(body): \(answer.status) \(text)")
+            #expect(
+                answer.status == status && text.contains(words) && text.split(separator: "\n").count == 1,
+                "\(body): \(answer.status) \(text)")
         }
         var bad = settings
         bad["quietDB"] = -20.0
-        let badBody = String(decoding: try JSONSerialization.data(withJSONObject: ["nickname": "Mia", "ageYears": 6, "settings": bad]), as: UTF8.self)
+        let badBody = String(
+            decoding: try JSONSerialization.data(withJSONObject: ["nickname": "Mia", "ageYears": 6, "settings": bad]), as: UTF8.self)
         let refused = try web.request("POST", "/api/voice/children/\(id)", token: token, json: badBody)
         let refusal = String(decoding: refused.body, as: UTF8.self)
-        #expect(refused.status == 400 && refusal == "settings not saved: levels must rise: quiet < target low < target high <= too loud\n", "\(refusal)")
+        #expect(
+            refused.status == 400 && refusal == "settings not saved: levels must rise: quiet < target low < target high <= too loud\n",
+            "\(refusal)")
 
         var good = settings
         good["cloudSeconds"] = 0.6
-        let goodBody = String(decoding: try JSONSerialization.data(withJSONObject: ["nickname": "Mia B", "ageYears": 7, "settings": good]), as: UTF8.self)
+        let goodBody = String(
+            decoding: try JSONSerialization.data(withJSONObject: ["nickname": "Mia B", "ageYears": 7, "settings": good]), as: UTF8.self)
         let updated = try json(web.request("POST", "/api/voice/children/\(id)", token: token, json: goodBody))
         #expect(updated["nickname"] as? String == "Mia B" && (updated["settings"] as? [String: Any])?["cloudSeconds"] as? Double == 0.6)
         #expect(try web.request("POST", "/api/voice/children/999", token: token, json: goodBody).status == 404)
@@ -81,7 +87,8 @@ extension DaemonTests {
         let id = try #require(child["id"] as? Int)
         var settings = try #require(child["settings"] as? [String: Any])
         settings["clouds"] = 2
-        let body = String(decoding: try JSONSerialization.data(withJSONObject: ["nickname": "Leo", "ageYears": 5, "settings": settings]), as: UTF8.self)
+        let body = String(
+            decoding: try JSONSerialization.data(withJSONObject: ["nickname": "Leo", "ageYears": 5, "settings": settings]), as: UTF8.self)
         #expect(try web.request("POST", "/api/voice/children/\(id)", token: token, json: body).status == 200)
 
         // The voice: 0.08 s (too short), 1.2 s (a cloud), 0.2 s later 1.2 s more (no quiet
@@ -113,7 +120,10 @@ extension DaemonTests {
         let probe = try Probe(server: server, signal: "file:" + wav.path, levelDBFS: 0, seconds: 7.5)
         let recording = try probe.finish()
         let finished = (try? browser.wait(for: "window.voiceGame.finished === true", seconds: 5)) != nil
-        #expect(finished, "\(String(describing: try? browser.evaluate("JSON.stringify({events: window.voiceGame.events, view: window.voiceGame.view})")))")
+        #expect(
+            finished,
+            "\(String(describing: try? browser.evaluate("JSON.stringify({events: window.voiceGame.events, view: window.voiceGame.view})")))"
+        )
 
         let kinds = try #require(try browser.evaluate("window.voiceGame.events.map((e) => e.kind)") as? [String])
         #expect(kinds.filter { $0 == "cloud-lifted" }.count == 2, "\(kinds)")
@@ -128,10 +138,12 @@ extension DaemonTests {
 
         // The stored events say the same, and the session is finished.
         usleep(500_000)
-        let stored = try #require(try JSONSerialization.jsonObject(with: web.request("GET", "/api/voice/children/\(id)/events").body) as? [[String: Any]])
+        let stored = try #require(
+            try JSONSerialization.jsonObject(with: web.request("GET", "/api/voice/children/\(id)/events").body) as? [[String: Any]])
         let storedKinds = stored.compactMap { ($0["event"] as? [String: Any])?["kind"] as? String }
         #expect(storedKinds == kinds, "stored \(storedKinds), page \(kinds)")
-        let sessions = try #require(try JSONSerialization.jsonObject(with: web.request("GET", "/api/voice/children/\(id)/sessions").body) as? [[String: Any]])
+        let sessions = try #require(
+            try JSONSerialization.jsonObject(with: web.request("GET", "/api/voice/children/\(id)/sessions").body) as? [[String: Any]])
         #expect(sessions.count == 1 && sessions.first?["outcome"] as? String == "finished", "\(sessions)")
 
         // The delay: from the onset of the sound the page first showed voicing for.
@@ -146,7 +158,8 @@ extension DaemonTests {
         #expect(delay > 0 && delay < 0.5, "\(delay) s")
         #expect(fps >= 30, "\(fps) fps")
         if let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"] {
-            try browser.screenshot(width: 1280, height: 800).write(to: URL(fileURLWithPath: keep).appendingPathComponent("voice-clouds-reward.png"))
+            try browser.screenshot(width: 1280, height: 800).write(
+                to: URL(fileURLWithPath: keep).appendingPathComponent("voice-clouds-reward.png"))
         }
         #expect(browser.problems.isEmpty, "the page wrote to the console: \(browser.problems)")
     }
@@ -170,7 +183,9 @@ extension DaemonTests {
         voice.levelDBFS = -30
         let wav = web.directory.appendingPathComponent("voice.wav")
         let writer = try AudioFileWriter(path: wav.path, format: .wav(sampleRate: Int(rate), channelCount: 1))
-        try writer.write(channels: [VoiceSignals.place([(0.2, VoiceSignals.voice(voice, sampleRate: rate, seed: 7))], seconds: 4.5, sampleRate: rate)])
+        try writer.write(channels: [
+            VoiceSignals.place([(0.2, VoiceSignals.voice(voice, sampleRate: rate, seed: 7))], seconds: 4.5, sampleRate: rate)
+        ])
         try writer.close()
 
         let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: web.personalURL)
@@ -178,16 +193,20 @@ extension DaemonTests {
         // Logged in (the session cookie set) before going anywhere else.
         try browser.wait(for: #"document.readyState === "complete" && document.getElementById("connection") !== null"#)
         for (game, width, height) in [
-            ("clouds", 1280, 800), ("airplane", 1280, 800), ("dog", 1280, 800), ("balloon", 1280, 800), ("pitch", 1280, 800), ("clouds", 390, 844),
+            ("clouds", 1280, 800), ("airplane", 1280, 800), ("dog", 1280, 800), ("balloon", 1280, 800), ("pitch", 1280, 800),
+            ("clouds", 390, 844),
         ] {
-            try browser.call("Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
+            try browser.call(
+                "Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
             try browser.call("Page.navigate", ["url": web.url + "voice/play?child=\(id)&game=\(game)"])
             try browser.wait(for: "window.voiceGame !== undefined && window.voiceGame.view !== null", seconds: 15)
             let probe = try Probe(server: server, signal: "file:" + wav.path, levelDBFS: 0, seconds: 4.5)
             usleep(3_000_000)
             let png = try browser.screenshot(width: width, height: height)
             _ = try probe.finish()
-            #expect(try browser.evaluate("window.voiceGame.view.voicing || window.voiceGame.firstVoicingAt !== null") as? Bool == true, "\(game)")
+            #expect(
+                try browser.evaluate("window.voiceGame.view.voicing || window.voiceGame.firstVoicingAt !== null") as? Bool == true,
+                "\(game)")
             if let keep {
                 try? FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
                 try png.write(to: keep.appendingPathComponent("voice-\(game)-\(width == 390 ? "phone" : "laptop").png"))
@@ -196,9 +215,12 @@ extension DaemonTests {
         // Leaving: Exit goes back to the screen, and the session is stored as exited.
         try browser.call("Emulation.setDeviceMetricsOverride", ["width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": false])
         _ = try browser.evaluate("document.getElementById('exit').click(); true")
-        try browser.wait(for: ##"location.pathname === "/voice" && document.querySelectorAll("#sessions tbody tr").length >= 6"##, seconds: 10)
-        let sessions = try #require(try JSONSerialization.jsonObject(with: web.request("GET", "/api/voice/children/\(id)/sessions").body) as? [[String: Any]])
-        #expect(sessions.count == 6 && sessions.allSatisfy { ["exited", "finished"].contains($0["outcome"] as? String ?? "") }, "\(sessions)")
+        try browser.wait(
+            for: ##"location.pathname === "/voice" && document.querySelectorAll("#sessions tbody tr").length >= 6"##, seconds: 10)
+        let sessions = try #require(
+            try JSONSerialization.jsonObject(with: web.request("GET", "/api/voice/children/\(id)/sessions").body) as? [[String: Any]])
+        #expect(
+            sessions.count == 6 && sessions.allSatisfy { ["exited", "finished"].contains($0["outcome"] as? String ?? "") }, "\(sessions)")
         #expect(sessions.last?["outcome"] as? String == "exited")
 
         for (label, width, height) in [("laptop", 1280, 800), ("phone", 390, 844)] {
@@ -207,28 +229,35 @@ extension DaemonTests {
             if let keep { try png.write(to: keep.appendingPathComponent("web-voice-\(label).png")) }
         }
         // The progress: the chart of the six sessions and their table.
-        try browser.wait(for: ##"document.querySelector("#progress-chart img") !== null && document.querySelector("#progress-chart img").complete"##)
+        try browser.wait(
+            for: ##"document.querySelector("#progress-chart img") !== null && document.querySelector("#progress-chart img").complete"##)
         _ = try browser.evaluate(#"document.getElementById("progress-card").scrollIntoView(); true"#)
         let progress = try browser.screenshot(width: 1280, height: 800)
         if let keep { try progress.write(to: keep.appendingPathComponent("web-voice-progress-laptop.png")) }
         let csv = try web.request("GET", "/api/voice/children/\(id)/sessions.csv")
         #expect(csv.status == 200 && csv.headers["content-disposition"]?.contains("ribbit-voice-\(id)-sessions.csv") == true)
-        #expect(String(decoding: csv.body, as: UTF8.self).split(whereSeparator: \.isNewline).count == 7, "a header and six sessions (CRLF lines)")
+        #expect(
+            String(decoding: csv.body, as: UTF8.self).split(whereSeparator: \.isNewline).count == 7,
+            "a header and six sessions (CRLF lines)")
         let events = String(decoding: try web.request("GET", "/api/voice/children/\(id)/events.csv").body, as: UTF8.self)
-        #expect(events.hasPrefix("child,child_id,session,game,date,time_s,kind,value\r\n") && events.contains(",started,"), "\(events.prefix(300))")
+        #expect(
+            events.hasPrefix("child,child_id,session,game,date,time_s,kind,value\r\n") && events.contains(",started,"),
+            "\(events.prefix(300))")
         #expect(try web.request("GET", "/api/voice/children/\(id)/progress.svg").headers["content-type"] == "image/svg+xml")
 
         // axe-core on both screens (as WebAccessibilityTests does for the others).
         let axe = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent(".build/test-tools/axe.min.js")
-        let axeSource = try #require(try? String(contentsOf: axe, encoding: .utf8), "no \(axe.path): `make .build/test-tools/axe.min.js` fetches it")
+        let axeSource = try #require(
+            try? String(contentsOf: axe, encoding: .utf8), "no \(axe.path): `make .build/test-tools/axe.min.js` fetches it")
         try browser.call("Page.setBypassCSP", ["enabled": true])
         for path in ["voice?child=\(id)", "voice/play?child=\(id)&game=balloon"] {
             try browser.call("Page.navigate", ["url": web.url + path])
             try browser.wait(for: #"document.readyState === "complete""#)
             usleep(1_200_000)
             for (width, height, scheme) in [(390, 844, "light"), (1280, 800, "light"), (1280, 800, "dark")] {
-                try browser.call("Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
+                try browser.call(
+                    "Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
                 try browser.call("Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": scheme]]])
                 if try browser.evaluate("typeof axe") as? String != "object" { _ = try browser.evaluate(axeSource + "\n;true") }
                 let violations =
