@@ -113,19 +113,32 @@ extension DaemonTests {
         try browser.call("Emulation.setDeviceMetricsOverride", ["width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": false])
         try browser.wait(for: "window.voiceGame !== undefined && window.voiceGame.view !== null", seconds: 15)
 
-        // CLOCK_MONOTONIC (the probe's) to the wall clock (the page's Date.now()).
-        var monotonic = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &monotonic)
-        let wallMinusMonotonic = Date().timeIntervalSince1970 - (Double(monotonic.tv_sec) + Double(monotonic.tv_nsec) / 1e9)
-        let probe = try Probe(server: server, signal: "file:" + wav.path, levelDBFS: 0, seconds: 7.5)
-        let recording = try probe.finish()
-        let finished = (try? browser.wait(for: "window.voiceGame.finished === true", seconds: 5)) != nil
-        #expect(
-            finished,
-            "\(String(describing: try? browser.evaluate("JSON.stringify({events: window.voiceGame.events, view: window.voiceGame.view})")))"
-        )
+        // The expected game, played again (a new session) only when JACK had xruns (a loaded
+        // machine: a sound broken in two is two short ones); without xruns the first must be it.
+        let expected = ["started", "cloud-lifted", "not-quiet-first", "cloud-lifted", "finished"]
+        var wallMinusMonotonic = 0.0
+        var recording: Probe.Recording?
+        var kinds: [String] = []
+        for attempt in 1...3 {
+            if attempt > 1 {
+                try browser.call("Page.navigate", ["url": web.url + "voice/play?child=\(id)&game=clouds"])
+                usleep(300_000)
+                try browser.wait(for: "window.voiceGame !== undefined && window.voiceGame.view !== null", seconds: 15)
+            }
+            // CLOCK_MONOTONIC (the probe's) to the wall clock (the page's Date.now()).
+            var monotonic = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &monotonic)
+            wallMinusMonotonic = Date().timeIntervalSince1970 - (Double(monotonic.tv_sec) + Double(monotonic.tv_nsec) / 1e9)
+            let played = try Probe(server: server, signal: "file:" + wav.path, levelDBFS: 0, seconds: 7.5).finish()
+            recording = played
+            _ = try? browser.wait(for: "window.voiceGame.finished === true", seconds: 5)
+            kinds = try #require(try browser.evaluate("window.voiceGame.events.map((e) => e.kind)") as? [String])
+            if kinds.filter({ $0 != "too-short" }) == expected || played.xruns == 0 { break }
+            print("ribbit-web voice: attempt \(attempt) had \(played.xruns) xruns in JACK and gave \(kinds); again")
+        }
+        let xruns = "probe xruns \(recording?.xruns ?? -1), daemon xruns \((try? daemon.status().totalXruns) ?? -1)"
+        #expect(kinds.filter { $0 != "too-short" } == expected, "\(xruns): \(kinds)")
 
-        let kinds = try #require(try browser.evaluate("window.voiceGame.events.map((e) => e.kind)") as? [String])
         #expect(kinds.filter { $0 == "cloud-lifted" }.count == 2, "\(kinds)")
         #expect(kinds.contains("not-quiet-first"), "\(kinds)")
         // The order: nothing lifted before the proper sound; the refused one between the two clouds.
@@ -138,17 +151,20 @@ extension DaemonTests {
 
         // The stored events say the same, and the session is finished.
         usleep(500_000)
-        let stored = try #require(
-            try JSONSerialization.jsonObject(with: web.request("GET", "/api/voice/children/\(id)/events").body) as? [[String: Any]])
-        let storedKinds = stored.compactMap { ($0["event"] as? [String: Any])?["kind"] as? String }
-        #expect(storedKinds == kinds, "stored \(storedKinds), page \(kinds)")
         let sessions = try #require(
             try JSONSerialization.jsonObject(with: web.request("GET", "/api/voice/children/\(id)/sessions").body) as? [[String: Any]])
-        #expect(sessions.count == 1 && sessions.first?["outcome"] as? String == "finished", "\(sessions)")
+        #expect(sessions.last?["outcome"] as? String == "finished", "\(sessions)")
+        let session = try #require(sessions.last?["id"] as? Int)
+        let stored = try #require(
+            try JSONSerialization.jsonObject(with: web.request("GET", "/api/voice/children/\(id)/events").body) as? [[String: Any]])
+        let storedKinds = stored.filter { $0["sessionID"] as? Int == session }.compactMap {
+            ($0["event"] as? [String: Any])?["kind"] as? String
+        }
+        #expect(storedKinds == kinds, "stored \(storedKinds), page \(kinds)")
 
         // The delay: from the onset of the sound the page first showed voicing for.
         let firstVoicing = try #require(try browser.evaluate("window.voiceGame.firstVoicingAt") as? Double) / 1000
-        let start = Double(recording.startNanoseconds) / 1e9 + wallMinusMonotonic
+        let start = Double(try #require(recording).startNanoseconds) / 1e9 + wallMinusMonotonic
         let onset = try #require(onsets.map { start + $0.start }.last { $0 < firstVoicing }, "voicing shown before any sound")
         let delay = firstVoicing - onset
         let fps = try browser.evaluate("window.voiceGame.fps") as? Int ?? 0
