@@ -16,6 +16,8 @@ final class AudioService: DaemonService {
     let calibration: Calibration
     private let log: Logger
     private let executable: String?
+    /// FFTW's wisdom file for the audio process (RibbitWisdomFile).
+    private let wisdomPath: String
     private var process: AudioProcess?
 
     /// What the audio process runs now (nil: not running yet).
@@ -55,6 +57,7 @@ final class AudioService: DaemonService {
         calibration = config.calibrationProfile?.calibration ?? .uncalibrated
         self.log = log
         executable = AudioProcess.executablePath(environment: environment)
+        wisdomPath = RibbitPaths(environment: environment).cacheDirectory + "/fftw-wisdom"
     }
 
     func start(now: Double) throws {
@@ -77,6 +80,7 @@ final class AudioService: DaemonService {
         for port in config.outputs ?? [] { arguments += ["--output", port] }
         if !config.connect { arguments.append("--no-connect") }
         if log.logLevel <= .debug { arguments.append("--jack-messages") }
+        arguments += ["--wisdom", wisdomPath]
         do { process = try AudioProcess(executable: executable, arguments: arguments) } catch {
             failed(error.description, now: now)
             return
