@@ -4,8 +4,9 @@
 //
 //   start-watch IN-PORT OUT-PORT -- COMMAND [ARG]...
 //
-// Prints "ports_ms first_ms" (milliseconds after the fork that execs COMMAND), then stops
-// COMMAND with SIGTERM and waits for it. Exit 1 when either did not happen within 10 s.
+// Prints "ports_ms first_ms" (milliseconds after the fork that execs COMMAND, or after
+// START_WATCH_T0, a `date +%s%N` taken before, when set), then stops COMMAND with SIGTERM and
+// waits for it. Exit 1 when either did not happen within 10 s.
 #include <jack/jack.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -17,12 +18,12 @@
 #include <unistd.h>
 
 static jack_port_t *out, *in;
-static _Atomic long long heard_ns;  // monotonic ns of the first non-silent sample back (0: none)
+static _Atomic long long heard_ns;  // ns since the epoch of the first non-silent sample back (0: none)
 static unsigned noise = 1;
 
 static long long now_ns(void) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_REALTIME, &t);  // comparable with `date +%s%N` (START_WATCH_T0)
     return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
@@ -55,12 +56,13 @@ int main(int argc, char **argv) {
     snprintf(own_in, sizeof own_in, "%s:in", jack_get_client_name(client));
 
     long long start = now_ns();
+    if (getenv("START_WATCH_T0")) start = atoll(getenv("START_WATCH_T0"));
     pid_t child = fork();
     if (child == 0) {
         execvp(argv[4], argv + 4);
         _exit(127);
     }
-    long long ports = 0, deadline = start + 10000000000LL;
+    long long ports = 0, deadline = now_ns() + 10000000000LL;
     // Connectable: JACK accepts a connection to its input only once the client is active.
     while (!ports && now_ns() < deadline) {
         if (jack_connect(client, own_out, argv[1]) == 0) ports = now_ns();
