@@ -8,7 +8,8 @@
 #  2. the CPU time (user + system) of `ribbitd process` on a 1 s stereo file, with and without
 #     the wisdom;
 #  3. reconnecting: a running daemon while jackd restarts, from jackd's exec to ribbit's ports
-#     connectable and its first processed period, beside jackd's own start (to jack_wait's answer).
+#     connectable and its first processed period, beside jackd's own start (to the first client
+#     it let in).
 # Runs alternate (jack_thru, ribbit warm, ribbit cold, ...) and the medians are printed, so a
 # busy machine moves every column alike. RIBBITD_BEFORE=path/to/ribbitd adds another build
 # (with its ribbit-audio beside it) to every round, for a before/after in one run.
@@ -43,7 +44,6 @@ sox -q -n -r 48000 -c 2 -b 16 "$work/one.wav" synth 1 pinknoise vol 0.1
 
 REALTIME=-R
 start_jackd() {
-    jackd_started=$(date +%s%N)
     jackd -n "$JACK_DEFAULT_SERVER" $REALTIME -d dummy -r 48000 -p 64 >"$work/jackd.log" 2>&1 &
     jackd_pid=$!
     jack_wait -w -t 10 >/dev/null 2>&1 || { echo "jackd did not start: $(cat "$work/jackd.log")" >&2; exit 69; }
@@ -112,8 +112,9 @@ for b in "${!builds[@]}"; do
     for round in $(seq "$ROUNDS"); do
         kill "$jackd_pid"
         wait "$jackd_pid" 2>/dev/null || true
-        start_jackd
-        echo "$((($(date +%s%N) - jackd_started) / 1000000))" >>"$work/jackd-$b.txt"
+        jackd_started=$(date +%s%N)
+        jackd -n "$JACK_DEFAULT_SERVER" $REALTIME -d dummy -r 48000 -p 64 >"$work/jackd.log" 2>&1 &
+        jackd_pid=$!
         START_WATCH_T0=$jackd_started watch ribbit:in_left ribbit:out_left true >>"$work/reconnect-$b.txt" || true
     done
     kill -TERM "$daemon"
@@ -138,7 +139,7 @@ for b in "${!builds[@]}"; do
     name="ribbitd run"
     [ "$b" = 1 ] && name="ribbitd run (RIBBITD_BEFORE)"
     printf "| %s, reconnect: ms after jackd's exec (jackd itself: %s ms) | %s | %s |\n" "$name" \
-        "$(median <"$work/jackd-$b.txt")" "$(column "$work/reconnect-$b.txt" 1)" "$(column "$work/reconnect-$b.txt" 2)"
+        "$(column "$work/reconnect-$b.txt" 3)" "$(column "$work/reconnect-$b.txt" 1)" "$(column "$work/reconnect-$b.txt" 2)"
 done
 echo
 echo "| \`ribbitd process\`, 1 s stereo file, CPU ms (user + system) | wisdom cached | no wisdom |"

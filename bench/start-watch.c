@@ -4,9 +4,10 @@
 //
 //   start-watch IN-PORT OUT-PORT -- COMMAND [ARG]...
 //
-// Prints "ports_ms first_ms" (milliseconds after the fork that execs COMMAND, or after
-// START_WATCH_T0, a `date +%s%N` taken before, when set), then stops COMMAND with SIGTERM and
-// waits for it. Exit 1 when either did not happen within 10 s.
+// Prints "ports_ms first_ms server_ms" (milliseconds after the fork that execs COMMAND, or
+// after START_WATCH_T0, a `date +%s%N` taken before, when set; server_ms: when this watcher's
+// own client got in, so a server started at START_WATCH_T0 took that long), then stops COMMAND
+// with SIGTERM and waits for it. Exit 1 when any did not happen within 10 s.
 #include <jack/jack.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -45,8 +46,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: start-watch IN-PORT OUT-PORT -- COMMAND [ARG]...\n");
         return 64;
     }
-    jack_client_t *client = jack_client_open("start-watch", JackNoStartServer, NULL);
+    // A server still starting (START_WATCH_T0 set at its exec) is waited for, 1 ms at a time.
+    long long give_up = now_ns() + 10000000000LL;
+    jack_client_t *client = NULL;
+    while (!(client = jack_client_open("start-watch", JackNoStartServer, NULL)) && now_ns() < give_up) usleep(1000);
     if (!client) { fprintf(stderr, "start-watch: no JACK server\n"); return 69; }
+    long long server = now_ns();
     out = jack_port_register(client, "out", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
     in = jack_port_register(client, "in", JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
     jack_set_process_callback(client, process, NULL);
@@ -75,6 +80,6 @@ int main(int argc, char **argv) {
     kill(child, SIGTERM);
     waitpid(child, NULL, 0);
     if (!ports || !heard) { fprintf(stderr, "start-watch: %s\n", ports ? "no sound came back" : "the ports did not appear"); return 1; }
-    printf("%.1f %.1f\n", (ports - start) / 1e6, (heard - start) / 1e6);
+    printf("%.1f %.1f %.1f\n", (ports - start) / 1e6, (heard - start) / 1e6, (server - start) / 1e6);
     return 0;
 }

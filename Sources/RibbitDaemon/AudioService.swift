@@ -49,7 +49,10 @@ final class AudioService: DaemonService {
     /// What should play now, and whether paused (from the fitting state).
     var wanted: () -> (choice: FilterChoice, paused: Bool) = { (.delay(ceilingDBFS: -1), false) }
 
-    static let firstRetryDelay = 0.25
+    /// A restarted server takes clients 100-200 ms after its exec: retrying from 50 ms, doubling,
+    /// ribbit's ports were back about 60 ms after it (as quick as a start), against about 400
+    /// from 0.25 s (bench/start-bench.sh).
+    static let firstRetryDelay = 0.05
     static let longestRetryDelay = 2.0
 
     init(config: DaemonConfig, log: Logger, environment: [String: String]) {
