@@ -141,6 +141,7 @@ bench: dev-deps build
 	$(RELEASE) --product ribbit-probe
 	.build/release/ribbit-bench
 	bench/jack-bench.sh
+	bench/start-bench.sh
 
 # libFuzzer on the prescription parser and the image path, FUZZ_SECONDS each (default 60),
 # seeded with the sample prescriptions and their codes as PNG and JPEG (a mutated PNG nearly

@@ -50,6 +50,8 @@ let package = Package(
         .target(name: "RibbitRealtime"),
         // Pure math: windows, FIR design, the staged overlap-save engine, limiter. No I/O, no Foundation.
         .target(name: "RibbitDSP", dependencies: ["CFFTW", "RibbitRealtime"]),
+        // The FFTW wisdom file in $XDG_CACHE_HOME/ribbit/, for the audio process and the CLI. Glibc only.
+        .target(name: "RibbitWisdomFile", dependencies: ["RibbitDSP"]),
         // Seeded test signals (noise, sines, impulses) for the tests, the probe and the bench.
         .target(name: "RibbitSignals"),
         // The prescription text format and the fitting rules. No I/O.
@@ -121,14 +123,15 @@ let package = Package(
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
                 "RibbitControl", "RibbitMonitor", "RibbitDumpFiles", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
                 "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", "RibbitAudiometry", "RibbitAudiogramReport", "RibbitVoice",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "RibbitWisdomFile", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: bindNow
         ),
         // The process that holds the JACK client and its real-time thread, started by `ribbitd run`:
         // the engine and libjack only, so it stays small (no Foundation, SQLite, crypto or QR code).
-        .executableTarget(name: "ribbit-audio", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "RibbitAudioLink"], linkerSettings: bindNow),
+        .executableTarget(
+            name: "ribbit-audio", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "RibbitAudioLink", "RibbitWisdomFile"], linkerSettings: bindNow),
         // `ribbitd web`: the web app, a client of the control socket like the CLI (never JACK), in its
         // own process so ribbitd does not link the HTTP server and a crash here cannot touch the sound.
         .executableTarget(
@@ -159,7 +162,7 @@ let package = Package(
         // The data log's crash tests' child: writes day after day until killed or the disk is full.
         .executableTarget(name: "ribbit-wearlog-writer", dependencies: ["RibbitStore"], path: "Tests/ribbit-wearlog-writer"),
         .target(name: "RibbitTestSupport", dependencies: ["RibbitSignals", "RibbitAudiometry", "RibbitPrescription"], path: "Tests/RibbitTestSupport"),
-        .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "CFFTW"]),
+        .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "CFFTW", "RibbitWisdomFile"]),
         .testTarget(
             name: "RibbitMonitorTests", dependencies: ["RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitFitting", "RibbitPrescription"]),
         // FuzzFindings are read from the source tree at run time (as the help snapshots are), not bundled.

@@ -286,11 +286,23 @@ public final class CompressorConfig: @unchecked Sendable {
     }
     private static let hannPowerCache = Mutex<[HannPowerKey: [Double]]>([:])
 
+    /// cos and -sin of 2 pi t / n: the same for the 88 calls a compressor makes.
+    private static func twiddles(_ n: Int) -> (cosines: [Double], sines: [Double]) {
+        if let known = twiddleCache.withLock({ $0[n] }) { return known }
+        let twiddle = (0..<n).map { 2 * Double.pi * Double($0) / Double(n) }
+        let made = (twiddle.map { cos($0) }, twiddle.map { -sin($0) })
+        twiddleCache.withLock { cache in
+            if cache.count > 16 { cache.removeAll() }
+            cache[n] = made
+        }
+        return made
+    }
+    private static let twiddleCache = Mutex<[Int: (cosines: [Double], sines: [Double])]>([:])
+
     private static func computeHannPower(frequency: Double, phase: Double, length n: Int) -> [Double] {
         let bins = n / 2 + 1
         let norm = Double(n) * Double(n) * 3 / 8
-        let twiddle = (0..<n).map { 2 * Double.pi * Double($0) / Double(n) }
-        let (cosines, sines) = (twiddle.map { cos($0) }, twiddle.map { -sin($0) })
+        let (cosines, sines) = twiddles(n)
         let x = (0..<n).map { t in (0.5 - 0.5 * cosines[t]) * cos(2 * Double.pi * frequency * Double(t) + phase) }
         var result = [Double](repeating: 0, count: bins)
         for k in 0..<bins {

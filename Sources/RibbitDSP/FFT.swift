@@ -15,12 +15,29 @@ public final class RealFFT: @unchecked Sendable {
     private let forwardPlan: fftwf_plan
     private let inversePlan: fftwf_plan
 
-    private static let planner = Mutex(())
+    /// FFTW's planner and its wisdom are process-wide and not thread-safe (`FFTWisdom` too).
+    static let planner = Mutex(())
 
-    /// - Parameter measure: FFTW_MEASURE (the fastest plan, found by timing: up to hundreds of
-    ///   ms for long lengths without wisdom) or FFTW_ESTIMATE (planned at once; for analysis
-    ///   off the audio thread, where a few microseconds per transform do not matter).
-    public init(length: Int, measure: Bool = true) {
+    /// How a length is planned. FFTW_MEASURE times candidate plans: about 25 % faster
+    /// transforms at every length from 128 to 4096, but 50-400 ms of planning per length
+    /// without wisdom (`ribbit-bench`'s planning table); with wisdom it costs 0.2 ms.
+    public enum Planning: Sendable {
+        /// The fastest plan: from wisdom when known, else timed (and then known to the wisdom).
+        case measure
+        /// Planned at once from a model of the machine.
+        case estimate
+        /// The measured plan when the wisdom knows it, else `estimate`: for work too short to
+        /// repay timing (a file, a fitting's detector reading), never adding to the wisdom.
+        case wisdomOrEstimate
+    }
+
+    /// - Parameter measure: `.measure` or `.estimate` (for analysis off the audio thread, where
+    ///   a few microseconds per transform do not matter).
+    public convenience init(length: Int, measure: Bool = true) {
+        self.init(length: length, planning: measure ? .measure : .estimate)
+    }
+
+    public init(length: Int, planning: Planning) {
         precondition(length >= 2 && length % 2 == 0, "FFT length must be even")
         self.length = length
         let real = Self.allocateReal(length)
@@ -30,13 +47,24 @@ public final class RealFFT: @unchecked Sendable {
             fftwf_free(complex)
         }
         // MEASURE overwrites the arrays, so plan before any data exists.
-        let flags = UInt32(measure ? FFTW_MEASURE : FFTW_ESTIMATE)
-        nonisolated(unsafe) var plans: (fftwf_plan?, fftwf_plan?) = (nil, nil)
-        Self.planner.withLock { _ in
-            plans = (
+        func plan(_ flags: UInt32) -> (fftwf_plan?, fftwf_plan?) {
+            (
                 fftwf_plan_dft_r2c_1d(Int32(length), real, Self.asComplex(complex), flags),
                 fftwf_plan_dft_c2r_1d(Int32(length), Self.asComplex(complex), real, flags)
             )
+        }
+        nonisolated(unsafe) var plans: (fftwf_plan?, fftwf_plan?) = (nil, nil)
+        Self.planner.withLock { _ in
+            switch planning {
+            case .measure: plans = plan(UInt32(FFTW_MEASURE))
+            case .estimate: plans = plan(UInt32(FFTW_ESTIMATE))
+            case .wisdomOrEstimate:
+                plans = plan(UInt32(FFTW_MEASURE) | UInt32(FFTW_WISDOM_ONLY))
+                if plans.0 == nil || plans.1 == nil {
+                    for p in [plans.0, plans.1] { if let p { fftwf_destroy_plan(p) } }
+                    plans = plan(UInt32(FFTW_ESTIMATE))
+                }
+            }
         }
         forwardPlan = plans.0!
         inversePlan = plans.1!

@@ -76,7 +76,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
 
     public init(
         geometry: EngineGeometry, sampleRate: Double, filters: FilterSet,
-        blockSize: Int? = nil
+        blockSize: Int? = nil, fftPlanning: RealFFT.Planning = .measure
     ) throws(EngineError) {
         try geometry.validate()
         guard EngineGeometry.supportedSampleRates.contains(sampleRate) else { throw .unsupportedSampleRate(sampleRate) }
@@ -88,7 +88,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
 
         let n = geometry.fftLength
         let hop = geometry.hopSize
-        fft = RealFFT(length: n)
+        fft = RealFFT(length: n, planning: fftPlanning)
         fftRef = .passUnretained(fft)
         adapter = BlockHopAdapter(hopSize: hop, channelCount: channelCount, blockSize: blockSize)
         filterStage = GainStageRunner(FilterStage(fftLength: n), config: filters)

@@ -17,7 +17,9 @@ import RibbitStore
 ///
 /// The services, in start order: systemd notification, the history (`FittingService`), the
 /// control socket, the JACK session (`AudioService`), the dump, the data log (`WearLogService`).
-/// They stop in reverse.
+/// They stop in reverse. The audio process itself starts as soon as the history's lock is held,
+/// so JACK's ports come up while the history, the socket and the data log open (the filters
+/// follow when it has connected, from the prescription the history restored).
 /// Requests go through one table (`handlers`); what plays is derived from the fitting state.
 public final class Daemon {
     private let log: Logger
@@ -63,6 +65,7 @@ public final class Daemon {
         }
         audio.onChange = { [unowned self] in systemd.jackAnswered(connected: audio.isConnected) }
         audio.wanted = { [unowned self] in (fitting.state.filterChoice, fitting.state.paused) }
+        fitting.afterLock = { [unowned self] in audio.startOpening(now: Self.now()) }
         audio.onInputLevels = { [unowned self] bands, broadband in
             listen(bands: bands, broadband: broadband)
             wearLog?.hear(broadbandDBSPL: broadband, now: Self.now())
@@ -95,6 +98,7 @@ public final class Daemon {
         func stopServices() {
             let deadline = Self.now() + Self.stopSeconds
             for service in running.reversed() { service.stop(deadline: deadline) }
+            audio.stop(deadline: deadline)  // started with the history, before its own turn
             running = []
         }
         defer { stopServices() }
@@ -107,7 +111,6 @@ public final class Daemon {
         } else {
             fitting.logActive()
         }
-        audio.startOpening(now: Self.now())
 
         while !stopping {
             var fds = (control.pollDescriptors + [audio.pollDescriptor].compactMap { $0 }).map {

@@ -57,8 +57,14 @@ final class FittingService: DaemonService {
             throw DaemonError("\(error)")
         }
         lock?.record(socketPath: socketPath)
+        afterLock()
         openHistory()
     }
+
+    /// Called once the history is this daemon's, before it is opened: the audio process starts
+    /// there, so it loads and opens JACK while the history opens (and a second daemon, which
+    /// gets no lock, never touches JACK).
+    var afterLock: () -> Void = {}
 
     func stop(deadline: Double) { lock?.clear() }
 

@@ -81,7 +81,8 @@ public enum DetectorSpeechLevels {
         guard
             let engine = try? OverlapSaveEngine(
                 geometry: geometry, sampleRate: sampleRate,
-                filters: FilterSet(taps: [unity], fftLength: geometry.fftLength, ceilingDBFS: 0), blockSize: geometry.hopSize),
+                filters: FilterSet(taps: [unity], fftLength: geometry.fftLength, ceilingDBFS: 0), blockSize: geometry.hopSize,
+                fftPlanning: .wisdomOrEstimate),
             (try? engine.publish(config)) != nil
         else { return centresHz.map { _ in 0 } }
         let hop = geometry.hopSize

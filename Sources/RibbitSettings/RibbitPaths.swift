@@ -34,6 +34,8 @@ public struct RibbitPaths: Sendable {
     /// `$XDG_DATA_HOME/ribbit` (default ~/.local/share/ribbit): the prescription history.
     public var dataDirectory: String { directory("XDG_DATA_HOME", default: ".local/share") + "/ribbit" }
     public var storePath: String { dataDirectory + "/ribbit.sqlite" }
+    /// `$XDG_CACHE_HOME/ribbit` (default ~/.cache/ribbit): FFTW's wisdom for this machine.
+    public var cacheDirectory: String { directory("XDG_CACHE_HOME", default: ".cache") + "/ribbit" }
 
     private func directory(_ variable: String, default relative: String) -> String {
         if let dir = environment[variable], dir.hasPrefix("/") { return dir }

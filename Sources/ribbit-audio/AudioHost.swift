@@ -3,6 +3,7 @@ import RibbitAudioLink
 import RibbitDSP
 import RibbitJack
 import RibbitRealtime
+import RibbitWisdomFile
 
 /// The audio process: holds the JACK client and the engine, plays the filters the daemon
 /// sends, and reports counters and (while asked) the dump's samples. It decides nothing:
@@ -22,6 +23,9 @@ struct AudioHost {
 
     /// Runs until stopped; the exit status for the process.
     func run() -> Int32 {
+        // Before the engine plans: with the wisdom its plans are the measured ones at once.
+        let wisdom = options.wisdom.map { WisdomFile(path: $0) }
+        let loaded = wisdom?.load()
         JackClient.showLibraryMessages(options.showLibraryMessages)
         let client: JackClient
         do { client = try JackClient(name: options.clientName) } catch {
@@ -56,8 +60,11 @@ struct AudioHost {
         let tone = ToneRenderer(sampleRate: rate)
         tone.warmUp(frameCount: client.bufferSize)
         do {
+            // Measured plans from the wisdom; without it (the first start on a machine), estimated
+            // ones: timing them would hold the ports back by 100-400 ms. Timed after the start.
             let engine = try OverlapSaveEngine(
-                geometry: .standard(sampleRate: rate), sampleRate: rate, filters: first!, blockSize: client.bufferSize)
+                geometry: .standard(sampleRate: rate), sampleRate: rate, filters: first!, blockSize: client.bufferSize,
+                fftPlanning: .wisdomOrEstimate)
             if let plan = firstCompressor { try engine.publish(compressor(plan, for: engine)) }
             processor = RealtimeProcessor(engine: engine, period: client.bufferSize)
             processor.setOutputCeiling(dBFS: ceiling)
@@ -73,6 +80,15 @@ struct AudioHost {
         )
         wire(client)
         link.send(.running(latencyFrames: processor.latencyFrames))
+        link.flush()
+        // After the sound started, for the next start: the measured plans (0.2 ms when the
+        // wisdom had them; else timed here, beside the audio thread, never on it) saved.
+        if let wisdom {
+            _ = RealFFT(length: processor.engine.geometry.fftLength, planning: .measure)
+            if let error = wisdom.saveIfNew() { log(.warning, "FFTW wisdom: \(error); the next start plans again") }
+        }
+        if let loaded, case .otherVersion(let version) = loaded { log(.info, "FFTW wisdom from \(version) ignored; planned again") }
+        if loaded == .damaged { log(.warning, "FFTW wisdom file \(options.wisdom ?? "") was damaged; planned again and rewrote it") }
         return serve(client, processor, tone)
     }
 

@@ -5,12 +5,15 @@ import RibbitAudioLink
 /// by `ribbitd run` with the link on descriptor 3; not meant to be run by hand.
 ///
 ///     ribbit-audio --client-name NAME [--input PORT]... [--output PORT]... [--no-connect] [--jack-messages]
+///                  [--wisdom FILE]
 struct AudioOptions {
     var clientName = "ribbit"
     var inputs: [String]?
     var outputs: [String]?
     var connect = true
     var showLibraryMessages = false
+    /// FFTW's wisdom file: read before planning, written when planning learnt something.
+    var wisdom: String?
 
     init?(_ arguments: [String]) {
         var rest = arguments[...]
@@ -21,6 +24,7 @@ struct AudioOptions {
             case "--output": guard let value = rest.popFirst() else { return nil }; outputs = (outputs ?? []) + [value]
             case "--no-connect": connect = false
             case "--jack-messages": showLibraryMessages = true
+            case "--wisdom": guard let value = rest.popFirst() else { return nil }; wisdom = value
             default: return nil
             }
         }

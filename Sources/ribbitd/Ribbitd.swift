@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RibbitSettings
+import RibbitWisdomFile
 
 @main
 struct Ribbitd: ParsableCommand {
@@ -38,6 +39,9 @@ struct Ribbitd: ParsableCommand {
         } catch {
             exit(withError: error)
         }
+        // The plans FFTW measured before on this machine (the audio process writes them), for
+        // the engines of `process` and `verify` and the daemon's fitting.
+        WisdomFile(cacheDirectory: RibbitPaths().cacheDirectory).load()
         do {
             try command.run()
         } catch let error as RibbitError {

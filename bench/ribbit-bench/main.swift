@@ -328,3 +328,52 @@ do {
             format: "  beside a level-only meter over the same samples: %.3f ms per second of audio (the analysis is %.0fx)",
             levelOnly / spec.seconds * 1000, analysis / levelOnly))
 }
+
+// FFT planning (issue 18): what FFTW_MEASURE costs to plan without wisdom, with it, and against
+// FFTW_ESTIMATE; and what each plan costs per r2c + c2r pair. Decides where ribbit measures.
+do {
+    print("")
+    print(
+        "| FFT length | plan MEASURE, no wisdom | plan MEASURE, from wisdom | plan ESTIMATE | r2c+c2r MEASURE plan | r2c+c2r ESTIMATE plan | MEASURE saves |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for n in [128, 256, 512, 1024, 4096] {
+        FFTWisdom.forget()
+        var start = threadCPUSeconds()
+        let measured = RealFFT(length: n)
+        let measureSeconds = threadCPUSeconds() - start
+        let wisdom = FFTWisdom.export()
+        FFTWisdom.forget()
+        start = threadCPUSeconds()
+        FFTWisdom.import(wisdom)
+        _ = RealFFT(length: n)
+        let wisdomSeconds = threadCPUSeconds() - start
+        FFTWisdom.forget()  // else ESTIMATE takes the measured plan from the wisdom
+        start = threadCPUSeconds()
+        let estimated = RealFFT(length: n, planning: .estimate)
+        let estimateSeconds = threadCPUSeconds() - start
+        let real = RealFFT.allocateReal(n)
+        let complex = RealFFT.allocateComplex(n / 2 + 1)
+        for i in 0..<n { real[i] = Float(i % 7) - 3 }
+        let pairs = max(1, 2_000_000 / n)
+        func pairMicroseconds(_ fft: RealFFT) -> Double {
+            bestOf(repeats) {
+                for _ in 0..<pairs {
+                    fft.forward(real, complex)
+                    fft.inverse(complex, real)
+                    for i in 0..<n { real[i] *= 1 / Float(n) }
+                }
+            } / Double(pairs) * 1e6
+        }
+        let scale = bestOf(repeats) { for _ in 0..<pairs { for i in 0..<n { real[i] *= 1 / Float(n) } } } / Double(pairs) * 1e6
+        let (m, e) = (pairMicroseconds(measured) - scale, pairMicroseconds(estimated) - scale)
+        print(
+            String(
+                format: "| %d | %.1f ms | %.2f ms | %.2f ms | %.3f us | %.3f us | %.0f %% |", n, measureSeconds * 1000,
+                wisdomSeconds * 1000,
+                estimateSeconds * 1000, m, e, 100 * (e - m) / e))
+        RealFFT.free(real)
+        RealFFT.free(complex)
+    }
+    print("plans: thread CPU, both directions. MEASURE pays back its planning after (planning / saving per pair) transforms.")
+}
