@@ -4,112 +4,46 @@ import RibbitDumpFiles
 import RibbitMonitor
 import Synchronization
 
-/// The daemon's dump stream, shared by every open Live socket: one connection to the daemon
-/// however many tabs watch (the daemon analyses once, and the saved files hold one copy of
-/// each frame), opened when the first socket subscribes and closed when the last one leaves,
-/// so the daemon stops analysing as soon as nobody looks. It keeps the last
+/// The daemon's dump stream, shared by every open Live socket (SharedDaemonStream: the daemon
+/// analyses once, and the saved files hold one copy of each frame). It keeps the last
 /// `recentSeconds` of frames for the Save buttons.
 final class LiveFeed: Sendable {
     static let recentSeconds = 10.0
     /// Frames a slow socket may fall behind before the oldest are dropped (it only needs the newest).
     static let socketBuffer = 4
 
-    private struct State {
-        var subscribers: [Int: AsyncStream<String>.Continuation] = [:]
-        var nextID = 0
-        var running = false
-        var recent: [DumpFrame] = []
+    /// A box the stream's decoder shares (a Mutex cannot be captured by value).
+    private final class Recent: Sendable { let frames = Mutex([DumpFrame]()) }
+    private let recent = Recent()
+    private let stream: SharedDaemonStream<String>
+
+    init(socketPath: String) {
+        let recent = recent
+        let decoder = JSONDecoder()
+        stream = SharedDaemonStream(
+            socketPath: socketPath, command: .dump, name: "live view", socketBuffer: Self.socketBuffer,
+            decode: { line in
+                guard let frame = try? decoder.decode(DumpFrame.self, from: line) else { return nil }
+                recent.frames.withLock { recent in
+                    if let last = recent.last, frame.time < last.time { recent.removeAll() }  // the daemon restarted
+                    recent.append(frame)
+                    let keep = Int(Self.recentSeconds / DumpFrame.intervalSeconds)
+                    if recent.count > keep { recent.removeFirst(recent.count - keep) }
+                }
+                return LiveFrame(frame).json
+            },
+            problem: { String(decoding: (try? JSONEncoder().encode(["problem": $0])) ?? Data(), as: UTF8.self) })
     }
 
-    let socketPath: String
-    private let state = Mutex(State())
-
-    init(socketPath: String) { self.socketPath = socketPath }
+    var socketPath: String { stream.socketPath }
 
     /// A socket's messages (JSON text: a frame, or `{"problem": ...}`); `unsubscribe` with the id ends them.
-    func subscribe() -> (id: Int, messages: AsyncStream<String>) {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(Self.socketBuffer))
-        let (id, start) = state.withLock { state in
-            state.nextID += 1
-            state.subscribers[state.nextID] = continuation
-            defer { state.running = true }
-            return (state.nextID, !state.running)
-        }
-        if start {
-            // ControlClient blocks, so the stream is read on a thread of its own, never the server's.
-            let thread = Thread { [self] in run() }
-            thread.name = "ribbit-web.live"
-            thread.start()
-        }
-        return (id, stream)
-    }
-
-    func unsubscribe(_ id: Int) {
-        state.withLock { $0.subscribers.removeValue(forKey: id) }?.finish()
-    }
-
-    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    func subscribe() -> (id: Int, messages: AsyncStream<String>) { stream.subscribe() }
+    func unsubscribe(_ id: Int) { stream.unsubscribe(id) }
+    var subscriberCount: Int { stream.subscriberCount }
 
     /// The frames of the last `recentSeconds`, oldest first.
-    var recentFrames: [DumpFrame] { state.withLock { $0.recent } }
-
-    private func send(_ text: String) {
-        for continuation in state.withLock({ Array($0.subscribers.values) }) { continuation.yield(text) }
-    }
-
-    private func problem(_ text: String) {
-        send(String(decoding: (try? JSONEncoder().encode(["problem": text])) ?? Data(), as: UTF8.self))
-    }
-
-    /// Until the last subscriber leaves: (re)connects, reads frames, records and forwards them.
-    private func run() {
-        var stream: DumpStream?
-        var lastFrame = MonotonicClock.seconds()
-        while true {
-            let stop = state.withLock { state in
-                if state.subscribers.isEmpty { state.running = false }
-                return !state.running
-            }
-            if stop { return }  // `stream` closes here, and the daemon stops analysing
-            guard let open = stream else {
-                do {
-                    stream = try DumpStream.open(socketPath: socketPath)
-                    lastFrame = MonotonicClock.seconds()
-                } catch {
-                    switch error {
-                    case .client(let error): problem(error.description)
-                    case .refused(let message): problem("the daemon refused the live view: \(message)")
-                    }
-                    Thread.sleep(forTimeInterval: 1)
-                }
-                continue
-            }
-            switch open.next(timeoutSeconds: 0.25) {
-            case .frame(let frame, _):
-                lastFrame = MonotonicClock.seconds()
-                state.withLock { state in
-                    if let last = state.recent.last, frame.time < last.time { state.recent.removeAll() }  // the daemon restarted
-                    state.recent.append(frame)
-                    let keep = Int(Self.recentSeconds / DumpFrame.intervalSeconds)
-                    if state.recent.count > keep { state.recent.removeFirst(state.recent.count - keep) }
-                }
-                send(LiveFrame(frame).json)
-            case .timedOut:
-                if MonotonicClock.seconds() - lastFrame > 1 {
-                    problem("no sound arrives: the daemon has no JACK connection (is JACK running? `ribbitd status`)")
-                    lastFrame = MonotonicClock.seconds()
-                }
-            case .closed:
-                stream = nil
-                problem("the daemon ended the live view (it stopped or restarted); reconnecting")
-                Thread.sleep(forTimeInterval: 1)
-            case .unreadable:
-                stream = nil
-                problem("the daemon sent a frame this web app cannot read; is it the same version as ribbitd?")
-                Thread.sleep(forTimeInterval: 1)
-            }
-        }
-    }
+    var recentFrames: [DumpFrame] { recent.frames.withLock { $0 } }
 
     /// The recorded frames as `ribbitd dump --csv` writes them; nil when there are none.
     func csv() -> String? {

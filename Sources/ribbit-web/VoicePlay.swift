@@ -16,7 +16,7 @@ enum VoicePlay {
     static let batchFrames = 25
 
     static func addRoutes<Context: WebSocketRequestContext & RequestContext>(
-        to router: Router<Context>, daemon: DaemonBridge, voice: VoiceBridge, feed: VoiceFeed, csrfToken: String
+        to router: Router<Context>, daemon: DaemonBridge, voice: VoiceBridge, feed: SharedDaemonStream<VoiceFeed.Message>, csrfToken: String
     ) {
         let page = Assets.response(html, type: "text/html; charset=utf-8")
         let script = Assets.response(javaScript, type: "text/javascript; charset=utf-8")

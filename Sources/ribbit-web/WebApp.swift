@@ -34,7 +34,7 @@ enum WebApp {
         HearingTestResultsRoutes.addRoutes(to: router, daemon: daemon, tests: HearingTestBridge(storePath: history.storePath))
         let voice = VoiceBridge(storePath: VoiceStore.path(dataDirectory: RibbitPaths().dataDirectory))
         VoiceScreen.addRoutes(to: router, daemon: daemon, voice: voice, csrfToken: token)
-        VoicePlay.addRoutes(to: router, daemon: daemon, voice: voice, feed: VoiceFeed(socketPath: daemon.socketPath), csrfToken: token)
+        VoicePlay.addRoutes(to: router, daemon: daemon, voice: voice, feed: VoiceFeed.make(socketPath: daemon.socketPath), csrfToken: token)
 
         // The same router answers WebSocket upgrades, so the security middleware checks them too;
         // on a LAN all of it inside TLS.
