@@ -192,7 +192,7 @@ let package = Package(
         .testTarget(
             name: "RibbitDaemonTests",
             dependencies: [
-                "RibbitTestSupport", "RibbitControl", "RibbitMonitor", "RibbitDaemon", "RibbitAudioFile", "RibbitDSP", "RibbitFitting",
+                "RibbitTestSupport", "RibbitControl", "RibbitMonitor", "RibbitDaemon", "RibbitAudioFile", "RibbitAudioLink", "RibbitDSP", "RibbitFitting",
                 "RibbitPrescription", "RibbitStore", "RibbitSettings", "RibbitAudiometry", .product(name: "Logging", package: "swift-log"),
             ]
         ),

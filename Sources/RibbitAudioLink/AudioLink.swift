@@ -26,6 +26,10 @@ public enum AudioMessage: Equatable, Sendable {
         frequencyHz: Double, levelDBFS: Double, left: Bool, right: Bool, seconds: Double, pulses: Int = 1, offSeconds: Double = 0,
         hearingTest: Bool = false)
     case stop
+    /// Connect these ports (source, destination), once the engine has taken every setting sent
+    /// before this message: what a live measurement took away, put back after the wearer's
+    /// program and volume play again (never the live microphone at a measurement's settings).
+    case connect([Connection])
 
     // The audio process to the daemon.
     /// The JACK server answered; the audio process waits for `filters` before it activates.
@@ -40,6 +44,18 @@ public enum AudioMessage: Equatable, Sendable {
     case failed(String)
     /// The server went away (`sampleRateChanged` false) or changed its rate; the process exits next.
     case gone(reason: String, sampleRateChanged: Bool)
+    /// The output has reached what `paused` asked: silent (true), or the renderers' sound again.
+    case pauseTookEffect(Bool)
+
+    /// A JACK connection, by full port names.
+    public struct Connection: Equatable, Sendable {
+        public var source: String
+        public var destination: String
+        public init(source: String, destination: String) {
+            self.source = source
+            self.destination = destination
+        }
+    }
 
     public enum LogLevel: UInt8, Sendable { case debug, info, notice, warning, error }
 }
@@ -91,6 +107,13 @@ extension AudioMessage {
         case .paused(let on): out.byte(2); out.byte(on ? 1 : 0)
         case .dump(let on): out.byte(3); out.byte(on ? 1 : 0)
         case .stop: out.byte(4)
+        case .connect(let connections):
+            out.byte(7)
+            out.int(connections.count)
+            for connection in connections {
+                out.string(connection.source)
+                out.string(connection.destination)
+            }
         case .tone(let hz, let level, let left, let right, let seconds, let pulses, let offSeconds, let hearingTest):
             out.byte(5)
             out.double(hz)
@@ -123,6 +146,7 @@ extension AudioMessage {
         case .log(let level, let text): out.byte(14); out.byte(level.rawValue); out.string(text)
         case .failed(let text): out.byte(15); out.string(text)
         case .gone(let reason, let rateChanged): out.byte(16); out.string(reason); out.byte(rateChanged ? 1 : 0)
+        case .pauseTookEffect(let paused): out.byte(17); out.byte(paused ? 1 : 0)
         }
         let length = UInt32(out.bytes.count)
         return withUnsafeBytes(of: length.littleEndian, Array.init) + out.bytes
@@ -213,6 +237,14 @@ private struct Decoder {
         case 2: return byte().map { .paused($0 != 0) }
         case 3: return byte().map { .dump($0 != 0) }
         case 4: return .stop
+        case 7:
+            guard let n = count(16) else { return nil }  // two string lengths at least
+            var connections: [AudioMessage.Connection] = []
+            for _ in 0..<n {
+                guard let source = string(), let destination = string() else { return nil }
+                connections.append(AudioMessage.Connection(source: source, destination: destination))
+            }
+            return .connect(connections)
         case 5:
             guard let hz = double(), let level = double(), let ears = byte(), let seconds = double(), let pulses = int(),
                 let offSeconds = double()
@@ -252,6 +284,7 @@ private struct Decoder {
         case 16:
             guard let reason = string(), let changed = byte() else { return nil }
             return .gone(reason: reason, sampleRateChanged: changed != 0)
+        case 17: return byte().map { .pauseTookEffect($0 != 0) }
         default: return nil
         }
     }

@@ -63,6 +63,9 @@ public struct HearingTest: Sendable {
     public struct Plan: Sendable, Equatable {
         /// The clinical order: 1 kHz first (the easiest to judge), up, the 1 kHz retest, then down.
         public static let clinicalOrder = [1000, 2000, 3000, 4000, 6000, 8000, 1000, 500, 250]
+        /// The longest plan a request may ask for: every audiometric frequency of 125 Hz to
+        /// 8 kHz (11, the half-octaves included), each with a retest.
+        public static let maxPresentedFrequencies = 22
         public var ears: [Ear]
         public var frequenciesHz = clinicalOrder
         /// The highest level per ear and frequency (`ToneLevels.maximumDBHL`: the clip limit and

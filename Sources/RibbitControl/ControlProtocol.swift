@@ -48,6 +48,10 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case hearingTestAnswer = "hearing-test-answer"
         /// Ends the test now; what was measured is stored, flagged incomplete.
         case hearingTestStop = "hearing-test-stop"
+        /// A live measurement (`verify --live`) takes the daemon's JACK ports and sets its volume
+        /// and program: held by this connection; when it closes, the daemon puts the program,
+        /// the volume and then `connections` back.
+        case measure
     }
     public var command: Command
     /// bypass: on (true) or off (false).
@@ -86,6 +90,14 @@ public struct ControlRequest: Codable, Sendable, Equatable {
     public var frequenciesHz: [Int]?
     public var answersNameTheEar: Bool?
     public var seed: UInt64?
+    /// pause: hold the pause with this connection (a lease): when the connection closes, for
+    /// whatever reason, the daemon resumes, unless the wearer paused or resumed meanwhile.
+    /// hearing-test-start and measure always hold their connection: a test ends, and a
+    /// measurement is undone, when the connection that started it closes.
+    public var lease: Bool?
+    /// measure: the JACK connections (source, destination) the measurement takes away from the
+    /// daemon's ports, to put back when it ends.
+    public var connections: [[String]]?
 
     public init(
         command: Command, on: Bool? = nil, prescription: String? = nil, source: String? = nil, trialSeconds: Int? = nil,
@@ -253,9 +265,11 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var bands: Int
         public var compressing: Bool
         public var outputLimitDBSPL: [Double]
+        /// Why the output limit is what it is (the OTC rule, a trusted audiologist's `limit:` ...).
+        public var outputLimitReason: String?
         public init(
             program: String, chosenBy: String, reason: String?, volumeDB: Double, volumeMinDB: Double, volumeMaxDB: Double,
-            noiseReduction: Double, bands: Int, compressing: Bool, outputLimitDBSPL: [Double]
+            noiseReduction: Double, bands: Int, compressing: Bool, outputLimitDBSPL: [Double], outputLimitReason: String? = nil
         ) {
             self.program = program
             self.chosenBy = chosenBy
@@ -267,6 +281,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
             self.bands = bands
             self.compressing = compressing
             self.outputLimitDBSPL = outputLimitDBSPL
+            self.outputLimitReason = outputLimitReason
         }
     }
 

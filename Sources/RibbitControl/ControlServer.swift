@@ -10,8 +10,14 @@ import Glibc
 /// With every slot taken, a new connection still gets in: the one whose partial request is
 /// oldest (else the longest silent) makes room. Peers with another uid are refused at accept
 /// (SO_PEERCRED).
+///
+/// A connection may hold a lease (`hold`): what its request started (a pause, a hearing test,
+/// a live measurement) lasts while it stays open. Holders are exempt from the idle timeout and
+/// are never closed to make room; when one closes for any reason (its process ended, was
+/// killed, or closed it), `onClose` tells the daemon at once, which then undoes what it held.
 public final class ControlServer {
-    public typealias Handler = (ControlRequest) -> ControlReply
+    /// Answers one request; `connection` names the connection it came on (for `hold`).
+    public typealias Handler = (_ request: ControlRequest, _ connection: Int32) -> ControlReply
 
     public let path: String
     public let maxConnections = 32
@@ -25,8 +31,12 @@ public final class ControlServer {
     private var subscribers: [Int32: Subscriber] = [:]
     /// A stream client that takes nothing for this long is dropped.
     public let stalledSubscriberTimeout: Double = 10
+    /// Connections that hold a lease.
+    private var holders: Set<Int32> = []
     /// One line per refused or dropped peer, for the daemon's log.
     public var onNotice: (String) -> Void = { _ in }
+    /// A connection that held a lease has closed (called once, before its descriptor is reused).
+    public var onClose: (_ connection: Int32) -> Void = { _ in }
 
     private struct Connection {
         var buffer = Data()
@@ -94,10 +104,19 @@ public final class ControlServer {
         if fd == listener { acceptAll(now: now) } else { read(fd, now: now, handler: handler) }
     }
 
+    /// Keeps `connection` open for as long as its peer does: what it asked for lasts until then.
+    public func hold(_ connection: Int32) {
+        guard connections[connection] != nil else { return }
+        holders.insert(connection)
+    }
+
+    /// Whether `connection` is open and holds a lease.
+    public func isHolding(_ connection: Int32) -> Bool { holders.contains(connection) }
+
     /// Closes connections that sat silent, or on one partial request, for too long (dump
-    /// subscribers only listen, so they are exempt).
+    /// subscribers only listen and lease holders only hold, so they are exempt).
     public func closeIdle(now: Double) {
-        for (fd, connection) in connections where subscribers[fd] == nil {
+        for (fd, connection) in connections where subscribers[fd] == nil && !holders.contains(fd) {
             if let since = connection.partialSince, now - since > partialRequestTimeout {
                 onNotice("closed a control connection whose request stayed incomplete for \(Int(partialRequestTimeout)) s")
                 drop(fd)
@@ -109,9 +128,9 @@ public final class ControlServer {
     }
 
     /// Closes the connection whose partial request is oldest, else the one silent longest (never
-    /// a dump client), so a new client gets a slot. False when every slot is a dump client.
+    /// a dump client or a lease holder), so a new client gets a slot. False when none is left.
     private func makeRoom() -> Bool {
-        let candidates = connections.filter { subscribers[$0.key] == nil }
+        let candidates = connections.filter { subscribers[$0.key] == nil && !holders.contains($0.key) }
         guard
             let (fd, _) = candidates.min(by: {
                 ($0.value.partialSince ?? .infinity, $0.value.lastActivity) < ($1.value.partialSince ?? .infinity, $1.value.lastActivity)
@@ -194,9 +213,9 @@ public final class ControlServer {
                     // Room for several frames, so a reader that stalls briefly misses none.
                     var size: Int32 = 1 << 20
                     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-                    answer = handler(ControlRequest(command: .status))
+                    answer = handler(ControlRequest(command: .status), fd)
                 } else {
-                    answer = handler(request)
+                    answer = handler(request, fd)
                 }
             } else {
                 answer = .failure(
@@ -220,6 +239,7 @@ public final class ControlServer {
         connections[fd] = nil
         subscribers[fd] = nil
         close(fd)
+        if holders.remove(fd) != nil { onClose(fd) }
     }
 
     /// Offers one frame line (or several, newline-terminated) to every subscriber of `stream`

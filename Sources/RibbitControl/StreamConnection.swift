@@ -1,7 +1,10 @@
 import Foundation
+import Glibc
 
 /// A control connection the daemon turned into a stream (`dump`, `voice`): asks once, keeps the
 /// status of the reply, then hands out the lines. DumpStream and VoiceStream decode them.
+/// Also a connection that holds a lease (a `pause` with `lease`, `hearing-test-start`, `measure`):
+/// what it asked for lasts until it is closed (`close()`, deinit, or its process ending).
 public final class StreamConnection {
     public enum OpenError: Error {
         /// No daemon, another user's, or it did not answer.
@@ -10,7 +13,7 @@ public final class StreamConnection {
         case refused(String)
     }
 
-    private let fd: Int32
+    private var fd: Int32
     private let reader: LineReader
     /// The daemon's status when the stream opened.
     public let status: DaemonStatus?
@@ -21,22 +24,33 @@ public final class StreamConnection {
         self.status = status
     }
 
-    deinit { close(fd) }
+    deinit { close() }
+
+    /// Closes the connection (the daemon ends what it held at once).
+    public func close() {
+        guard fd >= 0 else { return }
+        Glibc.close(fd)
+        fd = -1
+    }
 
     public static func open(socketPath: String, command: ControlRequest.Command) throws(OpenError) -> StreamConnection {
+        try open(socketPath: socketPath, request: ControlRequest(command: command))
+    }
+
+    public static func open(socketPath: String, request: ControlRequest) throws(OpenError) -> StreamConnection {
         let fd: Int32
         do { fd = try ControlClient.connect(socketPath: socketPath) } catch { throw .client(error) }
         let reader = LineReader(fd: fd)
         let reply: ControlReply
         do {
-            reply = try ControlClient.ask(fd, ControlRequest(command: command), timeoutSeconds: 10, reader: reader)
+            reply = try ControlClient.ask(fd, request, timeoutSeconds: 10, reader: reader)
         } catch {
-            close(fd)
+            Glibc.close(fd)
             throw .client(error)
         }
         guard reply.ok else {
-            close(fd)
-            throw .refused(reply.error ?? "the daemon refused the \(command.rawValue) stream")
+            Glibc.close(fd)
+            throw .refused(reply.error ?? "the daemon refused the \(request.command.rawValue) request")
         }
         return StreamConnection(fd: fd, reader: reader, status: reply.status)
     }

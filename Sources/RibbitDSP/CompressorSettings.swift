@@ -128,6 +128,12 @@ public struct Calibration: Sendable, Equatable {
     /// microphone and closed headphones at a moderate volume; uncalibrated it is only a guess.
     public static let uncalibrated = Calibration(inputDBSPLAtFullScale: 100, outputDBSPLAtFullScale: [100, 100])
 
+    /// The most digital gain (dB, insertion gain plus input minus output level at 0 dBFS) any
+    /// band gets, whatever the prescription, volume and calibration ask. A microphone's own
+    /// noise sits near -90 dBFS: at 60 dB it plays at -30 dBFS, and beyond that more gain mostly
+    /// amplifies the hardware's hiss (or a calibration typo) rather than the room.
+    public static let maximumDigitalGainDB = 60.0
+
     /// The digital gain (dB) that gives `insertionGainDB` at the ear of `channel`.
     public func digitalGainDB(insertionGainDB: Double, channel: Int) -> Double {
         insertionGainDB + inputDBSPLAtFullScale - outputDBSPLAtFullScale[channel]

@@ -180,6 +180,11 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     /// Whether a published filter set is still waiting for the audio thread.
     public var hasPendingFilters: Bool { filterStage.slot.hasPending }
 
+    /// Whether anything published (filters, ceiling, compressor) still waits for the audio thread.
+    public var hasPendingConfigs: Bool {
+        filterStage.slot.hasPending || ceilingStage.slot.hasPending || compressorStage.slot.hasPending
+    }
+
     /// The filter set the audio thread runs now (for reports; on the publishing thread only).
     public var currentFilters: FilterSet { filterStage.slot.currentConfig }
 

@@ -152,7 +152,9 @@ final class AudioService: DaemonService {
             }
             process?.kill()
             ended(problem: "\(reason); retrying", now: now, at: rateChanged ? now : now + retryDelay)
-        case .filters, .compressor, .paused, .dump, .tone, .stop:
+        case .pauseTookEffect:
+            break  // a confirmation nobody waits for any more (`setPaused` waits for its own)
+        case .filters, .compressor, .paused, .dump, .tone, .stop, .connect:
             break  // the daemon's own messages; the audio process does not send them
         }
     }
@@ -207,7 +209,32 @@ final class AudioService: DaemonService {
         do { try play(choice) } catch { log.error("internal error: \(error)") }
     }
 
-    func setPaused(_ paused: Bool) { process?.link.send(.paused(paused)) }
+    /// Pauses or resumes. With `waitSeconds`, returns once the audio process says the output has
+    /// got there (a pause: silent), so the reply to `pause` means silence; false when it did
+    /// not say so in time (no JACK cycles run) or there is no sound to stop.
+    @discardableResult
+    func setPaused(_ paused: Bool, waitSeconds: Double = 0, now: Double) -> Bool {
+        guard let process else { return false }
+        process.link.send(.paused(paused))
+        process.link.flush()
+        guard waitSeconds > 0, isConnected else { return false }
+        let deadline = MonotonicClock.seconds() + waitSeconds
+        while MonotonicClock.seconds() < deadline, let link = self.process?.link, !link.isClosed {
+            link.wait(milliseconds: 2)
+            for message in link.receive() {
+                if case .pauseTookEffect(paused) = message { return true }
+                handle(message, now: now)
+            }
+        }
+        return false
+    }
+
+    /// Puts back JACK connections (a live measurement's), after what was sent before plays.
+    func reconnect(_ connections: [AudioMessage.Connection]) {
+        guard let process, !connections.isEmpty else { return }
+        process.link.send(.connect(connections))
+        process.link.flush()
+    }
 
     /// The last tone asked (already clamped), its pulse pattern if any (count, on and off
     /// seconds), and until when it plays (monotonic seconds, its last fade-out included).

@@ -9,7 +9,11 @@ final class ControlService: DaemonService {
     private let log: Logger
     private(set) var server: ControlServer?
     /// One handler per request; a thrown failure becomes the reply's one-line error.
-    var handlers: [ControlRequest.Command: (ControlRequest) throws(RequestFailure) -> ControlReply] = [:]
+    var handlers: [ControlRequest.Command: Handler] = [:]
+    /// A handler gets the request and the connection it came on (a lease is tied to it).
+    typealias Handler = (_ request: ControlRequest, _ connection: Int32) throws(RequestFailure) -> ControlReply
+    /// A connection that held a lease closed.
+    var onLeaseEnd: (_ connection: Int32) -> Void = { _ in }
 
     init(path: String, log: Logger) {
         self.path = path
@@ -19,6 +23,7 @@ final class ControlService: DaemonService {
     func start(now: Double) throws {
         let server = try ControlServer(path: path)
         server.onNotice = { [log] in log.warning("\($0)") }
+        server.onClose = { [unowned self] connection in onLeaseEnd(connection) }
         self.server = server
         log.info("control socket \(path)")
     }
@@ -28,13 +33,16 @@ final class ControlService: DaemonService {
 
     /// Serves what arrived on `fd`.
     func handleReadable(_ fd: Int32, now: Double) {
-        server?.handleReadable(fd, now: now) { request in
+        server?.handleReadable(fd, now: now) { request, connection in
             guard let handler = handlers[request.command] else { return .failure("unknown request \(request.command.rawValue)") }
-            do throws(RequestFailure) { return try handler(request) } catch { return .failure(error.description) }
+            do throws(RequestFailure) { return try handler(request, connection) } catch { return .failure(error.description) }
         }
     }
 
     func tick(now: Double) { server?.closeIdle(now: now) }
+
+    /// Keeps `connection` open while its peer does; `onLeaseEnd` follows when it closes.
+    func hold(_ connection: Int32) { server?.hold(connection) }
 
     func stop(deadline: Double) { server = nil }
 }

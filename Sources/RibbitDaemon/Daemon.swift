@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Logging
+import RibbitAudioLink
 import RibbitAudiometry
 import RibbitControl
 import RibbitDSP
@@ -46,6 +47,8 @@ public final class Daemon {
     private var noiseMeters: [OctaveBandMeter] = []
     /// Where finished hearing tests go (the history's SQLite file).
     private let hearingTests: HearingTestRecords
+    /// What clients hold while their connection stays open.
+    private var leases = Leases()
 
     /// How long the services get to stop (the JACK server may not answer).
     static let stopSeconds = 2.0
@@ -82,7 +85,18 @@ public final class Daemon {
         }
         voice = VoiceService(audio: audio, control: control, dump: dump, microphoneDBSPL: calibration?.inputDBSPL)
         control.handlers = handlers
+        control.onLeaseEnd = { [unowned self] connection in leaseEnded(connection) }
         dump.calibration = calibrationStatus
+        if let calibration {
+            log.info("\(calibration.summary)")
+            if calibration.isFarFromDefault {
+                log.warning(
+                    "calibration profile \(calibration.name) is more than \(Int(CalibrationProfile.uncalibratedUncertaintyDB)) dB from the uncalibrated default: check that it was measured with these headphones and this microphone (`ribbitd calibrate`)"
+                )
+            }
+        } else {
+            log.info("no calibration profile: taking 100 dB SPL at 0 dBFS (+-20 dB); `ribbitd calibrate` measures it")
+        }
     }
 
     /// The data log last: it starts once the history made the data directory, and stops
@@ -141,29 +155,35 @@ public final class Daemon {
     // MARK: Requests
 
     /// The control protocol's requests (docs/control-protocol.md), one handler each.
-    private var handlers: [ControlRequest.Command: (ControlRequest) throws(RequestFailure) -> ControlReply] {
+    private var handlers: [ControlRequest.Command: ControlService.Handler] {
         [
-            .status: { [unowned self] _ in ControlReply(ok: true, status: status) },
-            .pause: { [unowned self] _ in setPaused(true) },
-            .resume: { [unowned self] _ in setPaused(false) },
-            .bypass: { [unowned self] request throws(RequestFailure) in try bypass(request) },
-            .load: { [unowned self] request throws(RequestFailure) in try load(request) },
-            .use: { [unowned self] request throws(RequestFailure) in try use(request) },
-            .keep: { [unowned self] _ throws(RequestFailure) in try endTrialRequest(keep: true) },
-            .revert: { [unowned self] _ throws(RequestFailure) in try endTrialRequest(keep: false) },
-            .stop: { [unowned self] _ in
+            .status: { [unowned self] _, _ in ControlReply(ok: true, status: status) },
+            .pause: { [unowned self] request, connection in pause(request, connection: connection) },
+            .resume: { [unowned self] _, _ in
+                leases.wearerChosePause()
+                return setPaused(false)
+            },
+            .bypass: { [unowned self] request, _ throws(RequestFailure) in try bypass(request) },
+            .load: { [unowned self] request, _ throws(RequestFailure) in try load(request) },
+            .use: { [unowned self] request, _ throws(RequestFailure) in try use(request) },
+            .keep: { [unowned self] _, _ throws(RequestFailure) in try endTrialRequest(keep: true) },
+            .revert: { [unowned self] _, _ throws(RequestFailure) in try endTrialRequest(keep: false) },
+            .stop: { [unowned self] _, _ in
                 stopping = true
                 log.info("stop requested")
                 return reply()
             },
-            .dump: { [unowned self] _ in reply() },  // the server turned the connection into a stream
-            .voice: { [unowned self] _ in reply() },  // likewise
-            .tone: { [unowned self] request throws(RequestFailure) in try tone(request) },
-            .volume: { [unowned self] request throws(RequestFailure) in try volume(request) },
-            .program: { [unowned self] request throws(RequestFailure) in try program(request) },
-            .hearingTestStart: { [unowned self] request throws(RequestFailure) in try startHearingTest(request) },
-            .hearingTestAnswer: { [unowned self] request throws(RequestFailure) in try answerHearingTest(request) },
-            .hearingTestStop: { [unowned self] _ throws(RequestFailure) in try stopHearingTest() },
+            .dump: { [unowned self] _, _ in reply() },  // the server turned the connection into a stream
+            .voice: { [unowned self] _, _ in reply() },  // likewise
+            .tone: { [unowned self] request, _ throws(RequestFailure) in try tone(request) },
+            .volume: { [unowned self] request, _ throws(RequestFailure) in try volume(request) },
+            .program: { [unowned self] request, _ throws(RequestFailure) in try program(request) },
+            .hearingTestStart: { [unowned self] request, connection throws(RequestFailure) in
+                try startHearingTest(request, connection: connection)
+            },
+            .hearingTestAnswer: { [unowned self] request, _ throws(RequestFailure) in try answerHearingTest(request) },
+            .hearingTestStop: { [unowned self] _, _ throws(RequestFailure) in try stopHearingTest() },
+            .measure: { [unowned self] request, connection throws(RequestFailure) in try measure(request, connection: connection) },
         ]
     }
 
@@ -173,15 +193,89 @@ public final class Daemon {
         return ControlReply(ok: true, status: status)
     }
 
+    /// A pause, the wearer's or held by the connection (`lease`: a voice game's, which ends
+    /// when the game's connection does).
+    private func pause(_ request: ControlRequest, connection: Int32) -> ControlReply {
+        if request.lease == true {
+            if leases.holdPause(connection, outputWasPaused: fitting.state.paused) { control.hold(connection) }
+        } else {
+            leases.wearerChosePause()
+        }
+        return setPaused(true)
+    }
+
+    /// How long a pause may take to silence the output before the reply goes anyway (no JACK
+    /// cycles run): a period or two and the 5 ms ramp, on a loaded machine a scheduler delay.
+    static let pauseConfirmSeconds = 0.5
+
+    /// Pausing answers once the output is silent (the audio process confirms its ramp ended).
     private func setPaused(_ paused: Bool) -> ControlReply {
         // A paused output would play the test's tones to nobody: the test stops first.
         if paused, let test = hearingTest, !test.isOver {
             perform(test.stop(why: "the output was paused"), now: Self.now())
         }
         fitting.paused = paused
-        audio.setPaused(paused)
+        let confirmed = audio.setPaused(paused, waitSeconds: paused ? Self.pauseConfirmSeconds : 0, now: Self.now())
+        if paused && !confirmed && audio.isConnected {
+            log.warning("paused, but the audio process did not confirm silence within \(Self.pauseConfirmSeconds) s")
+        }
         log.info(paused ? "paused: output silent" : "resumed")
         return reply()
+    }
+
+    /// A connection that held something closed: undo what it held.
+    private func leaseEnded(_ connection: Int32) {
+        for undo in leases.end(connection) {
+            switch undo {
+            case .resume:
+                guard fitting.state.paused else { continue }
+                _ = setPaused(false)
+                log.notice("the client that held the pause went away: resumed")
+            case .stopHearingTest:
+                guard let test = hearingTest, !test.isOver else { continue }
+                perform(test.stop(why: "the screen or command that ran it went away"), now: Self.now())
+                log.notice("hearing test stopped: the connection that started it closed; the hearing aid plays again")
+            case .restore(let measurement):
+                restore(measurement)
+            }
+        }
+    }
+
+    /// A live measurement (`verify --live`): held by its connection; what it changes is put
+    /// back when that connection closes, however it closes.
+    private func measure(_ request: ControlRequest, connection: Int32) throws(RequestFailure) -> ControlReply {
+        guard !leases.measurementHeld(byOtherThan: connection) else {
+            throw RequestFailure("another live measurement is running; wait for it to end")
+        }
+        var taken: [AudioMessage.Connection] = []
+        for pair in request.connections ?? [] {
+            guard pair.count == 2, pair.allSatisfy({ !$0.isEmpty && $0.utf8.count < 512 }) else {
+                throw RequestFailure("measure's connections are [source, destination] pairs of JACK port names")
+            }
+            taken.append(.init(source: pair[0], destination: pair[1]))
+        }
+        leases.holdMeasurement(.init(connection: connection, listening: fitting.listening, connections: taken))
+        control.hold(connection)
+        log.info("live measurement started; \(taken.count) JACK connections to put back when it ends")
+        return reply()
+    }
+
+    /// The wearer's program and volume again, then (once they play) the connections the
+    /// measurement took away: only those to or from the daemon's own ports.
+    private func restore(_ measurement: Leases.Measurement) {
+        if fitting.listening != measurement.listening {
+            if measurement.listening.automatic && !fitting.listening.automatic {
+                scenes = nil
+                fitting.automaticPick = nil
+            }
+            fitting.listening = measurement.listening
+            play()
+        }
+        let client = (audio.session?.client ?? "ribbit") + ":"
+        let ours = measurement.connections.filter { $0.source.hasPrefix(client) || $0.destination.hasPrefix(client) }
+        audio.reconnect(ours)
+        log.info("live measurement ended: program and volume as before, \(ours.count) JACK connections put back")
+        systemd.statusChanged()
     }
 
     private func bypass(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
@@ -414,7 +508,7 @@ public final class Daemon {
     /// Starts a test: checked here; its tones are converted through the calibration and the
     /// headphones' RETSPL table, never above the self-test ceiling, 1 dB under the output
     /// ceiling in force and 1 dB under full scale.
-    private func startHearingTest(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
+    private func startHearingTest(_ request: ControlRequest, connection: Int32) throws(RequestFailure) -> ControlReply {
         let now = Self.now()
         if let test = hearingTest, !test.isOver { throw RequestFailure("a hearing test is already running; stop it first") }
         guard audio.isConnected else {
@@ -441,6 +535,13 @@ public final class Daemon {
             if let reference { table = table.biologicallyCalibrated(referenceThresholdsDBHL: reference) }
         }
         let frequencies = request.frequenciesHz ?? HearingTest.Plan.clinicalOrder
+        // A clinical plan: each frequency once, or twice (a retest), so a test ends.
+        guard frequencies.count <= HearingTest.Plan.maxPresentedFrequencies,
+            Dictionary(grouping: frequencies, by: { $0 }).values.allSatisfy({ $0.count <= 2 })
+        else {
+            throw RequestFailure(
+                "frequenciesHz lists at most \(HearingTest.Plan.maxPresentedFrequencies) frequencies, each at most twice (a retest)")
+        }
         if let missing = frequencies.first(where: { table.dBSPLAtZeroHL[$0] == nil }) {
             let known = table.dBSPLAtZeroHL.keys.sorted().map(String.init).joined(separator: ", ")
             throw RequestFailure("no RETSPL for \(missing) Hz; the test's frequencies are \(known)")
@@ -477,6 +578,8 @@ public final class Daemon {
             for (index, samples) in channels.enumerated() where index < noiseMeters.count { noiseMeters[index].append(samples) }
         }
         perform(session.startActions, now: now)
+        leases.holdHearingTest(connection)
+        control.hold(connection)
         log.info(
             "hearing test started: \(transducer.rawValue) headphones, \(ears.map(\.rawValue).joined(separator: " then ")) ear, \(session.test.progress.total) frequencies; the hearing aid is off meanwhile"
         )
@@ -605,7 +708,9 @@ public final class Daemon {
             volumeDB: state.listening.volumeDB, volumeMinDB: range.lowerBound, volumeMaxDB: range.upperBound,
             noiseReduction: program.noiseReductionStrength, bands: ears[0].bands.count,
             compressing: ears.contains { $0.bands.contains { $0.ratio > 1 } },
-            outputLimitDBSPL: ears.map { $0.bands.map(\.limitDBSPL).max() ?? CompressorFitting.otcLimitDBSPL })
+            outputLimitDBSPL: ears.map { $0.bands.map(\.limitDBSPL).max() ?? CompressorFitting.otcLimitDBSPL },
+            outputLimitReason: CompressorFitting.capReason(
+                rx, trusted: active.trusted, compressing: ears.contains { $0.bands.contains { $0.ratio > 1 } }))
     }
 
     private var calibrationStatus: DaemonStatus.Calibration {

@@ -59,6 +59,7 @@ final class FittingService: DaemonService {
         lock?.record(socketPath: socketPath)
         afterLock()
         openHistory()
+        keepListeningForActive()
     }
 
     /// Called once the history is this daemon's, before it is opened: the audio process starts
@@ -110,6 +111,7 @@ final class FittingService: DaemonService {
         do {
             _ = try store.endTrial(keep: keep)
             try restoreFromStore()
+            keepListeningForActive()
         } catch {
             throw RequestFailure("cannot end the trial: \(error)")
         }
@@ -121,8 +123,7 @@ final class FittingService: DaemonService {
             prescription: entry.accepted.prescription, id: entry.record.id, signature: entry.record.signatureText,
             trusted: entry.accepted.isTrusted)
         // A new prescription starts from its own program at 0 dB (as `FittingState.choice(adopting:)`).
-        listening.program = nil
-        listening.volumeDB = 0
+        listening = Listening(prescription: entry.accepted.prescription.fingerprint)
         state.strictestCeilingDBFS = min(state.strictestCeilingDBFS, entry.accepted.prescription.maxOutputDBFS)
         readTrial()
     }
@@ -162,6 +163,22 @@ final class FittingService: DaemonService {
             state.active = nil
             log.error("\(error); starting without a prescription (sound passes through unchanged)")
         }
+    }
+
+    /// The remembered program and volume, if they were chosen for the prescription that plays
+    /// now, within its volume range; else its defaults. After every change of the active
+    /// prescription that did not go through `adopt` (the start, the end of a trial).
+    private func keepListeningForActive() {
+        guard let rx = state.active?.prescription else { return }
+        let kept = state.listening.belonging(to: rx)
+        var remembered = state.listening
+        remembered.prescription = nil
+        if kept.prescription != state.listening.prescription, remembered != Listening() {
+            log.notice("the remembered volume and program were not chosen for \(rx.name); it plays its own program at 0 dB")
+        } else if kept.volumeDB != state.listening.volumeDB {
+            log.notice("the remembered volume is outside \(rx.name)'s range; it plays at \(Prescription.number(kept.volumeDB)) dB")
+        }
+        listening = kept
     }
 
     /// The daemon's start with `run --rx`: that prescription becomes the active one.

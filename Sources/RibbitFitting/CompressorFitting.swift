@@ -20,9 +20,10 @@ import RibbitPrescription
 /// Output limit per band, the smallest of:
 /// - the UCL (dB HL, interpolated at the centre) + ISO 389-7 reference threshold - `uclMarginDB`;
 /// - the prescription's `limit:`;
-/// - unsigned or untrusted: the US OTC hearing-aid rule (21 CFR 800.30), 111 dB SPL, or 117 dB SPL
-///   when the ear's input-controlled compression is active (a band ratio above 1);
-/// - trusted signature: `trustedMaximumDBSPL`.
+/// - the US OTC hearing-aid rule (21 CFR 800.30), 111 dB SPL, or 117 dB SPL when the ear's
+///   input-controlled compression is active (a band ratio above 1); only a `limit:` that a
+///   trusted audiologist signed may go above it, never the signature alone
+///   (`capDBSPL`), and never above `trustedMaximumDBSPL`.
 public enum CompressorFitting {
     /// dB kept between the output limit and the uncomfortable loudness level.
     public static let uclMarginDB = 5.0
@@ -51,10 +52,9 @@ public enum CompressorFitting {
         } else {
             bands = centresHz.map { CompressorBand.linear(centreHz: $0, gainDB: Camfit.interpolate(linear, atHz: $0)) }
         }
-        let compressing = bands.contains { $0.ratio > 1 }
-        let cap = trusted ? trustedMaximumDBSPL : compressing ? otcCompressionLimitDBSPL : otcLimitDBSPL
+        let cap = capDBSPL(rx, trusted: trusted, compressing: bands.contains { $0.ratio > 1 })
         for i in bands.indices {
-            var limit = min(cap, rx.limitDBSPL ?? cap)
+            var limit = cap
             if let ucl = rx.ucl[ear] {
                 let f = bands[i].centreHz
                 limit = min(limit, Camfit.interpolate(ucl.mapValues(Double.init), atHz: f) + Camfit.retsplDB(atHz: f) - uclMarginDB)
@@ -78,12 +78,31 @@ public enum CompressorFitting {
 }
 
 extension CompressorFitting {
+    /// The highest band output limit `rx` may have: the OTC rule's (117 dB SPL with compression,
+    /// else 111), lowered by its `limit:`; raised by its `limit:` only when a trusted audiologist
+    /// signed it, at most `trustedMaximumDBSPL`. A signature without a `limit:` raises nothing.
+    public static func capDBSPL(_ rx: Prescription, trusted: Bool, compressing: Bool) -> Double {
+        let otc = compressing ? otcCompressionLimitDBSPL : otcLimitDBSPL
+        guard let written = rx.limitDBSPL else { return otc }
+        return min(written, trusted ? trustedMaximumDBSPL : otc)
+    }
+
+    /// Where `capDBSPL` comes from, in words for `rx show`, `status` and the web app.
+    public static func capReason(_ rx: Prescription, trusted: Bool, compressing: Bool) -> String {
+        let otc = compressing ? otcCompressionLimitDBSPL : otcLimitDBSPL
+        let rule = "the US rule for over-the-counter hearing aids\(compressing ? " with compression" : "")"
+        guard let written = rx.limitDBSPL else { return rule + "; only a limit: signed by a trusted audiologist raises it" }
+        if written <= otc { return "the prescription's limit: \(Prescription.number(written))" }
+        return trusted
+            ? "the limit: \(Prescription.number(written)) a trusted audiologist signed"
+            : rule + "; its limit: \(Prescription.number(written)) is not signed by a trusted key, so it cannot raise it"
+    }
+
     /// An ear the prescription leaves out: no gain at any level, under the same output limit an
-    /// unfitted ear of this prescription would get (the prescription's `limit:`, else OTC or
-    /// the trusted maximum), so nothing in any channel plays louder than the rules allow.
+    /// unfitted ear of this prescription would get (`capDBSPL` without compression), so
+    /// nothing in any channel plays louder than the rules allow.
     public static func passThrough(_ rx: Prescription, trusted: Bool, centresHz: [Double] = Camfit.defaultCentresHz) -> CompressorSettings {
-        let cap = trusted ? trustedMaximumDBSPL : otcLimitDBSPL
-        let limit = min(cap, rx.limitDBSPL ?? cap)
+        let limit = capDBSPL(rx, trusted: trusted, compressing: false)
         let bands = centresHz.map { centre in
             var band = CompressorBand.linear(centreHz: centre, gainDB: 0)
             band.limitDBSPL = limit

@@ -66,7 +66,8 @@ extension Fitting {
     /// An ear the prescription leaves out passes through under the output limit. The program
     /// (default: the one the prescription's `env` selects) adjusts speed and expansion; the
     /// wearer's volume (clamped to the prescription's `volumeRange`) moves every band's gain, never its
-    /// output limit.
+    /// output limit. No band's digital gain (its insertion gain through the calibration) exceeds
+    /// `Calibration.maximumDigitalGainDB`, however the prescription, volume and calibration add up.
     public func compressorPlan(
         ears: [Ear], trusted: Bool, calibration: Calibration, program: Program? = nil, volumeDB: Double = 0
     ) -> CompressorPlan {
@@ -75,15 +76,19 @@ extension Fitting {
         let rx = program.adjust(prescription)
         let range = prescription.volumeRange
         let volume = min(max(volumeDB, range.lowerBound), range.upperBound)
-        let settings = ears.map { ear in
+        let settings = ears.enumerated().map { channel, ear in
             var relative = DetectorSpeechLevels.placed(
                 CompressorFitting.settings(rx, ear: ear, trusted: trusted, centresHz: centres)
                     ?? CompressorFitting.passThrough(rx, trusted: trusted, centresHz: centres), program: program, prescription: rx,
                 geometry: geometry, sampleRate: sampleRate)
             let gain = curve(for: ear).gain
             for b in relative.bands.indices {
-                let shape = gain.gainDB(atHz: relative.bands[b].centreHz)
-                relative.bands[b].gainDB += volume - shape
+                let centre = relative.bands[b].centreHz
+                let shape = gain.gainDB(atHz: centre)
+                // The insertion gain that gives the most digital gain through this calibration.
+                let highest =
+                    Calibration.maximumDigitalGainDB - calibration.digitalGainDB(insertionGainDB: 0, channel: channel, atHz: centre)
+                relative.bands[b].gainDB = min(relative.bands[b].gainDB + volume, highest) - shape
                 relative.bands[b].limitDBSPL -= shape
             }
             return relative

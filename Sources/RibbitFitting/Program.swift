@@ -80,13 +80,28 @@ public struct Listening: Sendable, Equatable, Codable {
     public var program: Program?
     /// Let ribbit pick quiet, noisy or music from the sound (`SceneClassifier`).
     public var automatic: Bool
-    /// The wearer's trim in dB, within `volumeRangeDB`.
+    /// The wearer's trim in dB, within `volumeRangeDB` and the prescription's own range.
     public var volumeDB: Double
+    /// The prescription these choices were made for (`Prescription.fingerprint`): a choice
+    /// belongs to its prescription, and another one starts from its own defaults.
+    public var prescription: String?
 
-    public init(program: Program? = nil, automatic: Bool = false, volumeDB: Double = 0) {
+    public init(program: Program? = nil, automatic: Bool = false, volumeDB: Double = 0, prescription: String? = nil) {
         self.program = program
         self.automatic = automatic
         self.volumeDB = volumeDB
+        self.prescription = prescription
+    }
+
+    /// These choices for `rx`: kept (the volume clamped to its range) when they were made for
+    /// it, else its defaults (its own program at 0 dB).
+    public func belonging(to rx: Prescription) -> Listening {
+        let fingerprint = rx.fingerprint
+        guard prescription == fingerprint else { return Listening(prescription: fingerprint) }
+        var kept = self
+        let range = rx.volumeRange
+        kept.volumeDB = volumeDB.isFinite ? min(max(volumeDB, range.lowerBound), range.upperBound) : 0
+        return kept
     }
 
     /// How far the wearer may turn the volume either way, at most: a prescription's

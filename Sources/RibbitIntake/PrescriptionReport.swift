@@ -54,6 +54,10 @@ public struct PrescriptionReport: Encodable, Sendable {
     /// "signed, unknown key KEYID".
     public var signature: String
     public var ears: [String: EarReport]
+    /// The output limit in force, dB SPL, per ear ("left", "right"): the loudest band's (bands
+    /// under a UCL lie lower), and why it is what it is.
+    public var outputLimitDBSPL: [String: Double]
+    public var outputLimitReason: String
 
     /// `trusted`: the signature is by a trusted key (the output limits depend on it).
     public init(_ rx: Prescription, fitting: Fitting, signature: String, trusted: Bool) {
@@ -81,6 +85,15 @@ public struct PrescriptionReport: Encodable, Sendable {
         lowpassHz = rx.lowpassHz
         maxOutputDBFS = rx.maxOutputDBFS
         self.signature = signature
+        let limits = Ear.allCases.map { ear in
+            (settings[ear] ?? nil) ?? CompressorFitting.passThrough(rx, trusted: trusted)
+        }
+        outputLimitDBSPL = Dictionary(
+            uniqueKeysWithValues: zip(Ear.allCases, limits).map { ($0.rawValue, round1($1.bands.map(\.limitDBSPL).max() ?? 0)) })
+        let compressing = limits.contains { $0.bands.contains { $0.ratio > 1 } }
+        outputLimitReason =
+            CompressorFitting.capReason(rx, trusted: trusted, compressing: compressing)
+            + (rx.ucl.isEmpty ? "" : "; lower where the UCL less 5 dB is lower")
         ears = Dictionary(
             uniqueKeysWithValues: Ear.allCases.map { ear in
                 let gains = Prescription.audiometricFrequencies.map { f -> (String, Double?) in
@@ -121,6 +134,10 @@ public struct PrescriptionReport: Encodable, Sendable {
         field("date", date)
         field("rule", ruleNames[rule] ?? rule)
         field("low-pass", lowpassHz.map { "\($0) Hz, nothing above \(Int(Double($0) * 1.25)) Hz" } ?? "none")
+        field(
+            "output limit",
+            [Ear.right, .left].map { "\(Prescription.number(outputLimitDBSPL[$0.rawValue] ?? 0)) dB SPL \($0.rawValue)" }
+                .joined(separator: ", ") + " (\(outputLimitReason))")
         field("max output", "\(Prescription.number(maxOutputDBFS)) dBFS")
         field(
             "compressor",

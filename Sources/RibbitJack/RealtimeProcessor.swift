@@ -21,6 +21,9 @@ public final class RealtimeProcessor: @unchecked Sendable {
 
     /// Set by control code: output silent (true) or the renderers' output (false).
     public let paused = Atomic<Bool>(false)
+    /// The pause ramp's gain after the last period (bits of a Float, 0 to 1): 0 once a pause
+    /// has silenced the output, 1 once a resume has faded it back in.
+    public let outputGainBits = Atomic<UInt32>(Float(1).bitPattern)
     /// Process callbacks run.
     public let cycles = Atomic<Int>(0)
     /// Time spent in render, summed and the longest single call, in nanoseconds.
@@ -175,6 +178,12 @@ public final class RealtimeProcessor: @unchecked Sendable {
             right[i] *= g
         }
         gain.pointee = g
+        outputGainBits.store(g.bitPattern, ordering: .relaxed)
+    }
+
+    /// Whether the output has reached what `paused` asks (silent, or at full gain again).
+    public var pauseTookEffect: Bool {
+        Float(bitPattern: outputGainBits.load(ordering: .relaxed)) == (paused.load(ordering: .relaxed) ? 0 : 1)
     }
 
     // MARK: Before the audio thread starts

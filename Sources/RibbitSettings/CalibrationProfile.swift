@@ -52,10 +52,45 @@ public struct CalibrationProfile: Sendable, Equatable {
 
     /// The keys of a `[profile.NAME]` table, in the order the documentation gives them.
     public static let knownKeys = ["output-left", "output-right", "input", "response-left", "response-right", "measured"]
-    /// What a level may be (dB SPL at 0 dBFS); outside it is a typo, not a headphone.
-    public static let levelRange = 40.0...160.0
-    /// What a response point may be (dB re 1 kHz) and where (Hz).
-    public static let responseRange = -40.0...40.0
+    /// What a level may be, dB SPL for a 0 dBFS sine at the ear, or at the microphone that reads
+    /// 0 dBFS. Headphones on a sound card give about 90 to 125 (with the mixer's volume), and a
+    /// microphone's full scale lies about 95 to 135: a value outside 80 to 135 is a typo (a meter
+    /// reading of 10 typed for 100) or a meter or calibrator that was not on the ear or the
+    /// microphone, and would add or take away tens of dB of gain.
+    public static let levelRange = 80.0...135.0
+    /// What a response point may be (dB re 1 kHz) and where (Hz): a headphone's response over
+    /// 250 Hz to 8 kHz stays within about +-15 dB of 1 kHz; beyond +-20 dB it is a misreading.
+    public static let responseRange = -20.0...20.0
+
+    /// Why `level` (dB SPL at 0 dBFS) cannot be a real device, in words that say how far it is
+    /// from the uncalibrated default; nil when it is plausible.
+    public static func implausibility(of level: Double, what: String) -> String? {
+        guard !levelRange.contains(level) else { return nil }
+        let from = level - uncalibratedDBSPL
+        let number = level.isFinite ? format(level) : "\(level)"
+        return "\(what) would be \(number) dB SPL at 0 dBFS, \(from.isFinite ? format(abs(from)) : "infinitely many") dB "
+            + "\(from < 0 ? "below" : "above") the uncalibrated default of \(format(uncalibratedDBSPL)): outside the "
+            + "\(Int(levelRange.lowerBound)) to \(Int(levelRange.upperBound)) dB SPL a real headphone or microphone gives"
+    }
+
+    /// How far each level is from the uncalibrated default, dB (output left, right, input).
+    public var offsetsFromDefaultDB: [Double] {
+        [outputLeftDBSPL, outputRightDBSPL, inputDBSPL].map { $0 - Self.uncalibratedDBSPL }
+    }
+
+    /// One line for the daemon's log at start: the profile, its levels and how far they are
+    /// from the default (what they add to or take from every gain).
+    public var summary: String {
+        func signed(_ value: Double) -> String { (value < 0 ? "" : "+") + Self.format(value) }
+        let offsets = offsetsFromDefaultDB
+        return "calibration profile \(name)\(measured.map { " (measured \($0))" } ?? ""): output left \(Self.format(outputLeftDBSPL)), "
+            + "right \(Self.format(outputRightDBSPL)), input \(Self.format(inputDBSPL)) dB SPL at 0 dBFS "
+            + "(\(signed(offsets[0])) / \(signed(offsets[1])) / \(signed(offsets[2])) dB from the uncalibrated \(Self.format(Self.uncalibratedDBSPL)))"
+    }
+
+    /// Whether a level lies further from the default than an uncalibrated guess would (worth a
+    /// warning: check that the profile is the one for these headphones).
+    public var isFarFromDefault: Bool { offsetsFromDefaultDB.contains { abs($0) > Self.uncalibratedUncertaintyDB } }
     public static let frequencyRange = 20...20000
 
     /// Reads the `profile` table: one table per profile.
@@ -101,7 +136,9 @@ public struct CalibrationProfile: Sendable, Equatable {
     static func level(_ value: TOMLValueConvertible, key: String, at: String) throws(ConfigError) -> Double {
         guard let level = number(value), levelRange.contains(level) else {
             throw ConfigError(
-                "\(at): \(key) is a level in dB SPL from \(Int(levelRange.lowerBound)) to \(Int(levelRange.upperBound)), e.g. 104.5")
+                "\(at): \(key) is a level in dB SPL from \(Int(levelRange.lowerBound)) to \(Int(levelRange.upperBound)) (a real "
+                    + "headphone or microphone; the uncalibrated default is \(Int(uncalibratedDBSPL))), e.g. 104.5; measure again with `ribbitd calibrate`"
+            )
         }
         return level
     }
@@ -116,7 +153,8 @@ public struct CalibrationProfile: Sendable, Equatable {
                 responseRange.contains(db)
             else {
                 throw ConfigError(
-                    "\(at): \(key): `\(frequency)` is not a frequency from 20 to 20000 Hz with a level from -40 to 40 dB re 1 kHz")
+                    "\(at): \(key): `\(frequency)` is not a frequency from 20 to 20000 Hz with a level from "
+                        + "\(Int(responseRange.lowerBound)) to \(Int(responseRange.upperBound)) dB re 1 kHz")
             }
             points[hz] = db
         }

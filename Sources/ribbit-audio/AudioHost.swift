@@ -36,6 +36,9 @@ struct AudioHost {
         link.send(.connected(client: client.name, sampleRate: Int(rate), period: client.bufferSize))
         // Nothing plays until the daemon says what: it designs the filters for this rate.
         var paused = false
+        // Asked for before sound flows: applied once it does (dropped here, a voice or dump
+        // client that listened across a JACK restart would never hear from this process).
+        var dumping = false
         var first: FilterSet?
         var firstCompressor: CompressorPlan?
         var ceiling = 0.0
@@ -50,6 +53,7 @@ struct AudioHost {
                     firstCompressor = plan
                     levels.plan = plan
                 case .paused(let on): paused = on
+                case .dump(let on): dumping = on
                 case .stop: return close(client, status: 0)
                 default: break
                 }
@@ -69,6 +73,7 @@ struct AudioHost {
             processor = RealtimeProcessor(engine: engine, period: client.bufferSize)
             processor.setOutputCeiling(dBFS: ceiling)
             processor.paused.store(paused, ordering: .relaxed)
+            processor.dumpEnabled.store(dumping, ordering: .relaxed)
             try client.activate(with: processor)
         } catch {
             link.send(.failed("JACK runs at \(Int(rate)) Hz: \(error)"))
@@ -99,8 +104,10 @@ struct AudioHost {
         /// While the tone mode runs: when its tone ends (monotonic seconds).
         var toneUntil: Double?
         var channels = [[Float]](repeating: [], count: SampleRing.channels)
+        /// A pause or resume the daemon waits to hear has taken effect (nil: none waits).
+        var confirming: Bool?
         while true {
-            link.wait(milliseconds: processor.dumpEnabled.load(ordering: .relaxed) ? 10 : 50)
+            link.wait(milliseconds: confirming != nil ? 1 : processor.dumpEnabled.load(ordering: .relaxed) ? 10 : 50)
             for message in link.receive() {
                 switch message {
                 case .filters(let ceiling, let fftLength, let taps):
@@ -123,7 +130,10 @@ struct AudioHost {
                     } catch {
                         log(.error, "internal error: the new compressor does not fit the engine (\(error))")
                     }
-                case .paused(let on): processor.paused.store(on, ordering: .relaxed)
+                case .paused(let on):
+                    processor.paused.store(on, ordering: .relaxed)
+                    confirming = on
+                case .connect(let connections): connect(connections, client, processor)
                 case .dump(let on):
                     if on { processor.dumpRing.discard() }
                     processor.dumpEnabled.store(on, ordering: .relaxed)
@@ -147,6 +157,10 @@ struct AudioHost {
                 }
             }
             if link.isClosed { return close(client, status: 0) }
+            if let on = confirming, processor.pauseTookEffect {
+                link.send(.pauseTookEffect(on))
+                confirming = nil
+            }
             if let until = toneUntil, seconds() >= until, !tone.sounding.load(ordering: .relaxed) {
                 switchRenderers(processor, to: [processor.hearingAid])
                 toneUntil = nil
@@ -240,6 +254,23 @@ struct AudioHost {
             do {
                 try client.connect(source, destination)
                 log(.info, "connected \(source) -> \(destination)")
+            } catch {
+                log(.error, error.description)
+            }
+        }
+    }
+
+    /// Puts back connections a live measurement took away, once the engine plays what was sent
+    /// before (the wearer's program and volume: a crossfade at the next hop). Waits at most
+    /// 0.5 s for the audio thread to take it, and a period more for the fade.
+    private func connect(_ connections: [AudioMessage.Connection], _ client: JackClient, _ processor: RealtimeProcessor) {
+        let deadline = seconds() + 0.5
+        while processor.engine.hasPendingConfigs, seconds() < deadline { usleep(1000) }
+        usleep(useconds_t(2 * Double(processor.period.load(ordering: .relaxed)) / processor.sampleRate * 1e6))
+        for connection in connections {
+            do {
+                try client.connect(connection.source, connection.destination)
+                log(.info, "connected \(connection.source) -> \(connection.destination) again")
             } catch {
                 log(.error, error.description)
             }

@@ -40,3 +40,39 @@ final class DaemonBridge: Sendable {
         }
     }
 }
+
+/// A request the daemon holds for as long as its connection stays open (a lease: a voice game's
+/// pause, a hearing test): `close()` ends it, and so does ribbit-web's end, however it ends.
+final class DaemonLease: @unchecked Sendable {
+    private let lock = NSLock()
+    private var connection: StreamConnection?
+
+    fileprivate init(_ connection: StreamConnection) { self.connection = connection }
+
+    func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        connection?.close()
+        connection = nil
+    }
+}
+
+extension DaemonBridge {
+    /// Sends `request` on a connection of its own and keeps that connection: the lease.
+    func hold(_ request: ControlRequest) async -> (answer: DaemonAnswer, lease: DaemonLease?) {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { [socketPath] in
+                do throws(StreamConnection.OpenError) {
+                    let connection = try StreamConnection.open(socketPath: socketPath, request: request)
+                    let answer: DaemonAnswer = connection.status.map { .status($0) } ?? .unavailable("the daemon sent no status")
+                    continuation.resume(returning: (answer, DaemonLease(connection)))
+                } catch {
+                    switch error {
+                    case .client(let failure): continuation.resume(returning: (.unavailable(failure.description), nil))
+                    case .refused(let message): continuation.resume(returning: (.refused(message), nil))
+                    }
+                }
+            }
+        }
+    }
+}

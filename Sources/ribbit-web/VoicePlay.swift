@@ -45,12 +45,13 @@ enum VoicePlay {
                     if case .failure(let failure) = started { try await say(Message(problem: failure.message)) }
                     return
                 }
-                // The hearing aid pauses only if it was processing, and only that is undone.
-                var paused = false
-                if query.get("pause") == "1", case .status(let status) = await daemon.send(ControlRequest(command: .status)),
-                    status.output == .processing, case .status = await daemon.send(ControlRequest(command: .pause))
-                {
-                    paused = true
+                // The pause is held by a connection of this game's (a lease): it ends with the game,
+                // or with ribbit-web if that dies first; a pause the wearer made stays theirs.
+                var pause: DaemonLease?
+                if query.get("pause") == "1" {
+                    var request = ControlRequest(command: .pause)
+                    request.lease = true
+                    pause = await daemon.hold(request).lease
                 }
                 try? await say(Message(nickname: child.nickname, settings: child.settings))
 
@@ -83,7 +84,7 @@ enum VoicePlay {
                         try store.endSession(id: sessionID, outcome: finished ? .finished : .exited, summary: summary)
                     }
                 }
-                if paused { _ = await daemon.send(ControlRequest(command: .resume)) }
+                pause?.close()
             })
     }
 

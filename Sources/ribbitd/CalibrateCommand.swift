@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Glibc
 import RibbitControl
+import RibbitDumpFiles
+import RibbitMonitor
 import RibbitPrescription
 import RibbitSettings
 
@@ -108,10 +110,11 @@ struct CalibrateCommand: ParsableCommand {
     /// response re 1 kHz.
     func record(reading: Double, ear: Ear, frequency: Double, level: Double, in profile: inout CalibrationProfile) throws {
         let atFullScale = reading - level
-        guard CalibrationProfile.levelRange.contains(atFullScale) else {
-            throw RibbitError.data(
-                "\(Prescription.number(reading)) dB SPL for a \(Prescription.number(level)) dBFS tone is \(Prescription.number(atFullScale)) dB SPL at full scale: not a headphone (check the meter and the ear)"
-            )
+        if let problem = CalibrationProfile.implausibility(
+            of: atFullScale,
+            what: "\(ear.rawValue) ear: a reading of \(Prescription.number(reading)) dB SPL for a \(Prescription.number(level)) dBFS tone")
+        {
+            throw RibbitError.data("\(problem); check the meter's reading and that it sits on the ear simulator; nothing stored")
         }
         if frequency == 1000 {
             if ear == .left { profile.outputLeftDBSPL = atFullScale } else { profile.outputRightDBSPL = atFullScale }
@@ -120,16 +123,23 @@ struct CalibrateCommand: ParsableCommand {
         let reference = ear == .left ? profile.outputLeftDBSPL : profile.outputRightDBSPL
         let relative = atFullScale - reference
         guard CalibrationProfile.responseRange.contains(relative) else {
-            throw RibbitError.data("\(Prescription.number(relative)) dB re 1 kHz is out of range; measure 1 kHz in this ear first")
+            let range = CalibrationProfile.responseRange
+            throw RibbitError.data(
+                "\(Prescription.number(frequency)) Hz would be \(Prescription.number(relative)) dB re 1 kHz, outside the "
+                    + "\(Int(range.lowerBound)) to +\(Int(range.upperBound)) dB a headphone gives; measure 1 kHz in this ear first and check the reading; nothing stored"
+            )
         }
         let hz = Int(frequency.rounded())
         if ear == .left { profile.responseLeft[hz] = relative } else { profile.responseRight[hz] = relative }
     }
 
-    /// Meters the input for about a second while nothing plays; the level at 0 dBFS.
+    /// Meters the input for about a second while nothing plays; the level at 0 dBFS. Only a
+    /// steady 1 kHz tone well above the room counts (`CalibratorCheck`), and only a plausible
+    /// result is kept.
     func measureMicrophone() throws -> Double {
         _ = try sendToDaemon(.tone(frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: 5))
         defer { _ = try? sendToDaemon(.tone(frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: 0)) }
+        if let problem = try Self.calibratorProblem() { throw RibbitError.data("\(problem); nothing stored") }
         var levels: [Double] = []
         let deadline = Date().addingTimeInterval(4)
         usleep(700_000)  // the switch and a full meter window
@@ -147,7 +157,39 @@ struct CalibrateCommand: ParsableCommand {
         }
         let mean = levels.reduce(0, +) / Double(levels.count)
         print(String(format: "input reads %.1f dBFS for %.1f dB SPL", mean, calibrator))
+        if let problem = CalibrationProfile.implausibility(of: calibrator - mean, what: "the microphone") {
+            throw RibbitError.data(
+                "\(problem); is the calibrator (\(Prescription.number(calibrator)) dB SPL) on the microphone and switched on? nothing stored"
+            )
+        }
         return calibrator - mean
+    }
+
+    /// Listens to the microphone through the daemon's dump for half a second and says what
+    /// is wrong when it is not a calibrator's tone (nil: it is).
+    static func calibratorProblem() throws(RibbitError) -> String? {
+        let stream: DumpStream
+        do { stream = try DumpStream.open(socketPath: RibbitPaths().socketPath) } catch {
+            throw RibbitError.unavailable("cannot listen to the microphone through the daemon: \(error)")
+        }
+        var check = CalibratorCheck()
+        let deadline = Date().addingTimeInterval(5)
+        var skipped = 0
+        while check.toneDB.count < CalibratorCheck.frames, Date() < deadline {
+            guard case .frame(let frame, _) = stream.next(timeoutSeconds: 1) else { continue }
+            // The first frames hold sound from before the tone mode (the hearing aid's own).
+            skipped += 1
+            guard skipped > 4 else { continue }
+            let ears = frame.ears.values.map(\.measured.inputBandsDB)
+            let tone = DumpAnalyzer.bandCentersHz.firstIndex(of: 1000) ?? 0
+            guard
+                let louder = ears.max(by: {
+                    ($0.indices.contains(tone) ? $0[tone] : -.infinity) < ($1.indices.contains(tone) ? $1[tone] : -.infinity)
+                })
+            else { continue }
+            check.add(inputBandsDB: louder)
+        }
+        return check.problem
     }
 
     /// The interactive walk: both ears at every frequency, then the microphone.

@@ -40,3 +40,14 @@ func sendToDaemon(_ request: ControlRequest) throws(RibbitError) -> DaemonStatus
     case .answered(let status): return status
     }
 }
+
+/// Sends a request that holds a lease (a hearing test, a live measurement) and keeps its
+/// connection: what it started lasts until the connection is closed, or this process ends.
+func holdAtDaemon(_ request: ControlRequest) throws(RibbitError) -> StreamConnection {
+    do { return try StreamConnection.open(socketPath: RibbitPaths().socketPath, request: request) } catch {
+        switch error {
+        case .client(let failure): throw RibbitError(failure)
+        case .refused(let message): throw .data(message)
+        }
+    }
+}

@@ -64,7 +64,10 @@ struct HearingTestCommand: ParsableCommand {
             return
         }
         let stopSignals = StopSignals()
-        _ = try sendToDaemon(request)
+        // The test runs while this connection stays open: if this command ends in any way (its
+        // terminal closed, a kill), the daemon stops the test and the hearing aid plays again.
+        let held = try holdAtDaemon(request)
+        defer { held.close() }
         var final: HearingTestStatus?
         var stopped = false
         while final == nil {

@@ -9,7 +9,10 @@ import Synchronization
 /// the daemon's inputs and outputs for the measurement: the microphone is disconnected (room
 /// sound would add to the tones) and so are the earphones (the tones reach 90 dB SPL at full-on
 /// gain); the daemon's volume and program are set as each measurement needs. `restore()` puts
-/// the program, the volume and then every connection back.
+/// the program, the volume and then every connection back. The daemon holds the same duty:
+/// the measurement is a lease on a control connection (`measure`) taken before anything is
+/// changed, so when this process ends without restoring (SIGKILL, a crash), the daemon puts the
+/// program, the volume and the connections back itself.
 ///
 /// Everything runs on the calling thread. A signal only sets `interrupted` (`VerifyCommand`'s
 /// signal sources); every step checks it, a signal being played stops within 5 ms, and the
@@ -35,6 +38,8 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
     /// The connections taken away, to put back.
     private var removed: [(source: String, destination: String)] = []
     private var restored = false
+    /// The lease: while it is open the daemon knows what to put back if this process dies.
+    private var lease: StreamConnection?
 
     /// A loaded machine's xruns hit about one 1-s signal in three (seen at a 512-frame period
     /// while two compilers ran): twelve tries leave a run of 150 signals about 1 in 10^4 to fail.
@@ -83,19 +88,18 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
     private var daemonInputs: [String] { ["in_left", "in_right"].map { "\(daemonClient):\($0)" } }
     private var daemonOutputs: [String] { ["out_left", "out_right"].map { "\(daemonClient):\($0)" } }
 
-    /// Our outputs feed the daemon's inputs alone; its outputs feed our inputs alone.
+    /// Our outputs feed the daemon's inputs alone; its outputs feed our inputs alone. The
+    /// daemon is told what goes (the lease) before anything does.
     private func takePorts() throws(RibbitError) {
-        for input in daemonInputs {
-            for source in loop.connections(of: input) {
-                loop.disconnect(source, input)
-                removed.append((source, input))
-            }
-        }
-        for output in daemonOutputs {
-            for destination in loop.connections(of: output) {
-                loop.disconnect(output, destination)
-                removed.append((output, destination))
-            }
+        var taken: [(source: String, destination: String)] = []
+        for input in daemonInputs { taken += loop.connections(of: input).map { ($0, input) } }
+        for output in daemonOutputs { taken += loop.connections(of: output).map { (output, $0) } }
+        var request = ControlRequest(command: .measure)
+        request.connections = taken.map { [$0.source, $0.destination] }
+        lease = try holdAtDaemon(request)
+        for connection in taken {
+            loop.disconnect(connection.source, connection.destination)
+            removed.append(connection)
         }
         do {
             for c in 0..<2 {
@@ -151,6 +155,7 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
             if putBack == nil { failures.append("\(connection.source) -> \(connection.destination) (`jack_connect`)") }
         }
         putBack?.close()
+        lease?.close()  // all put back: the daemon's own restore finds nothing to do
         if !failures.isEmpty {
             FileHandle.standardError.write(Data("ribbitd: could not put back \(failures.joined(separator: ", "))\n".utf8))
         }

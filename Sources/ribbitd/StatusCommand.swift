@@ -51,7 +51,9 @@ struct StatusCommand: ParsableCommand {
             let limits = listening.outputLimitDBSPL.map { Prescription.number($0) }.joined(separator: " / ")
             let compression = listening.compressing ? "compressing" : "linear (no compression)"
             let noise = listening.noiseReduction > 0 ? "noise reduction \(Int(listening.noiseReduction * 100)) %" : "no noise reduction"
-            lines.append("processing    \(listening.bands) bands, \(compression), \(noise), output limit \(limits) dB SPL (left / right)")
+            lines.append("processing    \(listening.bands) bands, \(compression), \(noise)")
+            lines.append(
+                "output limit  \(limits) dB SPL (left / right)" + (listening.outputLimitReason.map { ": \($0)" } ?? ""))
         }
         if let problem = status.historyProblem { lines.append("history       \(problem)") }
         if let calibration = status.calibration { lines.append("calibration   \(describe(calibration))") }

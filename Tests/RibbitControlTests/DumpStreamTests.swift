@@ -27,7 +27,7 @@ import Testing
         while server.subscriberCount < subscribers && now < 1 {
             var fds = server.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             _ = poll(&fds, nfds_t(fds.count), 10)
-            for entry in fds where entry.revents != 0 { server.handleReadable(entry.fd, now: now) { _ in ControlReply(ok: true) } }
+            for entry in fds where entry.revents != 0 { server.handleReadable(entry.fd, now: now) { _, _ in ControlReply(ok: true) } }
             now += 0.01
         }
         #expect(server.subscriberCount == subscribers)

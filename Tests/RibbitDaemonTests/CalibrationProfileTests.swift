@@ -43,15 +43,28 @@ import Testing
         ),
         (
             "[profile.a]\noutput-left = 1004.5\noutput-right = 100.0\ninput = 100.0",
-            "c:1: [profile.a]: output-left is a level in dB SPL from 40 to 160, e.g. 104.5"
+            "c:1: [profile.a]: output-left is a level in dB SPL from 80 to 135 (a real headphone or microphone; the uncalibrated default is 100), e.g. 104.5; measure again with `ribbitd calibrate`"
         ),
         (
             "[profile.a]\noutput-left = \"loud\"\noutput-right = 100.0\ninput = 100.0",
-            "c:1: [profile.a]: output-left is a level in dB SPL from 40 to 160, e.g. 104.5"
+            "c:1: [profile.a]: output-left is a level in dB SPL from 80 to 135 (a real headphone or microphone; the uncalibrated default is 100), e.g. 104.5; measure again with `ribbitd calibrate`"
         ),
         (
             "[profile.a]\noutput-left = 100.0\noutput-right = 100.0\ninput = 100.0\nresponse-left = { 1k = 1.0 }",
-            "c:1: [profile.a]: response-left: `1k` is not a frequency from 20 to 20000 Hz with a level from -40 to 40 dB re 1 kHz"
+            "c:1: [profile.a]: response-left: `1k` is not a frequency from 20 to 20000 Hz with a level from -20 to 20 dB re 1 kHz"
+        ),
+        (
+            // A meter reading of 100 typed as 10 (40 dB SPL at 0 dBFS), a calibrator that was not on the microphone (160).
+            "[profile.a]\noutput-left = 40.0\noutput-right = 100.0\ninput = 100.0",
+            "c:1: [profile.a]: output-left is a level in dB SPL from 80 to 135 (a real headphone or microphone; the uncalibrated default is 100), e.g. 104.5; measure again with `ribbitd calibrate`"
+        ),
+        (
+            "[profile.a]\noutput-left = 100.0\noutput-right = 100.0\ninput = 160.0",
+            "c:1: [profile.a]: input is a level in dB SPL from 80 to 135 (a real headphone or microphone; the uncalibrated default is 100), e.g. 104.5; measure again with `ribbitd calibrate`"
+        ),
+        (
+            "[profile.a]\noutput-left = 100.0\noutput-right = 100.0\ninput = 100.0\nresponse-left = { 4000 = 25.0 }",
+            "c:1: [profile.a]: response-left: `4000` is not a frequency from 20 to 20000 Hz with a level from -20 to 20 dB re 1 kHz"
         ),
         ("profile = 3", "c:1: profile is a table: [profile.NAME] with output-left = ..."),
         ("calibration = 3", "c:1: calibration must be a \"quoted string\""),

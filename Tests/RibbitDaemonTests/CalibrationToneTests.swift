@@ -117,4 +117,53 @@ extension DaemonTests {
             try next.ribbitd(["status"]).stdout.contains("calibration   test-set (input 124 dB SPL, output 103 / 100 dB SPL at 0 dBFS)"))
         #expect(try next.stop() == 0)
     }
+
+    /// The review's typos and slips: a meter reading of 100 typed as 10 (40 dB SPL at 0 dBFS),
+    /// a response point far off, and `--microphone --calibrator 114` with the calibrator not on
+    /// the microphone (the room's -46 dBFS would store 160 dB SPL). Each is refused in one line
+    /// that says how far it is from the default, and nothing is stored; a real calibrator tone
+    /// is still taken.
+    @Test func calibrateRefusesWhatNoHeadphoneOrMicrophoneGives() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(server: server)
+        try daemon.waitUntilProcessing()
+        let file = RibbitPaths(environment: daemon.environment).configDirectory + "/calibration.toml"
+
+        let typo = try daemon.ribbitd(["calibrate", "--ear", "left", "--reading", "10", "--level", "-30"])
+        #expect(typo.status == 65, "\(typo)")
+        #expect(typo.stderr.contains("40.0 dB SPL at 0 dBFS, 60.0 dB below the uncalibrated default of 100.0"), "\(typo.stderr)")
+        #expect(typo.stderr.contains("nothing stored") && typo.stderr.split(separator: "\n").count == 1, "\(typo.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: file))
+        #expect(try daemon.ribbitd(["calibrate", "--ear", "left", "--reading", "70", "--level", "-30"]).status == 0)
+        let stored = try String(contentsOfFile: file, encoding: .utf8)
+        let response = try daemon.ribbitd(["calibrate", "--ear", "left", "--reading", "95", "--level", "-30", "--frequency", "4000"])
+        #expect(response.status == 65 && response.stderr.contains("outside the -20 to +20 dB a headphone gives"), "\(response.stderr)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == stored)
+
+        // The room, not a calibrator: pink-ish noise at -46 dBFS.
+        let room = try Probe(server: server, signal: "noise", levelDBFS: -46, seconds: 5)
+        usleep(300_000)
+        let noCalibrator = try daemon.ribbitd(["calibrate", "--microphone", "--calibrator", "114"])
+        _ = try room.finish()
+        #expect(noCalibrator.status == 65, "\(noCalibrator)")
+        #expect(noCalibrator.stderr.contains("no steady 1 kHz tone well above the room"), "\(noCalibrator.stderr)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == stored)
+
+        // A calibrator's 94 dB SPL reading -20 dBFS (a sine of -23 dB RMS): 114 dB SPL at 0 dBFS.
+        let calibrator = try Probe(server: server, signal: "sine:1000", levelDBFS: -20 - 10 * log10(2.0), seconds: 5)
+        usleep(300_000)
+        let taken = try daemon.ribbitd(["calibrate", "--microphone", "--calibrator", "94"])
+        _ = try calibrator.finish()
+        #expect(taken.status == 0, "\(taken)")
+        let profile = try #require(try DaemonConfig.load(paths: RibbitPaths(environment: daemon.environment)).calibrationProfile)
+        #expect(abs(profile.inputDBSPL - 114) <= 0.2, "input \(profile.inputDBSPL)")
+        #expect(try daemon.stop() == 0)
+
+        // The next start logs the profile it uses and how far it is from the default.
+        let next = try DaemonUnderTest(server: server, directory: daemon.directory)
+        try next.waitUntilProcessing()
+        #expect(next.log.contains("calibration profile headphones"), "\(next.log)")
+        #expect(next.log.contains("dB from the uncalibrated 100.0"), "\(next.log)")
+        #expect(try next.stop() == 0)
+    }
 }

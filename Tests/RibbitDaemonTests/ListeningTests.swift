@@ -86,6 +86,48 @@ extension DaemonTests {
         #expect(try next.stop() == 0)
     }
 
+    /// The volume belongs to the prescription it was set for: `ribbitd use` of another one
+    /// while the daemon is down starts that one at 0 dB, and a remembered volume never plays
+    /// outside the active prescription's `volume-range`, however the file says it.
+    @Test func theRememberedVolumeBelongsToItsPrescriptionAndStaysInItsRange() throws {
+        let server = try JackTestServer(period: 256)
+        let directory = try TestPaths.temporaryDirectory()
+        let narrow = directory.appendingPathComponent("narrow.rx")
+        try String(contentsOf: TestPaths.prescription("camfit-sloping.rx"), encoding: .utf8)
+            .replacingOccurrences(of: "name: ", with: "volume-range: 6\nname: Narrow ")
+            .write(to: narrow, atomically: true, encoding: .utf8)
+        var daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", narrow.path], directory: directory)
+        try daemon.waitUntilProcessing()
+        #expect(try daemon.ribbitd(["load", TestPaths.prescription("mild-presbycusis.rx").path]).status == 0)
+        #expect(try daemon.ribbitd(["volume", "+9"]).status == 0)
+        #expect(try daemon.status().listening?.volumeDB == 9)
+        #expect(try daemon.stop() == 0)
+
+        // While it is down, the wearer picks the narrow one again: it starts at its own 0 dB.
+        let use = try daemon.ribbitd(["use", "1"])
+        #expect(use.status == 0, "\(use.stderr)")
+        daemon = try DaemonUnderTest(server: server, directory: directory)
+        try daemon.waitUntilProcessing()
+        var listening = try #require(try daemon.status().listening)
+        #expect(listening.volumeDB == 0 && listening.volumeMaxDB == 6, "\(listening)")
+        #expect(try daemon.ribbitd(["volume", "+5"]).status == 0)
+        #expect(try daemon.stop() == 0)
+
+        // A damaged or edited file asks for far more: the prescription's range holds.
+        let file = directory.appendingPathComponent("state/ribbit/listening.json")
+        let text = try String(contentsOf: file, encoding: .utf8)
+        #expect(text.contains("\"volumeDB\":5") && text.contains("\"prescription\""), "\(text)")
+        for asked in ["1e308", "20", "-300"] {
+            try text.replacingOccurrences(of: "\"volumeDB\":5", with: "\"volumeDB\":\(asked)").write(
+                to: file, atomically: true, encoding: .utf8)
+            daemon = try DaemonUnderTest(server: server, directory: directory)
+            try daemon.waitUntilProcessing()
+            listening = try #require(try daemon.status().listening)
+            #expect(listening.volumeDB == (asked.hasPrefix("-") ? -6 : 6), "\(asked): \(listening)")
+            #expect(try daemon.stop() == 0)
+        }
+    }
+
     /// `program auto` on live sound: steady noise at about 72 dB SPL (uncalibrated) makes it
     /// pick noisy within the classifier's window and hold time, status says why, and the RT
     /// thread stays clean while the compressor meters the bands for it.

@@ -59,7 +59,13 @@ import Testing
     @Test func withoutUCLTheOTCRuleCapsUntrustedOutput() throws {
         let p = try rx(camfit)
         #expect(CompressorFitting.settings(p, ear: .left, trusted: false)!.bands.allSatisfy { $0.limitDBSPL == 117 })
-        #expect(CompressorFitting.settings(p, ear: .left, trusted: true)!.bands.allSatisfy { $0.limitDBSPL == 132 })
+        // A trusted signature alone raises nothing: only a `limit:` it signs does, at most to 132.
+        #expect(CompressorFitting.settings(p, ear: .left, trusted: true)!.bands.allSatisfy { $0.limitDBSPL == 117 })
+        let raised = try rx(camfit + "limit: 125\n")
+        #expect(CompressorFitting.settings(raised, ear: .left, trusted: true)!.bands.allSatisfy { $0.limitDBSPL == 125 })
+        #expect(CompressorFitting.settings(raised, ear: .left, trusted: false)!.bands.allSatisfy { $0.limitDBSPL == 117 })
+        #expect(CompressorFitting.passThrough(raised, trusted: true).bands.allSatisfy { $0.limitDBSPL == 125 })
+        #expect(CompressorFitting.passThrough(p, trusted: true).bands.allSatisfy { $0.limitDBSPL == 111 })
         let linear = try rx("RIBBIT-RX 1\nname: a\nenv: quiet\nleft: 500=20 1000=30 2000=40 4000=50\n")
         let s = try #require(CompressorFitting.settings(linear, ear: .left, trusted: false))
         #expect(s.bands.allSatisfy { $0.limitDBSPL == 111 && $0.ratio == 1 && $0.kneeDBSPL == 200 })

@@ -3,6 +3,7 @@ import RibbitDSP
 import RibbitFitting
 import RibbitPrescription
 import RibbitSignals
+import RibbitTestSupport
 import Testing
 
 /// The output limits in dB SPL as the daemon and `process` play them (`Fitting.processing`:
@@ -113,5 +114,51 @@ import Testing
         let loudest = [Ear.left, .right].map { CompressorFitting.settings(rx, ear: $0, trusted: false)!.bands.map(\.limitDBSPL).max()! }
         let ceiling = CompressorFitting.ceilingDBFS(rx, ears: [.left, .right], trusted: false, calibration: bright)
         #expect(ceiling == min(rx.maxOutputDBFS, loudest.min()! - 106), "the limit less the loudest the phones play (100 + 6)")
+    }
+}
+
+/// However the prescription, the volume and the calibration add up, no band's digital gain
+/// goes past `Calibration.maximumDigitalGainDB`; a plausible calibration leaves it alone.
+@Suite struct DigitalGainBoundTests {
+    @Test func theTotalDigitalGainIsBounded() throws {
+        let rx = try Prescription.parse(Array(try String(contentsOf: TestPaths.prescription("camfit-sloping.rx"), encoding: .utf8).utf8))
+        let fitting = try Fitting(prescription: rx, sampleRate: 48000)
+        // The most a plausible profile can add: the microphone's full scale at 135 dB SPL, the
+        // headphones' at 80 (55 dB), plus the volume's +10.
+        let extreme = Calibration(inputDBSPLAtFullScale: 135, outputDBSPLAtFullScale: [80, 80])
+        let plan = fitting.compressorPlan(ears: [.left, .right], trusted: false, calibration: extreme, volumeDB: 10)
+        for (channel, ear) in [Ear.left, .right].enumerated() {
+            let shape = fitting.curve(for: ear).gain
+            for band in plan.settings[channel].bands {
+                let insertion = band.gainDB + shape.gainDB(atHz: band.centreHz)
+                let digital = extreme.digitalGainDB(insertionGainDB: insertion, channel: channel, atHz: band.centreHz)
+                #expect(digital <= Calibration.maximumDigitalGainDB + 1e-9, "\(ear) \(band.centreHz) Hz: \(digital) dB")
+            }
+        }
+        // Uncalibrated (insertion gain = digital gain) the bound is far away: the volume's 10 dB
+        // moves every band by exactly 10.
+        let plain = fitting.compressorPlan(ears: [.left, .right], trusted: false, calibration: .uncalibrated, volumeDB: 10)
+        let atZero = fitting.compressorPlan(ears: [.left, .right], trusted: false, calibration: .uncalibrated, volumeDB: 0)
+        for channel in 0..<2 {
+            for (a, b) in zip(plain.settings[channel].bands, atZero.settings[channel].bands) {
+                #expect(abs(a.gainDB - b.gainDB - 10) < 1e-9)
+            }
+        }
+    }
+
+    /// The volume is the prescription's: kept for it and clamped to its range; for another
+    /// prescription its defaults.
+    @Test func theVolumeBelongsToItsPrescription() throws {
+        var narrow = Prescription(name: "N", environment: "quiet", thresholds: [.left: [1000: 40]], maxOutputDBFS: -1)
+        narrow.version = 2
+        narrow.volumeRangeDB = 6
+        let other = Prescription(name: "O", environment: "quiet", thresholds: [.left: [1000: 50]], maxOutputDBFS: -1)
+        #expect(narrow.fingerprint != other.fingerprint && narrow.fingerprint == narrow.fingerprint && narrow.fingerprint.count == 16)
+        let set = Listening(program: .music, volumeDB: 1e308, prescription: narrow.fingerprint)
+        #expect(set.belonging(to: narrow) == Listening(program: .music, volumeDB: 6, prescription: narrow.fingerprint))
+        #expect(set.belonging(to: other) == Listening(prescription: other.fingerprint))
+        var nan = set
+        nan.volumeDB = .nan
+        #expect(nan.belonging(to: narrow).volumeDB == 0)
     }
 }

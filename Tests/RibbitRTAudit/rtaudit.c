@@ -5,7 +5,8 @@
 // It interposes jack_set_process_callback to wrap the client's callback in a trampoline that
 // marks the thread as "in process" while the callback runs. At exit it writes the counts to
 // the file named by RIBBIT_RTAUDIT_REPORT as "name count" lines (only a process that had a
-// process callback writes it).
+// process callback writes it), then, for the first calls it counted, "at NAME CALLER" lines:
+// which function made the call (dladdr of the return address), so a count can be traced.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <jack/jack.h>
@@ -27,7 +28,27 @@ static const char *names[COUNTERS] = {
 static atomic_long counts[COUNTERS];
 static __thread int in_process;
 
-#define COUNT(which) do { if (in_process) atomic_fetch_add_explicit(&counts[which], 1, memory_order_relaxed); } while (0)
+// The callers of the first counted calls: recorded without allocating, named at exit.
+enum { MAX_CALLERS = 32 };
+static void *callers[MAX_CALLERS];
+static int caller_kinds[MAX_CALLERS];
+static atomic_int caller_count;
+
+static void remember(int which, void *caller) {
+    int at = atomic_fetch_add_explicit(&caller_count, 1, memory_order_relaxed);
+    if (at < MAX_CALLERS) {
+        callers[at] = caller;
+        caller_kinds[at] = which;
+    }
+}
+
+#define COUNT(which)                                                                     \
+    do {                                                                                 \
+        if (in_process) {                                                                \
+            atomic_fetch_add_explicit(&counts[which], 1, memory_order_relaxed);          \
+            remember(which, __builtin_return_address(0));                                \
+        }                                                                                \
+    } while (0)
 
 void *malloc(size_t size) { COUNT(MALLOC); return __libc_malloc(size); }
 void *calloc(size_t count, size_t size) { COUNT(CALLOC); return __libc_calloc(count, size); }
@@ -92,5 +113,12 @@ __attribute__((destructor)) static void report(void) {
     FILE *file = fopen(path, "w");
     if (!file) return;
     for (int i = 0; i < COUNTERS; i++) fprintf(file, "%s %ld\n", names[i], atomic_load(&counts[i]));
+    int recorded = atomic_load(&caller_count);
+    for (int i = 0; i < recorded && i < MAX_CALLERS; i++) {
+        Dl_info info;
+        const char *symbol = dladdr(callers[i], &info) && info.dli_sname ? info.dli_sname : "?";
+        const char *object = dladdr(callers[i], &info) && info.dli_fname ? info.dli_fname : "?";
+        fprintf(file, "at %s %s %s %p\n", names[caller_kinds[i]], symbol, object, callers[i]);
+    }
     fclose(file);
 }

@@ -1,0 +1,202 @@
+import Foundation
+import Glibc
+import RibbitControl
+import RibbitSettings
+import RibbitTestSupport
+import Testing
+
+/// What a client starts lasts only while its connection does: a voice game's pause, a hearing
+/// test, a live measurement. When the owner goes (closed, killed), the daemon puts the aid back
+/// within a second. Plus what the review found around them: a pause storm, an unbounded test
+/// plan, the voice stream across a JACK restart.
+extension DaemonTests {
+    /// The socket of `daemon`, for clients the test drives itself.
+    private func socket(_ daemon: DaemonUnderTest) -> String { RibbitPaths(environment: daemon.environment).socketPath }
+
+    /// Polls `status` until `done` holds or `seconds` pass; the seconds it took (nil: never).
+    private func seconds(until done: (DaemonStatus) -> Bool, within seconds: Double, _ daemon: DaemonUnderTest) throws -> Double? {
+        let start = Date()
+        while Date().timeIntervalSince(start) < seconds {
+            if done(try daemon.status()) { return Date().timeIntervalSince(start) }
+            usleep(20_000)
+        }
+        return nil
+    }
+
+    @Test func aLeasedPauseEndsWithItsConnectionButTheWearersDoesNot() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path])
+        try daemon.waitUntilProcessing()
+        var request = ControlRequest(command: .pause)
+        request.lease = true
+
+        // The game's connection goes: the aid plays again within a second.
+        let game = try StreamConnection.open(socketPath: socket(daemon), request: request)
+        #expect(try daemon.status().output == .paused)
+        usleep(300_000)
+        #expect(try daemon.status().output == .paused, "a held pause must last while its connection stays open")
+        game.close()
+        let back = try seconds(until: { $0.output == .processing }, within: 1, daemon)
+        #expect(back != nil, "the pause outlived the connection that held it")
+
+        // Two holders: the aid comes back when the last one goes.
+        let first = try StreamConnection.open(socketPath: socket(daemon), request: request)
+        let second = try StreamConnection.open(socketPath: socket(daemon), request: request)
+        first.close()
+        usleep(300_000)
+        #expect(try daemon.status().output == .paused)
+        second.close()
+        #expect(try seconds(until: { $0.output == .processing }, within: 1, daemon) != nil)
+
+        // The wearer pauses during a game: the pause is theirs, the game's end leaves it.
+        let held = try StreamConnection.open(socketPath: socket(daemon), request: request)
+        #expect(try daemon.ribbitd(["pause"]).status == 0)
+        held.close()
+        usleep(500_000)
+        #expect(try daemon.status().output == .paused, "the wearer's own pause was lifted by a game's end")
+        // And a game that starts while the wearer has paused never resumes for them.
+        let late = try StreamConnection.open(socketPath: socket(daemon), request: request)
+        late.close()
+        usleep(500_000)
+        #expect(try daemon.status().output == .paused)
+        #expect(try daemon.ribbitd(["resume"]).status == 0)
+        #expect(daemon.log.contains("the client that held the pause went away: resumed"))
+        try daemon.stop()
+    }
+
+    /// A hearing test runs while the connection that started it stays open: a page closed or a
+    /// killed command stops it within a second and the hearing aid plays again.
+    @Test func aHearingTestEndsWhenItsOwnerGoes() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path])
+        try daemon.waitUntilProcessing()
+        var start = ControlRequest(command: .hearingTestStart)
+        start.frequenciesHz = [1000, 2000]
+        start.seed = 7
+        let owner = try StreamConnection.open(socketPath: socket(daemon), request: start)
+        #expect(try daemon.status().hearingTest?.state == .running)
+        usleep(1_500_000)
+        #expect(try daemon.status().hearingTest?.state == .running, "the test must run while its owner is there")
+        owner.close()
+        let ended = try seconds(until: { $0.hearingTest?.state == .stopped }, within: 1, daemon)
+        #expect(ended != nil, "the hearing test outlived its owner")
+        #expect(try daemon.status().tone == nil)
+
+        // `ribbitd hearing-test` killed: its connection closes with it.
+        let command = Process()
+        command.executableURL = DaemonUnderTest.binary
+        command.arguments = ["hearing-test", "--frequencies", "1000,2000", "--seed", "3"]
+        command.environment = daemon.environment
+        let input = Pipe()
+        command.standardInput = input
+        command.standardOutput = Pipe()
+        command.standardError = Pipe()
+        try command.run()
+        input.fileHandleForWriting.write(Data("\n".utf8))  // past the instructions
+        #expect(try seconds(until: { $0.hearingTest?.state == .running }, within: 5, daemon) != nil)
+        kill(command.processIdentifier, SIGKILL)
+        command.waitUntilExit()
+        #expect(try seconds(until: { $0.hearingTest?.state == .stopped }, within: 1, daemon) != nil)
+
+        // A plan a test could never finish is refused.
+        var endless = ControlRequest(command: .hearingTestStart)
+        endless.frequenciesHz = Array(repeating: 1000, count: 10_000)
+        let reply = try ControlClient.send(endless, socketPath: socket(daemon))
+        #expect(!reply.ok && reply.error?.contains("at most") == true, "\(reply)")
+        #expect(try daemon.status().hearingTest?.state == .stopped)
+        try daemon.stop()
+    }
+
+    /// `verify --live` killed with SIGKILL in the middle of a measurement: within a second the
+    /// daemon has the wearer's program and volume back and its ports wired as before.
+    @Test func aKilledLiveMeasurementIsPutBackByTheDaemon() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--rx", TestPaths.prescription("camfit-sloping.rx").path])
+        try daemon.waitUntilProcessing()
+        #expect(try daemon.ribbitd(["volume", "+4"]).status == 0)
+        #expect(try daemon.ribbitd(["program", "music"]).status == 0)
+        let lsp = try #require(Built.tool("jack_lsp"))
+        func wiring() throws -> String { try Built.run(lsp, ["-c"], environment: server.environment).stdout }
+        let before = try wiring()
+        #expect(
+            before.contains("system:capture_1\n   ribbit:in_left") || before.contains("ribbit:in_left\n   system:capture_1"), "\(before)")
+
+        let verify = Process()
+        verify.executableURL = DaemonUnderTest.binary
+        verify.arguments = ["verify", "--live", "--program", "quiet"]
+        verify.environment = daemon.environment
+        verify.standardOutput = Pipe()
+        verify.standardError = Pipe()
+        try verify.run()
+        // The measurement holds the ports once the daemon's inputs are fed by ribbit-verify.
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !(try wiring()).contains("ribbit-verify") { usleep(20_000) }
+        #expect(try wiring().contains("ribbit-verify"), "verify --live never took the ports")
+        usleep(1_000_000)  // well into a measurement: its volume set
+        kill(verify.processIdentifier, SIGKILL)
+        verify.waitUntilExit()
+        let killed = Date()
+        let restored = try seconds(
+            until: { $0.listening?.volumeDB == 4 && $0.listening?.program == "music" && $0.listening?.chosenBy == "wearer" }, within: 1,
+            daemon)
+        let listening = try daemon.status().listening
+        #expect(restored != nil, "program and volume not put back: \(String(describing: listening))")
+        var after = try wiring()
+        while Date().timeIntervalSince(killed) < 1.5, after != before {
+            usleep(20_000)
+            after = try wiring()
+        }
+        #expect(after == before, "the ports were not wired back:\n\(after)\nwas\n\(before)")
+        #expect(daemon.log.contains("live measurement ended"))
+        try daemon.stop()
+    }
+
+    /// 100 pause and resume requests as fast as they come, the last a pause: once its reply
+    /// arrives, the output is silent. Read from the output, frame by frame, whatever the load.
+    @Test func aPauseStormEndsInSilenceWhenTheLastReplyComes() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path])
+        try daemon.waitUntilProcessing()
+        let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 6)
+        usleep(1_500_000)
+        for index in 0..<100 {
+            let reply = try ControlClient.send(ControlRequest(command: index % 2 == 0 ? .resume : .pause), socketPath: socket(daemon))
+            #expect(reply.ok)
+        }
+        let answered = Int(MonotonicClock.seconds() * 1e9)
+        #expect(try daemon.status().output == .paused)
+        let recording = try probe.finish()
+        // From the second period the probe recorded after the reply came (JACK may hand it
+        // ribbit's output of the cycle before, the one in which the ramp reached silence): silent.
+        let from = recording.frame(atNanoseconds: answered) + 256
+        let after = recording.recorded.map { Array($0[min(from, $0.count)...]) }
+        let loudest = after.flatMap { $0 }.map { abs($0) }.max() ?? 1
+        #expect(after[0].count > 48000, "too little was recorded after the last reply (\(after[0].count) frames)")
+        #expect(loudest == 0, "the output played \(loudest) after the reply to the last pause (\(recording.xruns) xruns)")
+        try daemon.stop()
+    }
+
+    /// A voice client listening across a JACK restart keeps getting frames from the new session.
+    @Test func theVoiceStreamComesBackAfterAJackRestart() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(server: server)
+        try daemon.waitUntilProcessing()
+        let voice = try VoiceStream.open(socketPath: socket(daemon))
+        func frames(for seconds: Double) -> Int {
+            var count = 0
+            let end = Date().addingTimeInterval(seconds)
+            while Date() < end { if case .frame = voice.next(timeoutSeconds: 0.2) { count += 1 } }
+            return count
+        }
+        #expect(frames(for: 1) > 50)
+        for round in 1...3 {
+            server.kill()
+            try server.restart()
+            try daemon.waitUntilProcessing(timeout: 5)
+            _ = frames(for: 0.5)  // the new session's first periods
+            let count = frames(for: 1)
+            #expect(count > 50, "round \(round): \(count) voice frames in the second after JACK came back")
+        }
+        try daemon.stop()
+    }
+}
