@@ -91,11 +91,11 @@ extension CompressorFitting {
     public static func capReason(_ rx: Prescription, trusted: Bool, compressing: Bool) -> String {
         let otc = compressing ? otcCompressionLimitDBSPL : otcLimitDBSPL
         let rule = "the US rule for over-the-counter hearing aids\(compressing ? " with compression" : "")"
-        guard let written = rx.limitDBSPL else { return rule + "; only a limit: signed by a trusted audiologist raises it" }
+        guard let written = rx.limitDBSPL else { return rule + "; only a limit: from a trusted audiologist raises it" }
         if written <= otc { return "the prescription's limit: \(Prescription.number(written))" }
         return trusted
-            ? "the limit: \(Prescription.number(written)) a trusted audiologist signed"
-            : rule + "; its limit: \(Prescription.number(written)) is not signed by a trusted key, so it cannot raise it"
+            ? "the limit: \(Prescription.number(written)) from a trusted audiologist"
+            : rule + "; its limit: \(Prescription.number(written)) is not from a trusted audiologist, so it cannot raise it"
     }
 
     /// An ear the prescription leaves out: no gain at any level, under the same output limit an

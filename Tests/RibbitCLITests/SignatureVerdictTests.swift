@@ -58,4 +58,46 @@ import Testing
         #expect(history.status == 0, "\(history.stderr)")
         #expect(signatureLines(history.stdout) == ["  signature    signed by Dr. B (trusted)"], "\(history.stdout)")
     }
+
+    /// A trusted signature alone raises no output limit: camfit-sloping.rx signed by a trusted
+    /// key plays under the OTC rule's 117 dB SPL like the unsigned file; only a `limit:` in it
+    /// raises the limit, and only while the key is trusted. `rx show` says the limit and why.
+    @Test func onlyATrustedLimitRaisesTheOutputLimit() throws {
+        let keys = directory.appendingPathComponent("keys")
+        try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
+        #expect(try ribbitd(["rx", "keygen", "Dr. C", "-d", keys.path, "--no-passphrase"]).status == 0)
+        let key = keys.appendingPathComponent("Dr--C.key").path
+        #expect(try ribbitd(["rx", "trust", keys.appendingPathComponent("Dr--C.pub").path]).status == 0)
+        let raised = directory.appendingPathComponent("raised.rx")
+        try String(contentsOfFile: rx("camfit-sloping.rx"), encoding: .utf8).replacingOccurrences(
+            of: "max-output:", with: "limit: 125\nmax-output:"
+        )
+        .write(to: raised, atomically: true, encoding: .utf8)
+        func limitLine(_ path: String, sign: Bool) throws -> (line: String, json: [String: Double]) {
+            var shown = path
+            if sign {
+                shown = directory.appendingPathComponent(UUID().uuidString + ".png").path
+                #expect(try ribbitd(["rx", "make", path, "--sign", key, "-o", shown]).status == 0)
+            }
+            let text = try ribbitd(["rx", "show", shown])
+            #expect(text.status == 0, "\(text.stderr)")
+            let line = text.stdout.split(separator: "\n").map(String.init).first { $0.hasPrefix("  output limit") } ?? ""
+            let json =
+                try JSONSerialization.jsonObject(with: Data(try ribbitd(["rx", "show", "--json", shown]).stdout.utf8)) as? [String: Any]
+            return (line, json?["outputLimitDBSPL"] as? [String: Double] ?? [:])
+        }
+        let unsigned = try limitLine(rx("camfit-sloping.rx"), sign: false)
+        #expect(
+            unsigned.line
+                == "  output limit 117 dB SPL right, 117 dB SPL left (the US rule for over-the-counter hearing aids with compression; only a limit: from a trusted audiologist raises it)",
+            "\(unsigned.line)")
+        let signed = try limitLine(rx("camfit-sloping.rx"), sign: true)
+        #expect(signed.line == unsigned.line && signed.json == ["left": 117, "right": 117], "\(signed)")
+        let trustedLimit = try limitLine(raised.path, sign: true)
+        #expect(
+            trustedLimit.json == ["left": 125, "right": 125] && trustedLimit.line.contains("the limit: 125 from a trusted audiologist"),
+            "\(trustedLimit)")
+        let untrustedLimit = try limitLine(raised.path, sign: false)
+        #expect(untrustedLimit.json == ["left": 117, "right": 117] && untrustedLimit.line.contains("cannot raise it"), "\(untrustedLimit)")
+    }
 }
