@@ -194,9 +194,10 @@ public final class RealtimeProcessor: @unchecked Sendable {
         let buffers = (0..<4).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: frameCount) }
         defer { buffers.forEach { $0.deallocate() } }
         for b in buffers { b.initialize(repeating: 0, count: frameCount) }
+        let dumping = dumpEnabled.load(ordering: .relaxed)
         dumpEnabled.store(true, ordering: .relaxed)  // warm the dump path too
         render(inLeft: buffers[0], inRight: buffers[1], outLeft: buffers[2], outRight: buffers[3], frameCount: frameCount)
-        dumpEnabled.store(false, ordering: .relaxed)
+        dumpEnabled.store(dumping, ordering: .relaxed)  // a dump asked for before the start stays on
         dumpRing.discard()
         cycles.store(0, ordering: .relaxed)
         busyNanoseconds.store(0, ordering: .relaxed)

@@ -187,7 +187,9 @@ extension DaemonTests {
         request.frequenciesHz = [1000]
         request.seed = 1
         let socket = daemon.environment["XDG_RUNTIME_DIR"]! + "/ribbit/ribbitd.sock"
-        #expect(try ControlClient.send(request, socketPath: socket).ok)
+        // The test runs while this connection (its owner) stays open.
+        let owner = try StreamConnection.open(socketPath: socket, request: request)
+        defer { owner.close() }
         usleep(1_500_000)
         #expect(try daemon.status().hearingTest?.state == .running)
         // White noise at -30 dBFS: about 55 dB SPL in the 500 Hz band through the uncalibrated 100 dB SPL.
@@ -231,8 +233,8 @@ extension DaemonTests {
             request.testEars = ["right"]
             request.frequenciesHz = [1000]
             request.seed = 2
-            let reply = try ControlClient.send(request, socketPath: socket)
-            try #require(reply.ok, "\(reply.error ?? "")")
+            let owner = try StreamConnection.open(socketPath: socket, request: request)
+            defer { owner.close() }
             let recording = try Probe.record(server: server, signal: "silence", levelDBFS: -100, seconds: 9)
             _ = try ControlClient.send(ControlRequest(command: .hearingTestStop), socketPath: socket)
             let right = recording.recorded[1].map(Double.init)
