@@ -130,12 +130,12 @@ enum Assets {
         $("text-smaller").addEventListener("click", () => { textSizeStep = setTextSize(textSizeStep - 1); });
         $("text-larger").addEventListener("click", () => { textSizeStep = setTextSize(textSizeStep + 1); });
 
-        function postJSON(path, body) {
-          return fetch(path, {
+        function postJSON(path, body, options) {
+          return fetch(path, Object.assign({
             method: "POST",
             headers: { "Content-Type": "application/json", "X-CSRF-Token": token },
             body: JSON.stringify(body || {}),
-          });
+          }, options || {}));
         }
 
         """#

@@ -20,22 +20,40 @@ enum HearingTestScreen {
     static func addRoutes<Context: RequestContext>(to router: Router<Context>, daemon: DaemonBridge, csrfToken: String) {
         let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
         let script = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
+        let owner = TestOwner()
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
         router.get("/hearing-test.js") { _, _ in script }
         router.post("/api/hearing-test/start") { request, context in
             let body = try await WebApp.decode(StartBody.self, from: request, context: context)
             switch body.request() {
-            case .success(let control): return await WebApp.reply(daemon.send(control))
+            case .success(let control):
+                let (answer, lease) = await daemon.hold(control)
+                if let lease { owner.hold(lease) }
+                return WebApp.reply(answer)
             case .failure(let failure): return WebApp.plain(.badRequest, failure.message)
             }
         }
+        // The page's poll while a test runs: it keeps the test's lease (`TestOwner`).
+        router.get("/api/hearing-test/status") { _, _ in
+            owner.seen()
+            let answer = await daemon.send(ControlRequest(command: .status))
+            if case .status(let status) = answer, status.hearingTest.map({ $0.state == .finished || $0.state == .stopped }) ?? true {
+                owner.release()
+            }
+            return WebApp.reply(answer)
+        }
         router.post("/api/hearing-test/answer") { request, context in
+            owner.seen()
             let body = try await WebApp.decode(AnswerBody.self, from: request, context: context)
             var control = ControlRequest(command: .hearingTestAnswer)
             control.ear = body.ear
             return await WebApp.reply(daemon.send(control))
         }
-        router.post("/api/hearing-test/stop") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .hearingTestStop))) }
+        router.post("/api/hearing-test/stop") { _, _ in
+            let answer = await daemon.send(ControlRequest(command: .hearingTestStop))
+            owner.release()
+            return WebApp.reply(answer)
+        }
         // The audiogram so far, drawn by RibbitPlot as the Load and Details screens' is: the page
         // fetches it only when a frequency is added, so polling the status stays small.
         router.get("/api/hearing-test/audiogram") { _, _ in
@@ -46,6 +64,65 @@ enum HearingTestScreen {
     }
 
     struct Failure: Error { var message: String }
+
+    /// The test a page started runs on a daemon connection of ribbit-web's (a lease, so the
+    /// test also ends if ribbit-web dies). The page asks for the status every 200 ms while the
+    /// test runs (a hidden tab: every second); when it has not asked for `pageGoneSeconds`
+    /// (closed, crashed, its machine asleep) the lease is closed, the daemon stops the test and
+    /// the hearing aid plays again. Leaving the page normally stops the test at once (pagehide).
+    final class TestOwner: @unchecked Sendable {
+        static let pageGoneSeconds = 3.0
+        private let lock = NSLock()
+        private var lease: DaemonLease?
+        private var lastSeen = 0.0
+        private var watching = false
+
+        func hold(_ lease: DaemonLease) {
+            lock.lock()
+            let previous = self.lease
+            self.lease = lease
+            lastSeen = MonotonicClock.seconds()
+            let startWatch = !watching
+            watching = true
+            lock.unlock()
+            previous?.close()
+            if startWatch { Task.detached { await self.watch() } }
+        }
+
+        func seen() {
+            lock.lock()
+            lastSeen = MonotonicClock.seconds()
+            lock.unlock()
+        }
+
+        func release() {
+            lock.lock()
+            let held = lease
+            lease = nil
+            lock.unlock()
+            held?.close()
+        }
+
+        /// Closes the lease of a page that went quiet; ends when nothing is held.
+        private func watch() async {
+            while true {
+                try? await Task.sleep(nanoseconds: 250_000_000)
+                guard closeIfAbandoned() else { return }
+            }
+        }
+
+        /// One look: closes an abandoned lease; false once nothing is held (the watch ends).
+        private func closeIfAbandoned() -> Bool {
+            lock.lock()
+            let held = lease
+            let abandoned = held != nil && MonotonicClock.seconds() - lastSeen > Self.pageGoneSeconds
+            if held == nil || abandoned { watching = false }
+            if abandoned { lease = nil }
+            lock.unlock()
+            if abandoned { held?.close() }
+            return held != nil && !abandoned
+        }
+    }
 
     /// What the page's Start sends: the headphones and the better ear (tested first); the
     /// tests also pass the ears, frequencies and seed to keep a run short and repeatable.
@@ -353,7 +430,7 @@ enum HearingTestScreen {
         async function refresh() {
           if (busy) return;
           try {
-            const response = await fetch("/api/status", { cache: "no-store" });
+            const response = await fetch("/api/hearing-test/status", { cache: "no-store" });
             if (!response.ok) { disconnected((await response.text()).trim()); return; }
             render(await response.json());
             if (daemonDown) { daemonDown = false; showMessage(""); }
@@ -440,6 +517,12 @@ enum HearingTestScreen {
           if (last) render(last);
           refresh();
           $("transducer").focus();
+        });
+
+        // Leaving the page ends a running test at once (were it only closed, the daemon would end
+        // it once the page stops asking for the status, within seconds).
+        window.addEventListener("pagehide", () => {
+          if (test && (test.state === "running" || test.state === "paused-noise")) postJSON("/api/hearing-test/stop", {}, { keepalive: true });
         });
 
         async function poll() {
