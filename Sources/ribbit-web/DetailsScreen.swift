@@ -8,18 +8,18 @@ import RibbitStore
 /// Prescriptions screen's Use) when it is not the active one.
 enum DetailsScreen {
     static let path = "/details"
+    static let script = "/details.js"
 
-    static func html(csrfToken: String) -> String {
+    static var html: String {
         Assets.screen(
-            path: path, title: "ribbit: prescription details", script: "/details.js", connecting: "Reading the history…", main: main,
-            csrfToken: csrfToken)
+            path: path, title: "ribbit: prescription details", script: script, connecting: "Reading the history…", main: main)
     }
 
-    static func addRoutes<Context: RequestContext>(to router: Router<Context>, history: HistoryBridge, csrfToken: String) {
-        let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
-        let script = Assets.response(PrescriptionView.javaScript + javaScript, type: "text/javascript; charset=utf-8")
+    static func addRoutes<Context: RequestContext>(to router: Router<Context>, history: HistoryBridge) {
+        let page = Assets.response(html, type: "text/html; charset=utf-8")
+        let scriptFile = Assets.response(PrescriptionView.javaScript + javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
-        router.get("/details.js") { _, _ in script }
+        router.get(RouterPath(stringLiteral: script)) { _, _ in scriptFile }
         router.get("/api/details") { request, _ in
             guard let given = request.uri.queryParameters["id"], let id = Int64(given), id > 0 else {
                 return WebApp.plain(.notFound, "ask for /api/details?id=ID (ID from /api/history)")
@@ -50,7 +50,7 @@ enum DetailsScreen {
 
         async function refresh() {
           try {
-            const response = await fetch("/api/details?id=" + entryID, { cache: "no-store" });
+            const response = await session.api("/api/details?id=" + entryID);
             if (!response.ok) {
               $("connection").textContent = "No such prescription";
               $("connection").classList.add("down");

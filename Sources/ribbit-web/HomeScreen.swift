@@ -6,19 +6,19 @@ import RibbitControl
 /// system's state, polled from /api/status; and the control requests its buttons send.
 enum HomeScreen {
     static let path = "/"
+    static let script = "/app.js"
 
-    static func html(csrfToken: String) -> String {
+    static var html: String {
         Assets.screen(
-            path: path, title: "ribbit", script: "/app.js", connecting: "Connecting to the hearing aid…", main: main,
-            csrfToken: csrfToken)
+            path: path, title: "ribbit", script: script, connecting: "Connecting to the hearing aid…", main: main)
     }
 
     /// Each a control request, answered with the daemon's new status.
-    static func addRoutes<Context: RequestContext>(to router: Router<Context>, daemon: DaemonBridge, csrfToken: String) {
-        let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
-        let script = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
+    static func addRoutes<Context: RequestContext>(to router: Router<Context>, daemon: DaemonBridge) {
+        let page = Assets.response(html, type: "text/html; charset=utf-8")
+        let scriptFile = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
-        router.get("/app.js") { _, _ in script }
+        router.get(RouterPath(stringLiteral: script)) { _, _ in scriptFile }
 
         router.get("/api/status") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .status))) }
         router.post("/api/pause") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .pause))) }
@@ -121,8 +121,8 @@ enum HomeScreen {
 
     static let javaScript = #"""
         "use strict";
-        // The Home screen: polls /api/status every second and sends the controls' requests with
-        // the CSRF token from the page's meta tag. Every answer with a status redraws the page.
+        // The Home screen: polls /api/status every second and sends the controls' requests (with
+        // the session, session.js). Every answer with a status redraws the page.
         let current = null;
         let busy = false;
 
@@ -204,7 +204,7 @@ enum HomeScreen {
         async function refresh() {
           if (busy) return;
           try {
-            const response = await fetch("/api/status", { cache: "no-store" });
+            const response = await session.api("/api/status");
             if (!response.ok) { disconnected((await response.text()).trim()); return; }
             render(await response.json());
             if (daemonDown) { daemonDown = false; showMessage(""); }
