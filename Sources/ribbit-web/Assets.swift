@@ -93,6 +93,18 @@ enum Assets {
           return node;
         }
 
+        // A level in dB as the pages write it: at most one decimal, a real minus sign.
+        function decibels(db) {
+          return (Number.isInteger(db) ? String(db) : db.toFixed(1)).replace("-", "−");
+        }
+
+        // The output limits per ear (dB SPL), the right ear first as audiology writes it; a line
+        // breaks between the ears rather than inside one.
+        function earLimits(leftDB, rightDB) {
+          return [el("span", { class: "ear-limit", text: "right ear " + decibels(rightDB) + " dB SPL, " }),
+            el("span", { class: "ear-limit", text: "left ear " + decibels(leftDB) + " dB SPL" })];
+        }
+
         function signed(db) {
           const text = Number.isInteger(db) ? String(db) : db.toFixed(1);
           return (db > 0 ? "+" : "") + text.replace("-", "−");

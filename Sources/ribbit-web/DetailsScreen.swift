@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import RibbitIntake
+import RibbitPrescription
 import RibbitStore
 
 /// The Details screen (/details?id=N, linked from each Prescriptions entry): one history entry
@@ -96,7 +97,11 @@ extension HistoryBridge {
             }
             do {
                 let entry = HistoryEntry(record, activeID: try? store.activeID())
-                return .success(PrescriptionView(try PrescriptionReport(record: record), entry: entry))
+                let report = try PrescriptionReport(record: record)
+                // PrescriptionReport(record:) parsed it just now, and refuses what does not parse.
+                let rx = try Prescription.parse(Array(record.intactPayload().utf8))
+                let trusted = record.isIntact && record.signature == "trusted"
+                return .success(PrescriptionView(report, rx: rx, trusted: trusted, entry: entry))
             } catch {
                 return .failure(.refused("\(error)"))
             }

@@ -78,6 +78,8 @@ enum HomeScreen {
           <section class="card" aria-labelledby="sound-title">
             <h2 id="sound-title">Sound</h2>
             <p id="output" class="state">–</p>
+            <p class="limit"><strong>Output limit:</strong> <span id="output-limit">–</span></p>
+            <p class="hint">The loudest this hearing aid plays into each ear, whatever comes in. Only an audiologist's prescription can raise it.</p>
             <button id="pause" type="button" class="primary" disabled>Pause</button>
             <button id="bypass" type="button" aria-pressed="false" disabled>Bypass: off</button>
             <p class="hint">Bypass plays the world unprocessed, with the same delay.</p>
@@ -148,6 +150,10 @@ enum HomeScreen {
           bypass.textContent = status.output === "bypassed" ? "Bypass: on" : "Bypass: off";
 
           const listening = status.listening;
+          // The daemon gives the limits left, right; audiology says the right ear first.
+          const limits = listening ? listening.outputLimitDBSPL : [];
+          if (limits.length === 2) $("output-limit").replaceChildren(...earLimits(limits[0], limits[1]));
+          else $("output-limit").textContent = "No prescription loaded: the sound passes through unchanged";
           $("volume-down").disabled = !listening || listening.volumeDB <= listening.volumeMinDB;
           $("volume-up").disabled = !listening || listening.volumeDB >= listening.volumeMaxDB;
           $("volume").textContent = listening ? signed(listening.volumeDB) + " dB" : "–";

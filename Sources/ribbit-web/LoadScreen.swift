@@ -34,7 +34,9 @@ enum LoadScreen {
             switch await intake.preview(bytes, file: file) {
             case .success(let (accepted, input)):
                 do {
-                    return PrescriptionView(try PrescriptionReport(accepted), file: file, kind: input.kind).response
+                    let report = try PrescriptionReport(accepted)
+                    return PrescriptionView(report, rx: accepted.prescription, trusted: accepted.isTrusted, file: file, kind: input.kind)
+                        .response
                 } catch {
                     return WebApp.plain(.unprocessableContent, "\(file): \(error); the prescription was not used")
                 }
