@@ -11,24 +11,6 @@ enum Assets {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// What GET / answers without a session (401): self-contained, no script, no style sheet.
-    static let loginHTML = #"""
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>ribbit: open your link</title>
-        </head>
-        <body>
-        <h1>ribbit</h1>
-        <p>This web app controls a hearing aid, so it needs its owner's personal link:
-        open the link <code>ribbitd web</code> printed (or run <code>ribbitd web --url</code>).</p>
-        </body>
-        </html>
-
-        """#
-
     /// The screens, in the nav's order: path and name.
     static let screens: [(path: String, name: String)] = [
         (HomeScreen.path, "Home"), (PrescriptionsScreen.path, "Prescriptions"), (LoadScreen.path, "Load"),
@@ -41,18 +23,21 @@ enum Assets {
         StyleSheet.shared + PrescriptionsScreen.css + PrescriptionView.css + LiveScreen.css + FittingScreen.css + HearingTestScreen.css
         + VoiceScreen.css + VoicePlay.css + StyleSheet.dark
 
+    static let commonScript = "/common.js"
+    static let styleSheetPath = "/app.css"
+
     /// Serves the shared assets.
     static func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         let common = response(commonJavaScript, type: "text/javascript; charset=utf-8")
         let style = response(styleSheet, type: "text/css; charset=utf-8")
-        router.get("/common.js") { _, _ in common }
-        router.get("/app.css") { _, _ in style }
+        router.get(RouterPath(stringLiteral: commonScript)) { _, _ in common }
+        router.get(RouterPath(stringLiteral: styleSheetPath)) { _, _ in style }
     }
 
-    /// A screen's page: the shared head (the CSRF token in a meta tag, hex so it needs no
-    /// escaping; the style sheet; /common.js, then the screen's own script) and header (the nav,
-    /// the connection line), then the screen's main.
-    static func screen(path: String, title: String, script: String, connecting: String, main: String, csrfToken: String) -> String {
+    /// A screen's page, the same for everybody (its data comes from the API, with the session):
+    /// the shared head (the style sheet; /session.js, /common.js, then the screen's own script)
+    /// and header (the nav, the connection line), then the screen's main.
+    static func screen(path: String, title: String, script: String, connecting: String, main: String) -> String {
         let nav = screens.map { "<a href=\"\($0.path)\"\($0.path == path ? " aria-current=\"page\"" : "")>\($0.name)</a>" }.joined()
         return """
             <!doctype html>
@@ -60,9 +45,9 @@ enum Assets {
             <head>
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
-            <meta name="csrf-token" content="\(csrfToken)">
             <title>\(title)</title>
             <link rel="stylesheet" href="/app.css">
+            <script src="/session.js" defer></script>
             <script src="/common.js" defer></script>
             <script src="\(script)" defer></script>
             </head>
@@ -88,9 +73,8 @@ enum Assets {
     /// classic scripts are visible to the ones after them).
     static let commonJavaScript = #"""
         "use strict";
-        // Every screen: the CSRF token from the page's meta tag, element lookup and building,
-        // the message line and JSON POSTs.
-        const token = document.querySelector('meta[name="csrf-token"]').content;
+        // Every screen: element lookup and building, the message line, JSON POSTs and links
+        // that need the session (session.js, loaded before).
         const $ = (id) => document.getElementById(id);
         const unreachable = "The web app does not answer: is `ribbitd web` still running?";
 
@@ -107,6 +91,18 @@ enum Assets {
           }
           for (const child of children) if (child) node.append(child);
           return node;
+        }
+
+        // A level in dB as the pages write it: at most one decimal, a real minus sign.
+        function decibels(db) {
+          return (Number.isInteger(db) ? String(db) : db.toFixed(1)).replace("-", "−");
+        }
+
+        // The output limits per ear (dB SPL), the right ear first as audiology writes it; a line
+        // breaks between the ears rather than inside one.
+        function earLimits(leftDB, rightDB) {
+          return [el("span", { class: "ear-limit", text: "right ear " + decibels(rightDB) + " dB SPL, " }),
+            el("span", { class: "ear-limit", text: "left ear " + decibels(leftDB) + " dB SPL" })];
         }
 
         function signed(db) {
@@ -131,11 +127,19 @@ enum Assets {
         $("text-larger").addEventListener("click", () => { textSizeStep = setTextSize(textSizeStep + 1); });
 
         function postJSON(path, body, options) {
-          return fetch(path, Object.assign({
-            method: "POST",
-            headers: { "Content-Type": "application/json", "X-CSRF-Token": token },
-            body: JSON.stringify(body || {}),
-          }, options || {}));
+          return session.api(path, Object.assign(
+            { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) }, options || {}));
+        }
+
+        // A link to something only the session may see (a download, the printable report): a
+        // click opens it through a one-use link; the href stays for what the link says.
+        function needsSession(link, download) {
+          link.addEventListener("click", async (event) => {
+            event.preventDefault();
+            const problem = await session.followLink(link.getAttribute("href"), download);
+            if (problem) showMessage(problem);
+          });
+          return link;
         }
 
         """#

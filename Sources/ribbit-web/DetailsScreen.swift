@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import RibbitIntake
+import RibbitPrescription
 import RibbitStore
 
 /// The Details screen (/details?id=N, linked from each Prescriptions entry): one history entry
@@ -8,18 +9,18 @@ import RibbitStore
 /// Prescriptions screen's Use) when it is not the active one.
 enum DetailsScreen {
     static let path = "/details"
+    static let script = "/details.js"
 
-    static func html(csrfToken: String) -> String {
+    static var html: String {
         Assets.screen(
-            path: path, title: "ribbit: prescription details", script: "/details.js", connecting: "Reading the history…", main: main,
-            csrfToken: csrfToken)
+            path: path, title: "ribbit: prescription details", script: script, connecting: "Reading the history…", main: main)
     }
 
-    static func addRoutes<Context: RequestContext>(to router: Router<Context>, history: HistoryBridge, csrfToken: String) {
-        let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
-        let script = Assets.response(PrescriptionView.javaScript + javaScript, type: "text/javascript; charset=utf-8")
+    static func addRoutes<Context: RequestContext>(to router: Router<Context>, history: HistoryBridge) {
+        let page = Assets.response(html, type: "text/html; charset=utf-8")
+        let scriptFile = Assets.response(PrescriptionView.javaScript + javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
-        router.get("/details.js") { _, _ in script }
+        router.get(RouterPath(stringLiteral: script)) { _, _ in scriptFile }
         router.get("/api/details") { request, _ in
             guard let given = request.uri.queryParameters["id"], let id = Int64(given), id > 0 else {
                 return WebApp.plain(.notFound, "ask for /api/details?id=ID (ID from /api/history)")
@@ -50,7 +51,7 @@ enum DetailsScreen {
 
         async function refresh() {
           try {
-            const response = await fetch("/api/details?id=" + entryID, { cache: "no-store" });
+            const response = await session.api("/api/details?id=" + entryID);
             if (!response.ok) {
               $("connection").textContent = "No such prescription";
               $("connection").classList.add("down");
@@ -96,7 +97,11 @@ extension HistoryBridge {
             }
             do {
                 let entry = HistoryEntry(record, activeID: try? store.activeID())
-                return .success(PrescriptionView(try PrescriptionReport(record: record), entry: entry))
+                let report = try PrescriptionReport(record: record)
+                // PrescriptionReport(record:) parsed it just now, and refuses what does not parse.
+                let rx = try Prescription.parse(Array(record.intactPayload().utf8))
+                let trusted = record.isIntact && record.signature == "trusted"
+                return .success(PrescriptionView(report, rx: rx, trusted: trusted, entry: entry))
             } catch {
                 return .failure(.refused("\(error)"))
             }

@@ -10,20 +10,20 @@ import RibbitStore
 /// QR code (`ribbitd rx make --sign`), signed here with a key the browser only knows by name.
 enum FittingScreen {
     static let path = "/fitting"
+    static let script = "/fitting.js"
 
-    static func html(csrfToken: String) -> String {
+    static var html: String {
         Assets.screen(
-            path: path, title: "ribbit: fitting", script: "/fitting.js", connecting: "Connecting to the hearing aid…", main: main,
-            csrfToken: csrfToken)
+            path: path, title: "ribbit: fitting", script: script, connecting: "Connecting to the hearing aid…", main: main)
     }
 
     static func addRoutes<Context: RequestContext>(
-        to router: Router<Context>, daemon: DaemonBridge, history: HistoryBridge, keys: SigningKeys, csrfToken: String
+        to router: Router<Context>, daemon: DaemonBridge, history: HistoryBridge, keys: SigningKeys
     ) {
-        let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
-        let script = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
+        let page = Assets.response(html, type: "text/html; charset=utf-8")
+        let scriptFile = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
-        router.get("/fitting.js") { _, _ in script }
+        router.get(RouterPath(stringLiteral: script)) { _, _ in scriptFile }
         router.get("/api/fitting/keys") { _, _ in WebApp.json(HistoryEntry.json(keys.list())) }
         router.get("/api/fitting/start") { _, _ in await start(history) }
         router.post("/api/fitting/targets") { request, context in
@@ -346,7 +346,7 @@ enum FittingScreen {
 
         async function poll() {
           try {
-            const response = await fetch("/api/status", { cache: "no-store" });
+            const response = await session.api("/api/status");
             const connection = $("connection");
             connection.classList.toggle("down", !response.ok);
             if (response.ok) {
@@ -392,7 +392,7 @@ enum FittingScreen {
 
         async function loadKeys() {
           try {
-            const response = await fetch("/api/fitting/keys", { cache: "no-store" });
+            const response = await session.api("/api/fitting/keys");
             const listing = await response.json();
             keys = listing.keys;
             const select = $("key");
@@ -444,7 +444,7 @@ enum FittingScreen {
 
         async function start() {
           try {
-            const response = await fetch("/api/fitting/start", { cache: "no-store" });
+            const response = await session.api("/api/fitting/start");
             if (response.ok) fill(await response.json());
           } catch (error) {
             showMessage(unreachable);

@@ -10,19 +10,20 @@ import RibbitPrescription
 /// /api/status. The status never says when a tone plays, and neither does the page.
 enum HearingTestScreen {
     static let path = "/hearing-test"
+    static let script = "/hearing-test.js"
 
-    static func html(csrfToken: String) -> String {
+    static var html: String {
         Assets.screen(
-            path: path, title: "ribbit: hearing test", script: "/hearing-test.js", connecting: "Connecting to the hearing aid…",
-            main: main, csrfToken: csrfToken)
+            path: path, title: "ribbit: hearing test", script: script, connecting: "Connecting to the hearing aid…",
+            main: main)
     }
 
-    static func addRoutes<Context: RequestContext>(to router: Router<Context>, daemon: DaemonBridge, csrfToken: String) {
-        let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
-        let script = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
+    static func addRoutes<Context: RequestContext>(to router: Router<Context>, daemon: DaemonBridge) {
+        let page = Assets.response(html, type: "text/html; charset=utf-8")
+        let scriptFile = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
         let owner = TestOwner()
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
-        router.get("/hearing-test.js") { _, _ in script }
+        router.get(RouterPath(stringLiteral: script)) { _, _ in scriptFile }
         router.post("/api/hearing-test/start") { request, context in
             let body = try await WebApp.decode(StartBody.self, from: request, context: context)
             switch body.request() {
@@ -375,7 +376,7 @@ enum HearingTestScreen {
         // The stored tests, newest first, each with the same three ways to use it.
         async function listTests() {
           try {
-            const response = await fetch("/api/hearing-test/list", { cache: "no-store" });
+            const response = await session.api("/api/hearing-test/list");
             if (!response.ok) { showMessage((await response.text()).trim()); return; }
             const tests = await response.json();
             $("earlier-list").replaceChildren(...tests.map((entry) => {
@@ -387,8 +388,8 @@ enum HearingTestScreen {
                   el("time", { datetime: entry.date, text: isNaN(when) ? entry.date : localTime.format(when) }),
                   ", " + (headphoneNames[entry.transducer] || entry.transducer) + ", " + flags),
                 el("div", { class: "actions" },
-                  el("a", { href: "/hearing-test/report/" + entry.id, text: "Report", "aria-label": "Printable report of " + label }),
-                  el("a", { href: "/api/hearing-test/fhir/" + entry.id, download: "", text: "FHIR", "aria-label": "FHIR for your doctor, " + label }),
+                  needsSession(el("a", { href: "/hearing-test/report/" + entry.id, text: "Report", "aria-label": "Printable report of " + label }), false),
+                  needsSession(el("a", { href: "/api/hearing-test/fhir/" + entry.id, download: "", text: "FHIR", "aria-label": "FHIR for your doctor, " + label }), true),
                   entry.unreliable ? null : fitButton(entry.id, "Try a fitting", "Try a fitting from " + label + " for 15 minutes")));
             }));
             $("earlier").hidden = tests.length === 0 || !$("during").hidden;
@@ -410,7 +411,7 @@ enum HearingTestScreen {
         // The server's SVG (RibbitPlot's audiogram), parsed as SVG, never as HTML.
         async function drawChart(key) {
           try {
-            const response = await fetch("/api/hearing-test/audiogram", { cache: "no-store" });
+            const response = await session.api("/api/hearing-test/audiogram");
             if (!response.ok || key !== chartKey) return;
             const svg = new DOMParser().parseFromString(await response.text(), "image/svg+xml").documentElement;
             if (svg.nodeName === "svg") $("chart").replaceChildren(document.importNode(svg, true));
@@ -430,7 +431,7 @@ enum HearingTestScreen {
         async function refresh() {
           if (busy) return;
           try {
-            const response = await fetch("/api/hearing-test/status", { cache: "no-store" });
+            const response = await session.api("/api/hearing-test/status");
             if (!response.ok) { disconnected((await response.text()).trim()); return; }
             render(await response.json());
             if (daemonDown) { daemonDown = false; showMessage(""); }
@@ -508,6 +509,8 @@ enum HearingTestScreen {
           await send("/api/hearing-test/stop");
         });
 
+        needsSession($("report-link"), false);
+        needsSession($("fhir-link"), true);
         $("fit").addEventListener("click", () => { if (test && test.recordID != null) fit(test.recordID); });
         $("keep").addEventListener("click", () => send("/api/keep"));
         $("revert").addEventListener("click", () => send("/api/revert"));

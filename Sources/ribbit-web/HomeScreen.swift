@@ -6,19 +6,19 @@ import RibbitControl
 /// system's state, polled from /api/status; and the control requests its buttons send.
 enum HomeScreen {
     static let path = "/"
+    static let script = "/app.js"
 
-    static func html(csrfToken: String) -> String {
+    static var html: String {
         Assets.screen(
-            path: path, title: "ribbit", script: "/app.js", connecting: "Connecting to the hearing aid…", main: main,
-            csrfToken: csrfToken)
+            path: path, title: "ribbit", script: script, connecting: "Connecting to the hearing aid…", main: main)
     }
 
     /// Each a control request, answered with the daemon's new status.
-    static func addRoutes<Context: RequestContext>(to router: Router<Context>, daemon: DaemonBridge, csrfToken: String) {
-        let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
-        let script = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
+    static func addRoutes<Context: RequestContext>(to router: Router<Context>, daemon: DaemonBridge) {
+        let page = Assets.response(html, type: "text/html; charset=utf-8")
+        let scriptFile = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
-        router.get("/app.js") { _, _ in script }
+        router.get(RouterPath(stringLiteral: script)) { _, _ in scriptFile }
 
         router.get("/api/status") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .status))) }
         router.post("/api/pause") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .pause))) }
@@ -78,6 +78,8 @@ enum HomeScreen {
           <section class="card" aria-labelledby="sound-title">
             <h2 id="sound-title">Sound</h2>
             <p id="output" class="state">–</p>
+            <p class="limit"><strong>Output limit:</strong> <span id="output-limit">–</span></p>
+            <p class="hint">The loudest this hearing aid plays into each ear, whatever comes in. Only an audiologist's prescription can raise it.</p>
             <button id="pause" type="button" class="primary" disabled>Pause</button>
             <button id="bypass" type="button" aria-pressed="false" disabled>Bypass: off</button>
             <p class="hint">Bypass plays the world unprocessed, with the same delay.</p>
@@ -121,8 +123,8 @@ enum HomeScreen {
 
     static let javaScript = #"""
         "use strict";
-        // The Home screen: polls /api/status every second and sends the controls' requests with
-        // the CSRF token from the page's meta tag. Every answer with a status redraws the page.
+        // The Home screen: polls /api/status every second and sends the controls' requests (with
+        // the session, session.js). Every answer with a status redraws the page.
         let current = null;
         let busy = false;
 
@@ -148,6 +150,10 @@ enum HomeScreen {
           bypass.textContent = status.output === "bypassed" ? "Bypass: on" : "Bypass: off";
 
           const listening = status.listening;
+          // The daemon gives the limits left, right; audiology says the right ear first.
+          const limits = listening ? listening.outputLimitDBSPL : [];
+          if (limits.length === 2) $("output-limit").replaceChildren(...earLimits(limits[0], limits[1]));
+          else $("output-limit").textContent = "No prescription loaded: the sound passes through unchanged";
           $("volume-down").disabled = !listening || listening.volumeDB <= listening.volumeMinDB;
           $("volume-up").disabled = !listening || listening.volumeDB >= listening.volumeMaxDB;
           $("volume").textContent = listening ? signed(listening.volumeDB) + " dB" : "–";
@@ -204,7 +210,7 @@ enum HomeScreen {
         async function refresh() {
           if (busy) return;
           try {
-            const response = await fetch("/api/status", { cache: "no-store" });
+            const response = await session.api("/api/status");
             if (!response.ok) { disconnected((await response.text()).trim()); return; }
             render(await response.json());
             if (daemonDown) { daemonDown = false; showMessage(""); }

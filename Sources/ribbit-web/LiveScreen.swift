@@ -9,18 +9,18 @@ import HummingbirdWebSocket
 /// and the broadband levels; Save writes the last seconds as `ribbitd dump --csv/--svg` does.
 enum LiveScreen {
     static let path = "/live"
+    static let script = "/live.js"
     static let socketPath = "/api/live/socket"
 
-    static func html(csrfToken: String) -> String {
-        Assets.screen(path: path, title: "ribbit: live", script: "/live.js", connecting: "Connecting…", main: main, csrfToken: csrfToken)
+    static var html: String {
+        Assets.screen(path: path, title: "ribbit: live", script: script, connecting: "Connecting…", main: main)
     }
 
-    static func addRoutes<Context: WebSocketRequestContext & RequestContext>(to router: Router<Context>, feed: LiveFeed, csrfToken: String)
-    {
-        let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
-        let script = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
+    static func addRoutes<Context: WebSocketRequestContext & RequestContext>(to router: Router<Context>, feed: LiveFeed) {
+        let page = Assets.response(html, type: "text/html; charset=utf-8")
+        let scriptFile = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
-        router.get("/live.js") { _, _ in script }
+        router.get(RouterPath(stringLiteral: script)) { _, _ in scriptFile }
         router.ws(
             RouterPath(stringLiteral: socketPath), shouldUpgrade: { request, _ in try checkUpgrade(request) },
             onUpgrade: { inbound, outbound, _ in
@@ -50,10 +50,10 @@ enum LiveScreen {
         }
     }
 
-    /// The session cookie was checked by the middleware. The Origin must be this web app's own:
-    /// WebSockets are outside the same-origin policy, and SameSite=Strict keeps the cookie only
-    /// from other *sites*, so a page on another port of this machine (the same site) would
-    /// otherwise open the socket with the owner's cookie.
+    /// The session's secret (in the protocol list) was checked by the middleware. The Origin must
+    /// be this web app's own too: WebSockets are outside the same-origin policy. The answer names
+    /// the `ribbit` protocol when the page offered it (a browser drops a socket whose answer names
+    /// none of the protocols it offered).
     static func checkUpgrade(_ request: Request, socket: String = socketPath, view: String = "the live view") throws -> RouterShouldUpgrade
     {
         guard request.headers[.upgrade]?.lowercased() == "websocket" else {
@@ -64,7 +64,8 @@ enum LiveScreen {
         guard let origin = request.headers[.origin]?.lowercased(), let authority = request.head.authority?.lowercased(),
             origin == "http://\(authority)" || origin == "https://\(authority)"
         else { throw HTTPError(.forbidden, message: "\(view) opens only from this web app's own pages (wrong or no Origin)") }
-        return .upgrade([:])
+        let offered = WebSecurity.webSocketProtocols(request.headers).contains(WebSecurity.webSocketProtocol)
+        return .upgrade(offered ? [.secWebSocketProtocol: WebSecurity.webSocketProtocol] : [:])
     }
 
     static let main = #"""
@@ -265,10 +266,19 @@ enum LiveScreen {
           $("live-status").classList.toggle("problem", !!problem);
         }
 
-        function connect() {
-          if (socket) return;
-          const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/live/socket";
-          const own = new WebSocket(url);
+        let connecting = false;
+        async function connect() {
+          if (socket || connecting) return;
+          connecting = true;
+          const own = await session.openSocket("/api/live/socket");
+          connecting = false;
+          if (!own) {
+            $("connection").textContent = "Not connected";
+            $("connection").classList.add("down");
+            status(session.problem(), true);
+            return;
+          }
+          if (document.hidden) { own.close(1000, "hidden"); return; }
           socket = own;
           own.onopen = () => { $("connection").textContent = "Connected"; $("connection").classList.remove("down"); };
           own.onmessage = (event) => {
@@ -300,6 +310,7 @@ enum LiveScreen {
           status("Paused while this tab is hidden (" + frames + " frames so far)", false);
         }
 
+        for (const link of document.querySelectorAll(".live-save a")) needsSession(link, true);
         window.addEventListener("resize", () => { for (const ear of Object.keys(charts)) delete charts[ear]; });
         document.addEventListener("visibilitychange", () => { if (document.hidden) pause(); else connect(); });
         if (!document.hidden) connect();

@@ -11,30 +11,32 @@ import RibbitSettings
 /// no upload once it has answered.
 enum LoadScreen {
     static let path = "/load"
+    static let script = "/load.js"
     static let previewPath = "/api/preview"
     static let loadPath = "/api/load"
     /// "Load as a trial": 15 minutes, then back to the current one unless `ribbitd keep`.
     static let maxTrialSeconds = 24 * 3600
 
-    static func html(csrfToken: String) -> String {
+    static var html: String {
         Assets.screen(
-            path: path, title: "ribbit: load a prescription", script: "/load.js", connecting: "Choose a prescription", main: main,
-            csrfToken: csrfToken)
+            path: path, title: "ribbit: load a prescription", script: script, connecting: "Choose a prescription", main: main)
     }
 
     static func addRoutes<Context: RequestContext>(
-        to router: Router<Context>, daemon: DaemonBridge, intake: IntakeBridge, csrfToken: String
+        to router: Router<Context>, daemon: DaemonBridge, intake: IntakeBridge
     ) {
-        let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
-        let script = Assets.response(PrescriptionView.javaScript + javaScript, type: "text/javascript; charset=utf-8")
+        let page = Assets.response(html, type: "text/html; charset=utf-8")
+        let scriptFile = Assets.response(PrescriptionView.javaScript + javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
-        router.get("/load.js") { _, _ in script }
+        router.get(RouterPath(stringLiteral: script)) { _, _ in scriptFile }
         router.post(RouterPath(stringLiteral: previewPath)) { request, context in
             let (bytes, file) = try await upload(request, context: context)
             switch await intake.preview(bytes, file: file) {
             case .success(let (accepted, input)):
                 do {
-                    return PrescriptionView(try PrescriptionReport(accepted), file: file, kind: input.kind).response
+                    let report = try PrescriptionReport(accepted)
+                    return PrescriptionView(report, rx: accepted.prescription, trusted: accepted.isTrusted, file: file, kind: input.kind)
+                        .response
                 } catch {
                     return WebApp.plain(.unprocessableContent, "\(file): \(error); the prescription was not used")
                 }
@@ -102,9 +104,9 @@ enum LoadScreen {
         let busy = false;
 
         function upload(path, file, extra) {
-          return fetch(path + "?name=" + encodeURIComponent(file.name) + (extra || ""), {
+          return session.api(path + "?name=" + encodeURIComponent(file.name) + (extra || ""), {
             method: "POST",
-            headers: { "Content-Type": "application/octet-stream", "X-CSRF-Token": token },
+            headers: { "Content-Type": "application/octet-stream" },
             body: file,
           });
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import RibbitFitting
 import RibbitIntake
 import RibbitPlot
 import RibbitPrescription
@@ -15,14 +16,22 @@ struct PrescriptionView: Encodable, Sendable {
     var file: String?
     var kind: String?
     var prescription: PrescriptionReport
+    /// The output limit this prescription puts in force per ear ("left", "right"), dB SPL: what
+    /// `ribbitd status` reports while it plays (`listening.outputLimitDBSPL`).
+    var outputLimitDBSPL: [String: Double]
     /// A standalone `<svg>`, title and desc included.
     var audiogramSVG: String
 
-    init(_ report: PrescriptionReport, entry: HistoryEntry? = nil, file: String? = nil, kind: String? = nil) {
+    /// `trusted`: signed by a trusted key (the limits depend on it), as for the report.
+    init(
+        _ report: PrescriptionReport, rx: Prescription, trusted: Bool, entry: HistoryEntry? = nil, file: String? = nil,
+        kind: String? = nil
+    ) {
         self.entry = entry
         self.file = file
         self.kind = kind
         prescription = report
+        outputLimitDBSPL = Self.outputLimitsDBSPL(rx, trusted: trusted)
         func points(_ ear: Ear) -> [AudiogramPoint] {
             guard let ear = report.ears[ear.rawValue] else { return [] }
             return ear.thresholdsDBHL.compactMap { hz, db in
@@ -33,6 +42,17 @@ struct PrescriptionView: Encodable, Sendable {
     }
 
     var response: Response { WebApp.json(HistoryEntry.json(self)) }
+
+    /// Per ear, the highest of its bands' output limits, as the daemon computes it for the
+    /// status: the compressor's settings, or the pass-through's for an ear left out.
+    static func outputLimitsDBSPL(_ rx: Prescription, trusted: Bool) -> [String: Double] {
+        Dictionary(
+            uniqueKeysWithValues: Ear.allCases.map { ear in
+                let settings =
+                    CompressorFitting.settings(rx, ear: ear, trusted: trusted) ?? CompressorFitting.passThrough(rx, trusted: trusted)
+                return (ear.rawValue, ((settings.bands.map(\.limitDBSPL).max() ?? CompressorFitting.otcLimitDBSPL) * 10).rounded() / 10)
+            })
+    }
 
     /// The renderer both screens' scripts start with (one copy, served in each).
     static let javaScript = #"""
@@ -79,7 +99,8 @@ struct PrescriptionView: Encodable, Sendable {
           field(facts, "Date", rx.date);
           if (data.entry) field(facts, "Loaded", data.entry.loadedAt.replace("T", " ").replace("Z", " UTC"));
           field(facts, "Signature", rx.signature);
-          field(facts, "Max output", String(rx.maxOutputDBFS).replace("-", "−") + " dBFS");
+          facts.append(el("dt", { text: "Output limit" }), el("dd", {}, ...earLimits(data.outputLimitDBSPL.left, data.outputLimitDBSPL.right)));
+          field(facts, "Digital ceiling", decibels(rx.maxOutputDBFS) + " dBFS");
           field(facts, "Low-pass", rx.lowpassHz ? rx.lowpassHz + " Hz" : "none");
           field(facts, "Note", rx.note);
           if (data.file) field(facts, "File", data.file + " (" + data.kind + ")");

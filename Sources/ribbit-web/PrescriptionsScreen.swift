@@ -8,20 +8,21 @@ import RibbitStore
 /// history as `ribbitd remove` and `ribbitd export` do.
 enum PrescriptionsScreen {
     static let path = "/prescriptions"
+    static let script = "/prescriptions.js"
 
-    static func html(csrfToken: String) -> String {
+    static var html: String {
         Assets.screen(
-            path: path, title: "ribbit: prescriptions", script: "/prescriptions.js", connecting: "Reading the history…",
-            main: main, csrfToken: csrfToken)
+            path: path, title: "ribbit: prescriptions", script: script, connecting: "Reading the history…",
+            main: main)
     }
 
     static func addRoutes<Context: RequestContext>(
-        to router: Router<Context>, daemon: DaemonBridge, history: HistoryBridge, csrfToken: String
+        to router: Router<Context>, daemon: DaemonBridge, history: HistoryBridge
     ) {
-        let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
-        let script = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
+        let page = Assets.response(html, type: "text/html; charset=utf-8")
+        let scriptFile = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
-        router.get("/prescriptions.js") { _, _ in script }
+        router.get(RouterPath(stringLiteral: script)) { _, _ in scriptFile }
         router.get("/api/history") { _, _ in
             switch await history.list() {
             case .success(let entries): return WebApp.json(HistoryEntry.json(entries))
@@ -74,7 +75,7 @@ enum PrescriptionsScreen {
     static let javaScript = #"""
         "use strict";
         // The Prescriptions screen: the history from /api/history, grouped by environment; Use
-        // and Remove (after a confirmation in the page) send the CSRF token; the downloads are links.
+        // and Remove (after a confirmation in the page); the downloads open through one-use links.
         let busy = false;
 
         function pad(n) { return String(n).padStart(2, "0"); }
@@ -102,8 +103,8 @@ enum PrescriptionsScreen {
             actions.append(use);
           }
           actions.append(el("a", { href: "/details?id=" + entry.id, text: "Details" }));
-          actions.append(el("a", { href: "/api/history/" + entry.id + ".rx", download: "", text: "Export .rx" }));
-          actions.append(el("a", { href: "/api/history/" + entry.id + ".png", download: "", text: "QR PNG" }));
+          actions.append(needsSession(el("a", { href: "/api/history/" + entry.id + ".rx", download: "", text: "Export .rx" }), true));
+          actions.append(needsSession(el("a", { href: "/api/history/" + entry.id + ".png", download: "", text: "QR PNG" }), true));
           if (!entry.active) {
             const remove = el("button", { type: "button", class: "danger", "aria-expanded": "false", text: "Remove" });
             remove.addEventListener("click", () => confirmRemove(entry, actions, remove));
@@ -154,7 +155,7 @@ enum PrescriptionsScreen {
 
         async function load() {
           try {
-            const response = await fetch("/api/history", { cache: "no-store" });
+            const response = await session.api("/api/history");
             if (!response.ok) {
               $("connection").textContent = "Cannot read the history";
               $("connection").classList.add("down");

@@ -1,31 +1,48 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdWebSocket
+import NIOCore
 import RibbitControl
 
+/// The request context: Hummingbird's WebSocket-capable one, with the connection's two ends
+/// (for the guess throttle's PeerIdentity).
+struct WebRequestContext: RequestContext, WebSocketRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let webSocket: WebSocketHandlerReference<Self>
+    let remoteAddress: SocketAddress?
+    let localAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+        remoteAddress = source.channel.remoteAddress
+        localAddress = source.channel.localAddress
+    }
+}
+
 /// Runs around every request. It answers only to the address it listens on (a page of another
-/// site that rebinds its DNS name to 127.0.0.1 is refused), trades a right `?token=` for a
-/// session cookie (303 to the same path without it), refuses any request without a live session
-/// (401; 429 once the token is locked out), refuses a body over 4 KiB (16 MiB for the Load
-/// screen's uploads; 413) and a POST without
-/// the CSRF token (403), and puts the security headers on every response,
-/// errors included. No CORS header is ever sent, so other origins cannot read any answer.
-struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
-    static var maxBodyBytes: Int { WebSecurity.maxBodyBytes }
+/// site that rebinds its DNS name to 127.0.0.1 is refused: 421), serves the page shells, their
+/// scripts and the style sheet to anyone (they hold no personal data: each page asks the API for
+/// it), lets `POST /api/login` trade a token for a session, and refuses every other request
+/// without a live session's secret (WebAccess; 401), in `X-Ribbit-Session`, a WebSocket's
+/// protocol list, or a one-use `?link=` for a GET. It refuses a body over 4 KiB (16 MiB for the
+/// Load screen's uploads; 413), and puts the security headers on every response, errors
+/// included. No CORS header is ever sent, so other origins cannot read any answer, nor send
+/// the session header (the browser would have to ask first).
+struct SecurityMiddleware: RouterMiddleware {
+    typealias Context = WebRequestContext
 
     let hosts: Set<String>
     let origin: String
-    let token: String
     let access: WebAccess
-    let secure: Bool
 
-    init(listen: WebListenAddress, token: String, access: WebAccess) {
+    init(listen: WebListenAddress, access: WebAccess) {
         var hosts: Set<String> = [listen.description]
         if listen.host == "127.0.0.1" { hosts.insert("localhost:\(listen.port)") }
         if listen.port == 80 { hosts.insert(listen.host) }
         self.hosts = hosts
         self.origin = listen.url
-        self.secure = !listen.isLoopback
-        self.token = token
         self.access = access
     }
 
@@ -51,59 +68,31 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
         guard let authority = request.head.authority, hosts.contains(authority.lowercased()) else {
             return WebApp.plain(.misdirectedRequest, "this web app answers only at \(origin)")
         }
-        let query = request.uri.queryParameters
-        // A paired browser that opens an old link again is let in without counting a wrong code.
-        if query["token"] != nil, access.isSession(cookieHeader: request.headers[.cookie]) {
-            var headers = HTTPFields()
-            headers[.location] = (request.uri.path.isEmpty ? "/" : request.uri.path) + Self.queryWithoutToken(request.uri.query)
-            return Response(status: .seeOther, headers: headers)
-        }
-        if let given = query["token"] {
-            switch access.logIn(with: String(given)) {
-            case .session(let session):
-                var headers = HTTPFields()
-                headers[.location] = (request.uri.path.isEmpty ? "/" : request.uri.path) + Self.queryWithoutToken(request.uri.query)
-                headers[.setCookie] = WebAccess.setCookie(session, secure: secure)
-                headers[.contentType] = "text/plain; charset=utf-8"
-                return Response(status: .seeOther, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "logged in\n")))
-            case .wrongToken:
-                return WebApp.plain(.unauthorized, "wrong token: \(WebSecurity.howToOpen)")
-            case .lockedOut:
+        let path = request.uri.path
+        if request.method == .get && WebSecurity.publicPaths.contains(path) { return try await next(request, context) }
+        let loggingIn = request.method == .post && path == SessionRoutes.loginPath
+        if !loggingIn && !access.isSession(request.headers[WebSecurity.sessionHeader] ?? WebSecurity.webSocketSecret(request.headers)) {
+            guard request.method == .get, let link = request.uri.queryParameters["link"] else {
+                return WebApp.plain(.unauthorized, "not logged in: \(WebSecurity.howToOpen)")
+            }
+            guard access.useLink(String(link), to: path) else {
                 return WebApp.plain(
-                    .tooManyRequests,
-                    "\(WebAccess.maxWrongTokens) wrong \(access.oneTime ? "pairing codes" : "tokens"): "
-                        + "locked out until ribbit-web restarts (`ribbitd web`)")
+                    .unauthorized,
+                    "this link opens once, within a minute: open it again from the web app's screen (or \(WebSecurity.howToOpen))")
             }
-        }
-        guard access.isSession(cookieHeader: request.headers[.cookie]) else {
-            if request.method == .get
-                && ["/", "", "/prescriptions", "/load", "/details", LiveScreen.path, "/fitting"].contains(request.uri.path)
-            {
-                return Assets.response(Assets.loginHTML, type: "text/html; charset=utf-8", status: .unauthorized)
-            }
-            return WebApp.plain(.unauthorized, "not logged in: \(WebSecurity.howToOpen)")
         }
         guard request.method == .post else { return try await next(request, context) }
-        let limit = WebSecurity.maxBodyBytes(for: request.uri.path)
+        let limit = WebSecurity.maxBodyBytes(for: path)
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
             return WebApp.plain(.contentTooLarge, "the request body is over \(limit) bytes")
         }
         var request = request
         _ = try await request.collectBody(upTo: limit)
-        guard CSRFToken.matches(request.headers[WebSecurity.csrfHeader], token) else {
-            return WebApp.plain(.forbidden, "missing or wrong X-CSRF-Token: reload the page and try again")
-        }
         return try await next(request, context)
-    }
-
-    /// The rest of the query after the token, so a link such as /details?id=2&token=... keeps its id.
-    static func queryWithoutToken(_ query: String?) -> String {
-        let kept = (query ?? "").split(separator: "&").filter { !$0.hasPrefix("token=") && $0 != "token" }
-        return kept.isEmpty ? "" : "?" + kept.joined(separator: "&")
     }
 }
 
-/// The limits and headers, outside the generic middleware (which cannot hold stored statics).
+/// The limits, the public paths and the headers.
 enum WebSecurity {
     static let maxBodyBytes = 4096
     /// The Load screen's uploads, a photo of a QR code or a .rx file: a phone's photo is a few MB.
@@ -112,11 +101,41 @@ enum WebSecurity {
     static let uploadPaths: Set<String> = [LoadScreen.previewPath, LoadScreen.loadPath]
 
     static func maxBodyBytes(for path: String) -> Int { uploadPaths.contains(path) ? uploadMaxBytes : maxBodyBytes }
-    static let csrfHeader = HTTPField.Name("X-CSRF-Token")!
+
+    /// The header that carries the session's secret (SessionRoutes' script sends it).
+    static let sessionHeader = HTTPField.Name("X-Ribbit-Session")!
+    /// A browser's WebSocket can send no header of its own, only a list of protocols: the page
+    /// offers `ribbit` and `ribbit-session.SECRET`, and the upgrade answers `ribbit`.
+    static let webSocketProtocol = "ribbit"
+    static let webSocketSecretPrefix = "ribbit-session."
     static let howToOpen = "open the link `ribbitd web` printed (or run `ribbitd web --url`)"
 
+    /// The page shells (no personal data in them), their scripts and the style sheet: what a
+    /// browser loads before the page can send the session's secret.
+    static let publicPaths: Set<String> = {
+        let screens: [(path: String, script: String)] = [
+            (HomeScreen.path, HomeScreen.script), (PrescriptionsScreen.path, PrescriptionsScreen.script),
+            (LoadScreen.path, LoadScreen.script), (DetailsScreen.path, DetailsScreen.script), (LiveScreen.path, LiveScreen.script),
+            (FittingScreen.path, FittingScreen.script), (HearingTestScreen.path, HearingTestScreen.script),
+            (VoiceScreen.path, VoiceScreen.script), (VoicePlay.path, VoicePlay.script),
+        ]
+        return Set(screens.flatMap { [$0.path, $0.script] } + [SessionRoutes.script, Assets.commonScript, Assets.styleSheetPath])
+    }()
+
+    /// The secret in an upgrade's `Sec-WebSocket-Protocol` list, if any.
+    static func webSocketSecret(_ headers: HTTPFields) -> String? {
+        guard headers[.upgrade]?.lowercased() == "websocket" else { return nil }
+        return webSocketProtocols(headers).first { $0.hasPrefix(webSocketSecretPrefix) }.map {
+            String($0.dropFirst(webSocketSecretPrefix.count))
+        }
+    }
+
+    static func webSocketProtocols(_ headers: HTTPFields) -> [String] {
+        headers[values: .secWebSocketProtocol].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
     /// script-src 'self' and no 'unsafe-inline': only the app's own script files run; nothing comes from elsewhere.
-    /// img-src blob: for the QR code the Fitting screen shows from its POST's answer.
+    /// img-src blob: for the QR code the Fitting screen shows from its POST's answer and the progress chart.
     static let contentSecurityPolicy =
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; "
         + "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"

@@ -34,6 +34,8 @@ enum StyleSheet {
         dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; margin: 0; }
         dt { font-weight: 600; }
         dd { margin: 0; overflow-wrap: anywhere; }
+        .ear-limit { display: inline-block; }
+        .limit { margin: 0 0 0.2rem; }
         time { white-space: nowrap; }
         button { font: inherit; font-weight: 700; min-height: 3rem; padding: 0.4rem 1rem; border: 3px solid var(--line);
           border-radius: 0.5rem; background: var(--paper); color: var(--ink); cursor: pointer; }

@@ -11,17 +11,18 @@ import RibbitVoice
 /// between views at the display's rate. Closing the socket before the end stores "exited".
 enum VoicePlay {
     static let path = "/voice/play"
+    static let script = "/voice-play.js"
     static let socketPath = "/api/voice/play"
     /// Events are stored in batches of at most this many frames (0.25 s): one transaction each.
     static let batchFrames = 25
 
     static func addRoutes<Context: WebSocketRequestContext & RequestContext>(
-        to router: Router<Context>, daemon: DaemonBridge, voice: VoiceBridge, feed: SharedDaemonStream<VoiceFeed.Message>, csrfToken: String
+        to router: Router<Context>, daemon: DaemonBridge, voice: VoiceBridge, feed: SharedDaemonStream<VoiceFeed.Message>
     ) {
         let page = Assets.response(html, type: "text/html; charset=utf-8")
-        let script = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
+        let scriptFile = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
-        router.get("/voice-play.js") { _, _ in script }
+        router.get(RouterPath(stringLiteral: script)) { _, _ in scriptFile }
         router.ws(
             RouterPath(stringLiteral: socketPath),
             shouldUpgrade: { request, _ in try LiveScreen.checkUpgrade(request, socket: socketPath, view: "a voice game") },
@@ -149,6 +150,7 @@ enum VoicePlay {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>ribbit: voice game</title>
         <link rel="stylesheet" href="/app.css">
+        <script src="/session.js" defer></script>
         <script src="/voice-play.js" defer></script>
         </head>
         <body class="voice-play">
@@ -281,9 +283,9 @@ enum VoicePlay {
           $("exit").focus();
         }
 
-        function connect() {
-          const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/voice/play?" + query.toString();
-          socket = new WebSocket(url);
+        async function connect() {
+          socket = await session.openSocket("/api/voice/play?" + query.toString());
+          if (!socket) { problem(session.problem()); return; }
           socket.addEventListener("message", (event) => { try { receive(JSON.parse(event.data)); } catch (error) { /* a partial frame */ } });
           socket.addEventListener("close", () => { if (!state.finished) problem("The game stopped: the web app closed the connection. Exit and start again."); });
         }

@@ -10,10 +10,11 @@ import RibbitVoice
 /// and download it as CSV. Everything stays in voice.sqlite on this machine.
 enum VoiceScreen {
     static let path = "/voice"
+    static let script = "/voice.js"
 
-    static func html(csrfToken: String) -> String {
+    static var html: String {
         Assets.screen(
-            path: path, title: "ribbit: voice games", script: "/voice.js", connecting: "Loading…", main: main, csrfToken: csrfToken)
+            path: path, title: "ribbit: voice games", script: script, connecting: "Loading…", main: main)
     }
 
     /// One settings field as the form shows it: VoiceSettings' key, its label and unit
@@ -62,12 +63,11 @@ enum VoiceScreen {
         var settings: VoiceSettings?
     }
 
-    static func addRoutes<Context: RequestContext>(to router: Router<Context>, daemon: DaemonBridge, voice: VoiceBridge, csrfToken: String)
-    {
-        let page = Assets.response(html(csrfToken: csrfToken), type: "text/html; charset=utf-8")
-        let script = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
+    static func addRoutes<Context: RequestContext>(to router: Router<Context>, daemon: DaemonBridge, voice: VoiceBridge) {
+        let page = Assets.response(html, type: "text/html; charset=utf-8")
+        let scriptFile = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
-        router.get("/voice.js") { _, _ in script }
+        router.get(RouterPath(stringLiteral: script)) { _, _ in scriptFile }
 
         router.get("/api/voice/children") { _, _ in
             let calibrated = await self.calibrated(daemon)
@@ -295,7 +295,7 @@ enum VoiceScreen {
         function unitText(unit) { return unit === "level" ? (info.scale || "dB").split(" (")[0] : unit; }
 
         async function load() {
-          const response = await fetch("/api/voice/children").catch(() => null);
+          const response = await session.api("/api/voice/children").catch(() => null);
           if (!response) { showMessage(unreachable); return; }
           if (!response.ok) { showMessage(await response.text()); return; }
           info = await response.json();
@@ -362,13 +362,19 @@ enum VoiceScreen {
           const id = chosen.id;
           const downloads = $("downloads");
           downloads.replaceChildren(
-            el("a", { href: "/api/voice/children/" + id + "/events.csv", download: "", text: "Download CSV: events" }),
-            el("a", { href: "/api/voice/children/" + id + "/sessions.csv", download: "", text: "Download CSV: sessions" }));
-          const chart = el("img", { src: "/api/voice/children/" + id + "/progress.svg?" + Date.now(),
-            alt: "Progress of " + chosen.nickname + " by week: sessions, time in the target range, sounds per success, pitch range" });
-          chart.addEventListener("error", () => chart.replaceWith(el("p", { class: "hint", text: "No chart yet: it appears after the first session." })));
-          $("progress-chart").replaceChildren(chart);
-          const response = await fetch("/api/voice/children/" + id + "/sessions").catch(() => null);
+            needsSession(el("a", { href: "/api/voice/children/" + id + "/events.csv", download: "", text: "Download CSV: events" }), true),
+            needsSession(el("a", { href: "/api/voice/children/" + id + "/sessions.csv", download: "", text: "Download CSV: sessions" }), true));
+          // The chart comes with the session, so it is fetched and shown from memory (a blob: URL).
+          const picture = await session.api("/api/voice/children/" + id + "/progress.svg").catch(() => null);
+          if (picture && picture.ok) {
+            const chart = el("img", { src: URL.createObjectURL(await picture.blob()),
+              alt: "Progress of " + chosen.nickname + " by week: sessions, time in the target range, sounds per success, pitch range" });
+            chart.addEventListener("load", () => URL.revokeObjectURL(chart.src));
+            $("progress-chart").replaceChildren(chart);
+          } else {
+            $("progress-chart").replaceChildren(el("p", { class: "hint", text: "No chart yet: it appears after the first session." }));
+          }
+          const response = await session.api("/api/voice/children/" + id + "/sessions").catch(() => null);
           const body = $("sessions").tBodies[0];
           body.replaceChildren();
           if (!response || !response.ok) { showMessage(response ? await response.text() : unreachable); return; }

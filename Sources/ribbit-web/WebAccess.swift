@@ -1,27 +1,36 @@
 import Foundation
-import Glibc
 
 /// Who may use the web app. A TCP connection to 127.0.0.1 says nothing about which local user
-/// made it, so, as Jupyter does, the web app makes a random access token at each start and only
-/// the wearer can read it (the file `web-token`, 0600 in the 0700 runtime directory, and the
-/// link `ribbitd web` prints). Opening any path with `?token=` and the right token gives the
-/// browser a session cookie; every other request needs that cookie. After 5 wrong tokens the
-/// token is locked out until ribbit-web restarts.
+/// made it, so, as Jupyter does, the web app makes a random access token at each start that only
+/// the wearer can read (the file `web-token`, 0600 in the 0700 runtime directory, and the link
+/// `ribbitd web` prints). The page (/session.js) trades the token once (`POST /api/login`) for a
+/// session secret and keeps that in its origin's localStorage, which no other origin can read,
+/// a page on another port of this machine included (cookies, by contrast, are shared by every
+/// port of a host). Every request then carries the secret in `X-Ribbit-Session`; a WebSocket
+/// carries it in its protocol list; a download or the printable report, which the browser opens
+/// as a plain link, gets a one-use link instead. Nothing the browser sends by itself, such as a
+/// cookie, authorises anything.
 ///
 /// On a LAN the token is a one-time pairing code: the browser that uses it is paired, and a new
 /// code replaces it at once (`onNewToken` writes the file and prints the next link), so a link
 /// seen over a shoulder or left in a phone's history pairs nothing.
+///
+/// Wrong tokens slow down whoever sends them (GuessThrottle, per user of this machine or per
+/// address), never anyone else: the right token always works for the wearer.
 final class WebAccess: @unchecked Sendable {
-    static let maxWrongTokens = 5
     static let maxSessions = 64
-    static let cookieName = "ribbit_session"
+    /// A one-use link lives this long: the page asks for it on a click and opens it at once.
+    static let linkSeconds = 60.0
+    static let maxLinks = 64
 
     let oneTime: Bool
     private let onNewToken: @Sendable (String) -> Void
     private let lock = NSLock()
     private var current: String
     private var sessions: [String] = []
-    private var wrongTokens = 0
+    private var throttle = GuessThrottle()
+    /// One-use links: the secret, the path it opens, and until when (monotonic seconds).
+    private var links: [(secret: String, path: String, until: Double)] = []
 
     init(
         token: String = WebAccess.randomBase64URL(), oneTime: Bool = false, onNewToken: @escaping @Sendable (String) -> Void = { _ in }
@@ -39,23 +48,27 @@ final class WebAccess: @unchecked Sendable {
     }
 
     enum Login: Equatable {
-        /// The new session's cookie value.
+        /// The new session's secret.
         case session(String)
         case wrongToken
-        case lockedOut
+        /// This guesser sent too many wrong tokens: nothing is checked for it for this long.
+        case wait(seconds: Int)
     }
 
-    func logIn(with given: String) -> Login {
+    /// `guesser`: who sent it (PeerIdentity). A guesser told to wait is not even checked, so the
+    /// wait bounds how fast it can guess; the others are checked as usual.
+    func logIn(with given: String, from guesser: String, now: Double = MonotonicClock.seconds()) -> Login {
         lock.lock()
-        guard wrongTokens < Self.maxWrongTokens else {
+        if let seconds = throttle.secondsToWait(guesser, now: now) {
             lock.unlock()
-            return .lockedOut
+            return .wait(seconds: seconds)
         }
-        guard CSRFToken.matches(given, current) else {
-            wrongTokens += 1
+        guard Self.matches(given, current) else {
+            throttle.wrong(guesser, now: now)
             lock.unlock()
-            return wrongTokens < Self.maxWrongTokens ? .wrongToken : .lockedOut
+            return .wrongToken
         }
+        throttle.forget(guesser)
         let session = Self.randomBase64URL()
         sessions.append(session)
         if sessions.count > Self.maxSessions { sessions.removeFirst() }
@@ -66,31 +79,48 @@ final class WebAccess: @unchecked Sendable {
         return .session(session)
     }
 
-    /// Whether the request's Cookie header holds a live session; every session is compared, in
-    /// constant time each, so the time says nothing about which or how much matched.
-    func isSession(cookieHeader: String?) -> Bool {
-        guard let value = Self.cookie(Self.cookieName, in: cookieHeader) else { return false }
+    /// Whether `given` is a live session's secret; every session is compared, in constant time
+    /// each, so the time says nothing about which or how much matched.
+    func isSession(_ given: String?) -> Bool {
+        guard let given else { return false }
         lock.lock()
         defer { lock.unlock() }
         var found = false
-        for session in sessions where CSRFToken.matches(value, session) { found = true }
+        for session in sessions where Self.matches(given, session) { found = true }
         return found
     }
 
-    static func cookie(_ name: String, in header: String?) -> String? {
-        guard let header else { return nil }
-        for pair in header.split(separator: ";") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == name {
-                return parts[1].trimmingCharacters(in: .whitespaces)
-            }
-        }
-        return nil
+    /// A one-use link to `path` (for a logged-in page): `path?link=SECRET`, good for one GET of
+    /// that path within `linkSeconds`.
+    func makeLink(to path: String, now: Double = MonotonicClock.seconds()) -> String {
+        let secret = Self.randomBase64URL()
+        lock.lock()
+        links.removeAll { $0.until < now }
+        links.append((secret, path, now + Self.linkSeconds))
+        if links.count > Self.maxLinks { links.removeFirst() }
+        lock.unlock()
+        return path + "?link=" + secret
     }
 
-    /// Secure over HTTPS, so the browser never sends it over plain HTTP.
-    static func setCookie(_ session: String, secure: Bool = false) -> String {
-        "\(cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
+    /// Whether `given` is a live link to `path`; it is used up either way it matched.
+    func useLink(_ given: String, to path: String, now: Double = MonotonicClock.seconds()) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        var found: Int?
+        for (index, link) in links.enumerated() where Self.matches(given, link.secret) { found = index }
+        guard let found else { return false }
+        let link = links.remove(at: found)
+        return link.path == path && link.until >= now
+    }
+
+    /// Compares in time independent of where they differ.
+    static func matches(_ given: String?, _ expected: String) -> Bool {
+        guard let given else { return false }
+        let a = Array(given.utf8), b = Array(expected.utf8)
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for i in 0..<a.count { difference |= a[i] ^ b[i] }
+        return difference == 0
     }
 
     /// 32 bytes from the system's generator (getrandom on Linux), base64url without padding.
@@ -102,46 +132,48 @@ final class WebAccess: @unchecked Sendable {
     }
 }
 
-/// A file only this user may read, in a directory only this user may enter: the personal link
-/// (`web-token` in the runtime directory, for `ribbitd web --url`) and the HTTPS key.
-enum PrivateFile {
-    struct Failure: Error, CustomStringConvertible { var description: String }
+/// Wrong tokens per guesser (a user of this machine, or an address: PeerIdentity). A few cost
+/// nothing (a mistyped or old link); after `freeWrongGuesses` the guesser waits 10 s, then 20,
+/// 40 ... up to 5 minutes between guesses, and whatever it sends meanwhile is refused unchecked. A guesser's count is forgotten after an hour without a wrong token, or when it
+/// sends the right one. Guessing the 256-bit token is hopeless anyway; this keeps a guesser from
+/// costing the machine anything, and unlike a lock for everybody it never stops the wearer.
+struct GuessThrottle {
+    static let freeWrongGuesses = 5
+    static let firstWaitSeconds = 10.0
+    static let maxWaitSeconds = 300.0
+    static let forgetSeconds = 3600.0
+    /// Beyond this many guessers the one whose wait ends first is forgotten (a LAN of rotating addresses).
+    static let maxGuessers = 1024
 
-    /// Creates the 0700 directory if missing (and its parents), refusing one that is not this
-    /// user's with mode 0700, or a symbolic link, and writes the file 0600 without following a
-    /// link, atomically.
-    static func write(_ text: String, to path: String) throws(Failure) {
-        let directory = (path as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(
-            atPath: (directory as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw Failure(description: "cannot create \(directory): \(String(cString: strerror(errno)))")
-        }
-        var info = stat()
-        guard lstat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o077 == 0
-        else { throw Failure(description: "\(directory) is not a directory of this user's with mode 0700; move it away") }
-        let temporary = path + ".partial"
-        unlink(temporary)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(description: "cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        let bytes = Array(text.utf8)
-        let written = Glibc.write(fd, bytes, bytes.count)
-        fchmod(fd, 0o600)
-        close(fd)
-        guard written == bytes.count, rename(temporary, path) == 0 else {
-            let problem = String(cString: strerror(errno))
-            unlink(temporary)
-            throw Failure(description: "cannot write \(path): \(problem)")
+    private var guessers: [String: (wrong: Int, lastWrong: Double, nextTry: Double)] = [:]
+
+    /// Whole seconds until `guesser` may try again; nil: now.
+    func secondsToWait(_ guesser: String, now: Double) -> Int? {
+        guard let entry = guessers[guesser], now - entry.lastWrong < Self.forgetSeconds, entry.nextTry > now else { return nil }
+        return Int((entry.nextTry - now).rounded(.up))
+    }
+
+    mutating func wrong(_ guesser: String, now: Double) {
+        var entry = guessers[guesser] ?? (0, now, now)
+        if now - entry.lastWrong >= Self.forgetSeconds { entry.wrong = 0 }
+        entry.wrong += 1
+        entry.lastWrong = now
+        let over = entry.wrong - Self.freeWrongGuesses
+        entry.nextTry = over < 0 ? now : now + min(Self.maxWaitSeconds, Self.firstWaitSeconds * pow(2, Double(over)))
+        guessers[guesser] = entry
+        if guessers.count > Self.maxGuessers, let first = guessers.min(by: { $0.value.nextTry < $1.value.nextTry })?.key {
+            guessers[first] = nil
         }
     }
 
-    /// Removes the file if it still holds `text` (another ribbit-web may have replaced it).
-    static func remove(_ path: String, ifHolding text: String) {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = read(fd, &buffer, buffer.count)
-        close(fd)
-        if count > 0, String(decoding: buffer[0..<count], as: UTF8.self) == text { unlink(path) }
+    mutating func forget(_ guesser: String) { guessers[guesser] = nil }
+}
+
+/// CLOCK_MONOTONIC in seconds: waits and link lifetimes must not jump with the wall clock.
+enum MonotonicClock {
+    static func seconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }

@@ -10,38 +10,36 @@ import RibbitControl
 import RibbitSettings
 import RibbitStore
 
-/// The application: the security middleware in front of the shared assets and each screen's
-/// page, script and API (the screens' files), and the replies they share.
+/// The application: the security middleware in front of the shared assets, the session's
+/// routes and each screen's page, script and API (the screens' files), and the replies they share.
 enum WebApp {
     /// `onRunning` is called once the port is bound (so a message then is true).
     static func make(
         listen: WebListenAddress, tls: TLSConfiguration? = nil, daemon: DaemonBridge, history: HistoryBridge,
-        keys: SigningKeys, token: String, access: WebAccess,
+        keys: SigningKeys, access: WebAccess, limits: ConnectionLimits = .forThisProcess(),
         onRunning: @escaping @Sendable () -> Void
     ) throws -> some ApplicationProtocol {
-        // A WebSocket-capable context for the Live screen's socket; the other screens' routes are generic.
-        let router = Router(context: BasicWebSocketRequestContext.self)
-        router.add(middleware: SecurityMiddleware(listen: listen, token: token, access: access))
+        // A WebSocket-capable context for the Live screen's and the games' sockets, with the peer's address.
+        let router = Router(context: WebRequestContext.self)
+        router.add(middleware: SecurityMiddleware(listen: listen, access: access))
 
         Assets.addRoutes(to: router)
-        HomeScreen.addRoutes(to: router, daemon: daemon, csrfToken: token)
-        PrescriptionsScreen.addRoutes(to: router, daemon: daemon, history: history, csrfToken: token)
-        LoadScreen.addRoutes(to: router, daemon: daemon, intake: IntakeBridge(paths: RibbitPaths()), csrfToken: token)
-        DetailsScreen.addRoutes(to: router, history: history, csrfToken: token)
-        LiveScreen.addRoutes(to: router, feed: LiveFeed(socketPath: daemon.socketPath), csrfToken: token)
-        FittingScreen.addRoutes(to: router, daemon: daemon, history: history, keys: keys, csrfToken: token)
-        HearingTestScreen.addRoutes(to: router, daemon: daemon, csrfToken: token)
+        SessionRoutes.addRoutes(to: router, access: access)
+        HomeScreen.addRoutes(to: router, daemon: daemon)
+        PrescriptionsScreen.addRoutes(to: router, daemon: daemon, history: history)
+        LoadScreen.addRoutes(to: router, daemon: daemon, intake: IntakeBridge(paths: RibbitPaths()))
+        DetailsScreen.addRoutes(to: router, history: history)
+        LiveScreen.addRoutes(to: router, feed: LiveFeed(socketPath: daemon.socketPath))
+        FittingScreen.addRoutes(to: router, daemon: daemon, history: history, keys: keys)
+        HearingTestScreen.addRoutes(to: router, daemon: daemon)
         HearingTestResultsRoutes.addRoutes(to: router, daemon: daemon, tests: HearingTestBridge(storePath: history.storePath))
         let voice = VoiceBridge(storePath: VoiceStore.path(dataDirectory: RibbitPaths().dataDirectory))
-        VoiceScreen.addRoutes(to: router, daemon: daemon, voice: voice, csrfToken: token)
-        VoicePlay.addRoutes(to: router, daemon: daemon, voice: voice, feed: VoiceFeed.make(socketPath: daemon.socketPath), csrfToken: token)
+        VoiceScreen.addRoutes(to: router, daemon: daemon, voice: voice)
+        VoicePlay.addRoutes(to: router, daemon: daemon, voice: voice, feed: VoiceFeed.make(socketPath: daemon.socketPath))
 
-        // The same router answers WebSocket upgrades, so the security middleware checks them too;
-        // on a LAN all of it inside TLS.
-        let plain = HTTPServerBuilder.http1WebSocketUpgrade(webSocketRouter: router)
         return Application(
             router: router,
-            server: try tls.map { try .tls(plain, tlsConfiguration: $0) } ?? plain,
+            server: server(router: router, tls: tls, connections: ConnectionTable(limits: limits)),
             configuration: .init(address: .hostname(listen.host, port: listen.port), serverName: nil),
             onServerRunning: { _ in onRunning() },
             logger: {
@@ -50,6 +48,22 @@ enum WebApp {
                 return logger
             }()
         )
+    }
+
+    /// HTTP/1.1 with WebSocket upgrades (the same router answers them, so the security
+    /// middleware checks them too), on a LAN inside TLS, and in front of it all the connection
+    /// guard (ConnectionLimits).
+    static func server(router: Router<WebRequestContext>, tls: TLSConfiguration?, connections: ConnectionTable) -> HTTPServerBuilder {
+        let webSocketResponder = router.buildResponder()
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(additionalChannelHandlers: [RequestActivity()]),
+            ws: .init(autoPing: .enabled(timePeriod: .seconds(ConnectionLimits.webSocketPingSeconds))))
+        return HTTPServerBuilder { responder in
+            let plain = HTTP1WebSocketUpgradeChannel(
+                responder: responder, webSocketResponder: webSocketResponder, configuration: configuration)
+            if let tls { return GuardedChannel(base: try TLSChannel(plain, tlsConfiguration: tls), table: connections) }
+            return GuardedChannel(base: plain, table: connections)
+        }
     }
 
     /// `ribbit-12-music`: ASCII only, so the header needs no encoding.

@@ -86,7 +86,7 @@ if let tls {
 }
 do {
     let app = try WebApp.make(
-        listen: listen, tls: tlsConfiguration, daemon: daemon, history: history, keys: keys, token: CSRFToken.make(), access: access
+        listen: listen, tls: tlsConfiguration, daemon: daemon, history: history, keys: keys, access: access
     ) {
         // Once listening (a port in use leaves another web app's file alone).
         announce(access.token, first: true)

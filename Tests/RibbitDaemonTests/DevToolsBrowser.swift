@@ -14,15 +14,17 @@ final class DevToolsBrowser {
     /// Console calls, uncaught exceptions and log entries (CSP violations are), in order.
     private(set) var problems = [String]()
 
-    init(chromium: URL, directory: URL, url: String) throws {
+    /// `arguments`: more of Chromium's flags (`--ignore-certificate-errors` for a LAN web app's own certificate).
+    init(chromium: URL, directory: URL, url: String, arguments: [String] = []) throws {
         let log = directory.appendingPathComponent("devtools-chromium.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.executableURL = chromium
-        process.arguments = [
-            "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-            "--user-data-dir=\(directory.appendingPathComponent("devtools-profile").path)",
-            "--remote-debugging-port=0", "--window-size=1280,800", url,
-        ]
+        process.arguments =
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                "--user-data-dir=\(directory.appendingPathComponent("devtools-profile").path)",
+                "--remote-debugging-port=0", "--window-size=1280,800",
+            ] + arguments + [url]
         process.standardError = try FileHandle(forWritingTo: log)
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -107,6 +109,12 @@ final class DevToolsBrowser {
             guard Date() < deadline else { throw TestSetupError("the page never got to \(expression)") }
             usleep(100_000)
         }
+    }
+
+    /// Waits until the page opened with a personal link has traded its token for a session (the
+    /// page keeps it in localStorage), so the next page of the web app is logged in.
+    func waitUntilLoggedIn(seconds: Double = 15) throws {
+        try wait(for: #"localStorage.getItem("ribbit-session") !== null"#, seconds: seconds)
     }
 
     /// Chooses a file in the file input matching `selector`, as a person picking it does (the page gets its change event).

@@ -22,6 +22,7 @@ extension DaemonTests {
         // axe is injected by DevTools, not served: the app's own CSP stays as it is for the page.
         try browser.call("Page.setBypassCSP", ["enabled": true])
         try browser.wait(for: #"document.readyState === "complete""#)
+        try browser.waitUntilLoggedIn()
 
         var audited = 0
         for path in Self.screensToAudit {

@@ -36,10 +36,11 @@ extension DaemonTests {
         let daemon = try DaemonUnderTest.forWeb(on: server)
         let keys = try Self.fittingKeys(daemon)
         let web = try WebAppUnderTest(daemon: daemon)
-        #expect(try web.request("GET", "/fitting", withSession: false).status == 401)
-        #expect(try web.logIn(path: "/fitting").headers["location"] == "/fitting")
-        let token = try web.csrfToken()
         let original = try #require(try daemon.status().prescription?.name)
+        let shell = try web.request("GET", "/fitting", withSession: false)
+        #expect(shell.status == 200 && !shell.text.contains(original), "the page holds no personal data")
+        #expect(try web.request("GET", "/api/fitting/start", withSession: false).status == 401)
+        #expect(try web.logIn().status == 200)
 
         // The page: native controls, a label or aria-label on each, no inline script or style.
         let page = String(decoding: try web.request("GET", "/fitting").body, as: UTF8.self)
@@ -51,7 +52,7 @@ extension DaemonTests {
         // The targets: what RibbitFitting computes for the same audiogram (as `rx show` does).
         for rule in [FittingRule.camfit, .nalR, .halfGain, .pogo2] {
             let answer = try web.request(
-                "POST", "/api/fitting/targets", token: token, json: #"{"rule":"\#(rule.rawValue)",\#(Self.fittingAudiogram)}"#)
+                "POST", "/api/fitting/targets", json: #"{"rule":"\#(rule.rawValue)",\#(Self.fittingAudiogram)}"#)
             #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
             struct Targets: Decodable {
                 var frequenciesHz: [Int]
@@ -73,7 +74,7 @@ extension DaemonTests {
             }
         }
         let oneEar = try web.request(
-            "POST", "/api/fitting/targets", token: token,
+            "POST", "/api/fitting/targets",
             json: #"{"rule":"nal-r","left":{"500":30,"1000":30,"2000":30,"4000":30},"right":{"500":null}}"#)
         #expect(oneEar.status == 200 && String(decoding: oneEar.body, as: UTF8.self).contains(#""right" : null"#))
 
@@ -92,7 +93,7 @@ extension DaemonTests {
         for (json, reason) in bad {
             for path in ["/api/fitting/targets", "/api/fitting/trial"] {
                 let answer = try web.request(
-                    "POST", path, token: token, json: json.replacingOccurrences(of: "{\"rule\"", with: #"{"name":"x","env":"quiet","rule""#)
+                    "POST", path, json: json.replacingOccurrences(of: "{\"rule\"", with: #"{"name":"x","env":"quiet","rule""#)
                 )
                 let text = String(decoding: answer.body, as: UTF8.self)
                 #expect(answer.status == 400 && text.contains(reason) && text.split(separator: "\n").count == 1, "\(path) \(json): \(text)")
@@ -104,32 +105,32 @@ extension DaemonTests {
             #"{"name":"A\nrule: explicit","env":"quiet",\#(valid)}"#: "one line of text",
             #"{"name":"A","env":"quiet","minutes":500,\#(valid)}"#: "1 to 120 minutes",
         ] {
-            let answer = try web.request("POST", "/api/fitting/trial", token: token, json: json)
+            let answer = try web.request("POST", "/api/fitting/trial", json: json)
             let text = String(decoding: answer.body, as: UTF8.self)
             #expect(answer.status == 400 && text.contains(reason) && text.split(separator: "\n").count == 1, "\(json): \(text)")
         }
-        // No CSRF token: 403 for every POST, and nothing changes.
+        // No session: 401 for every POST, and nothing changes.
         let trialJSON =
             #"{"name":"Web fitting trial","env":"quiet","audiologist":"Dr Ada Test","patient":"P. Test","minutes":15,\#(valid)}"#
         for path in ["/api/fitting/targets", "/api/fitting/trial", "/api/fitting/qr", "/api/keep", "/api/revert"] {
-            #expect(try web.request("POST", path, json: trialJSON).status == 403, "\(path)")
+            #expect(try web.request("POST", path, json: trialJSON, withSession: false).status == 401, "\(path)")
         }
         let unchanged = try daemon.status()
         #expect(unchanged.prescription?.name == original && unchanged.trial == nil)
 
         // The trial: `ribbitd status` shows it; Revert goes back; a second one kept stays.
-        let tried = try web.request("POST", "/api/fitting/trial", token: token, json: trialJSON)
+        let tried = try web.request("POST", "/api/fitting/trial", json: trialJSON)
         #expect(tried.status == 200, "\(String(decoding: tried.body, as: UTF8.self))")
         let during = try daemon.status()
         #expect(during.prescription?.name == "Web fitting trial" && (during.trial?.secondsLeft ?? 0) > 800, "\(during)")
         #expect(try daemon.ribbitd(["status"]).stdout.contains("Web fitting trial"))
-        #expect(try web.request("POST", "/api/revert", token: token).status == 200)
+        #expect(try web.request("POST", "/api/revert").status == 200)
         let after = try daemon.status()
         #expect(after.prescription?.name == original && after.trial == nil)
         #expect(try daemon.ribbitd(["status"]).stdout.contains(original))
-        #expect(try web.request("POST", "/api/revert", token: token).status == 409)
-        #expect(try web.request("POST", "/api/fitting/trial", token: token, json: trialJSON).status == 200)
-        #expect(try web.request("POST", "/api/keep", token: token).status == 200)
+        #expect(try web.request("POST", "/api/revert").status == 409)
+        #expect(try web.request("POST", "/api/fitting/trial", json: trialJSON).status == 200)
+        #expect(try web.request("POST", "/api/keep").status == 200)
         let kept = try daemon.status()
         #expect(kept.prescription?.name == "Web fitting trial" && kept.trial == nil)
 
@@ -159,7 +160,7 @@ extension DaemonTests {
         }
         let qrJSON = trialJSON.replacingOccurrences(of: #""minutes":15"#, with: #""key":"Dr-Ada-Test""#)
         let started = Date()
-        let answer = try web.request("POST", "/api/fitting/qr", token: token, json: qrJSON)
+        let answer = try web.request("POST", "/api/fitting/qr", json: qrJSON)
         let milliseconds = Date().timeIntervalSince(started) * 1000
         #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
         let made = try JSONDecoder().decode(Made.self, from: answer.body)
@@ -207,7 +208,7 @@ extension DaemonTests {
             (protected.replacingOccurrences(of: #""key""#, with: #""passphrase":"open sesame","key""#), 200),
             (qrJSON.replacingOccurrences(of: "Dr-Ada-Test", with: "../keys/Dr-Ada-Test"), 400),
         ] {
-            let answer = try web.request("POST", "/api/fitting/qr", token: token, json: json)
+            let answer = try web.request("POST", "/api/fitting/qr", json: json)
             let text = String(decoding: answer.body, as: UTF8.self)
             #expect(answer.status == status && (status == 200 || text.split(separator: "\n").count == 1), "\(json): \(text)")
         }

@@ -22,7 +22,6 @@ extension DaemonTests {
         let unreliable = try store.save(HearingTestRecords.unreliable())
         let web = try WebAppUnderTest(daemon: daemon)
         _ = try web.logIn()
-        let token = try web.csrfToken()
         func text(_ answer: WebAppUnderTest.Answer) -> String { String(decoding: answer.body, as: UTF8.self) }
 
         let list = try web.request("GET", "/api/hearing-test/list")
@@ -37,12 +36,14 @@ extension DaemonTests {
         #expect(report.status == 200 && report.headers["content-type"] == "text/html; charset=utf-8")
         #expect(html.contains(#"<p class="disclaimer" id="disclaimer">"#) && html.contains("not a clinical audiogram"))
         #expect(html.contains("<svg") && html.contains("Audiogram, hearing test \(reliable)"))
+        #expect(try web.request("GET", "/hearing-test/report/\(reliable)", withSession: false).status == 401)
         let policy = report.headers["content-security-policy"] ?? ""
         #expect(
             policy.hasPrefix("default-src 'none'; style-src 'sha256-") && !policy.contains("unsafe-inline")
                 && !policy.contains("script-src"),
             "\(policy)")
 
+        #expect(try web.request("GET", "/api/hearing-test/fhir/\(reliable)", withSession: false).status == 401)
         let fhir = try web.request("GET", "/api/hearing-test/fhir/\(reliable)")
         #expect(
             fhir.status == 200 && fhir.headers["content-disposition"] == "attachment; filename=\"ribbit-hearing-test-\(reliable).json\"")
@@ -54,26 +55,31 @@ extension DaemonTests {
             #expect(answer.status == 404 && text(answer).split(separator: "\n").count == 1, "\(path): \(answer.status) \(text(answer))")
         }
 
-        // The fitting: CSRF, unknown, unreliable (one line, nothing changed), then a 15-minute trial.
-        #expect(try web.request("POST", "/api/hearing-test/fit", json: #"{"id":\#(reliable)}"#).status == 403)
-        let unknown = try web.request("POST", "/api/hearing-test/fit", token: token, json: #"{"id":99}"#)
+        // The fitting: no session, unknown, unreliable (one line, nothing changed), then a 15-minute trial.
+        #expect(try web.request("POST", "/api/hearing-test/fit", json: #"{"id":\#(reliable)}"#, withSession: false).status == 401)
+        let unknown = try web.request("POST", "/api/hearing-test/fit", json: #"{"id":99}"#)
         #expect(unknown.status == 404 && text(unknown).contains("no hearing test 99"), "\(text(unknown))")
-        let refused = try web.request("POST", "/api/hearing-test/fit", token: token, json: #"{"id":\#(unreliable)}"#)
+        let refused = try web.request("POST", "/api/hearing-test/fit", json: #"{"id":\#(unreliable)}"#)
         #expect(
             refused.status == 409 && text(refused).split(separator: "\n").count == 1 && text(refused).contains("unreliable")
                 && !text(refused).contains("--force"), "\(text(refused))")
         #expect(try daemon.status().trial == nil)
-        let fitted = try web.request("POST", "/api/hearing-test/fit", token: token, json: #"{"id":\#(reliable)}"#)
+        let fitted = try web.request("POST", "/api/hearing-test/fit", json: #"{"id":\#(reliable)}"#)
         #expect(fitted.status == 200, "\(text(fitted))")
         let status = try daemon.status()
         #expect(status.prescription?.name == "self-test 2026-11-24", "\(String(describing: status.prescription))")
         #expect(status.trial.map { (880...900).contains($0.secondsLeft) } == true, "\(String(describing: status.trial))")
 
-        // The report in the browser: its style applies under its own policy, nothing on the console.
+        // The report in the browser, opened from its link on the Hearing test screen (the page gets
+        // a one-use link for it): its style applies under its own policy, nothing on the console.
         let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: web.personalURL)
-        try browser.wait(for: #"document.getElementById("connection") !== null"#)
-        try browser.call("Page.navigate", ["url": web.url + "hearing-test/report/\(reliable)"])
+        try browser.waitUntilLoggedIn()
+        try browser.call("Page.navigate", ["url": web.url + "hearing-test"])
+        let reportLink = ##"document.querySelector("#earlier-list a[href='/hearing-test/report/\##(reliable)']")"##
+        try browser.wait(for: reportLink + " !== null")
+        _ = try browser.evaluate(reportLink + ".click(); true")
         try browser.wait(for: #"document.readyState === "complete" && document.getElementById("disclaimer") !== null"#)
+        #expect(try browser.evaluate("location.pathname") as? String == "/hearing-test/report/\(reliable)")
         #expect(
             try browser.evaluate(#"getComputedStyle(document.getElementById("disclaimer")).borderTopWidth"#) as? String == "2px",
             "the report's style was blocked")
@@ -82,8 +88,11 @@ extension DaemonTests {
             try browser.evaluate(#"document.getElementById("details").offsetWidth === document.body.clientWidth"#) as? Bool == true,
             "the style attribute was blocked")
         #expect(browser.problems.isEmpty, "the report wrote to the console: \(browser.problems)")
+        // For the audit, the report again (a link opens it once): a new one-use link, as a click gets.
         try browser.call("Page.setBypassCSP", ["enabled": true])
-        try browser.call("Page.reload", [:])
+        let again = try web.request("POST", "/api/link", json: #"{"path":"/hearing-test/report/\#(reliable)"}"#)
+        let link = try #require((try JSONSerialization.jsonObject(with: again.body) as? [String: Any])?["url"] as? String)
+        try browser.call("Page.navigate", ["url": web.url + link.dropFirst()])
         try browser.wait(for: #"document.readyState === "complete" && document.getElementById("disclaimer") !== null"#)
         if let violations = try Self.axeViolations(browser) { #expect(violations.isEmpty, "the report: \(violations)") }
 

@@ -4,7 +4,7 @@ import RibbitTestSupport
 import Testing
 
 /// The Hearing test screen against a real daemon on a private jackd: the page and its routes
-/// (the CSRF token on every POST, a bad request refused in one line), drawn in headless Chromium
+/// (the session on every POST, a bad request refused in one line), drawn in headless Chromium
 /// with nothing on the console; and a short test (one ear, 1 kHz) started, answered from the
 /// page's own keyboard handler, and stopped, each step as `ribbitd status` reports it.
 /// RIBBIT_WEB_SCREENSHOTS=DIR keeps the screenshots (the README's are docs/images/web-hearing-test-*.png).
@@ -42,18 +42,18 @@ extension DaemonTests {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest.forWeb(on: server)
         let web = try WebAppUnderTest(daemon: daemon)
-        #expect(try web.request("GET", "/hearing-test", withSession: false).status == 401)
-        #expect(try web.logIn(path: "/hearing-test").headers["location"] == "/hearing-test")
-        let token = try web.csrfToken()
+        #expect(try web.request("GET", "/hearing-test", withSession: false).status == 200, "the page shell, with no data")
+        #expect(try web.request("GET", "/api/hearing-test/list", withSession: false).status == 401)
+        #expect(try web.logIn().status == 200)
 
         let page = String(decoding: try web.request("GET", "/hearing-test").body, as: UTF8.self)
         #expect(!page.contains("tabindex") && !page.contains("onclick") && !page.contains("style=") && !page.contains("<script>"))
         #expect(page.contains(#"<a href="/hearing-test" aria-current="page">Hearing test</a>"#))
         #expect(page.contains(#"<option value="consumer" selected>"#) && page.contains(#"value="unknown" checked"#))
 
-        // No CSRF token: 403 for every POST, and no test starts.
+        // No session: 401 for every POST, and no test starts.
         for path in ["/api/hearing-test/start", "/api/hearing-test/answer", "/api/hearing-test/stop"] {
-            #expect(try web.request("POST", path, json: "{}").status == 403, "\(path)")
+            #expect(try web.request("POST", path, json: "{}", withSession: false).status == 401, "\(path)")
         }
         #expect(try daemon.status().hearingTest == nil)
         for (json, reason) in [
@@ -61,7 +61,7 @@ extension DaemonTests {
             #"{"betterEar":"both"}"#: "betterEar 'both' is not right, left or unknown",
             #"{"transducer":7}"#: "not the JSON",
         ] {
-            let answer = try web.request("POST", "/api/hearing-test/start", token: token, json: json)
+            let answer = try web.request("POST", "/api/hearing-test/start", json: json)
             let text = String(decoding: answer.body, as: UTF8.self)
             #expect(answer.status == 400 && text.contains(reason) && text.split(separator: "\n").count == 1, "\(json): \(text)")
         }
@@ -72,8 +72,8 @@ extension DaemonTests {
         #expect(chart.status == 200 && svg.hasPrefix("<svg") && !svg.contains("audiogram-right-mark"), "\(svg.prefix(200))")
 
         let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: web.personalURL)
-        // Logged in (the personal link's redirect set the cookie) before going to the screen.
-        try browser.wait(for: #"document.getElementById("connection") !== null"#)
+        // Logged in (the personal link's token traded for a session) before going to the screen.
+        try browser.waitUntilLoggedIn()
         try browser.call("Page.navigate", ["url": web.url + "hearing-test"])
         try browser.wait(for: #"document.getElementById("before") !== null && !document.getElementById("before").hidden"#)
         #expect(
@@ -101,11 +101,10 @@ extension DaemonTests {
         let daemon = try DaemonUnderTest.forWeb(on: server)
         let web = try WebAppUnderTest(daemon: daemon)
         _ = try web.logIn()
-        let token = try web.csrfToken()
         let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: web.personalURL)
-        // Logged in (the personal link's redirect set the cookie) before going to the screen;
+        // Logged in (the personal link's token traded for a session) before going to the screen;
         // axe is injected by DevTools, the app's CSP stays as it is.
-        try browser.wait(for: #"document.getElementById("connection") !== null"#)
+        try browser.waitUntilLoggedIn()
         try browser.call("Page.setBypassCSP", ["enabled": true])
         try browser.call("Page.navigate", ["url": web.url + "hearing-test"])
         try browser.wait(for: #"document.getElementById("before") !== null && !document.getElementById("before").hidden"#)
@@ -120,13 +119,13 @@ extension DaemonTests {
         // The page's Start sends the defaults (both ears, every frequency: 10 minutes); the API
         // takes the ear and frequency to keep this short.
         let started = try web.request(
-            "POST", "/api/hearing-test/start", token: token,
+            "POST", "/api/hearing-test/start",
             json: #"{"transducer":"tdh39","ears":["right"],"frequenciesHz":[1000],"seed":7}"#)
         #expect(started.status == 200, "\(String(decoding: started.body, as: UTF8.self))")
         try until("a test running") { $0.state == .running || $0.state == .pausedForNoise }
         try browser.wait(
             for: #"!document.getElementById("during").hidden && document.getElementById("where").textContent === "Right ear, 1 kHz""#)
-        #expect(try web.request("POST", "/api/hearing-test/start", token: token, json: "{}").status == 409, "a second test while one runs")
+        #expect(try web.request("POST", "/api/hearing-test/start", json: "{}").status == 409, "a second test while one runs")
 
         // The space bar, then a press of the big button (pointer down), each counted once.
         let first = try #require(try daemon.status().hearingTest?.answers)
@@ -153,7 +152,7 @@ extension DaemonTests {
         var roundTrips = [Double]()
         for _ in 0..<5 {
             let sent = Date()
-            #expect(try web.request("POST", "/api/hearing-test/answer", token: token, json: "{}").status == 200)
+            #expect(try web.request("POST", "/api/hearing-test/answer", json: "{}").status == 200)
             roundTrips.append(Date().timeIntervalSince(sent) * 1000)
         }
         try until("the API's five answers") { $0.answers == first + 7 }
@@ -187,7 +186,7 @@ extension DaemonTests {
         #expect(stopped.recordID.map { record.contains("Hearing test \($0)") } ?? (record == "Not stored"), "\(record)")
         let flags = try browser.evaluate(#"document.getElementById("flags").textContent"#) as? String ?? ""
         #expect(flags.contains("stopped before every frequency"), "\(flags)")
-        #expect(try web.request("POST", "/api/hearing-test/stop", token: token).status == 409, "stop with no test running")
+        #expect(try web.request("POST", "/api/hearing-test/stop").status == 409, "stop with no test running")
 
         for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {
             try Self.keepScreenshot(try browser.screenshot(width: width, height: height), "web-hearing-test-after-\(label)")

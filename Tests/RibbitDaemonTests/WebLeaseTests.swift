@@ -13,7 +13,6 @@ extension DaemonTests {
         let daemon = try DaemonUnderTest.forWeb(on: server)
         let web = try WebAppUnderTest(daemon: daemon)
         _ = try web.logIn()
-        let token = try web.csrfToken()
         let start = #"{"transducer":"tdh39","ears":["right"],"frequenciesHz":[1000],"seed":7}"#
         func seconds(untilStoppedWithin limit: Double) throws -> Double? {
             let begun = Date()
@@ -26,10 +25,10 @@ extension DaemonTests {
 
         // The page runs the test; leaving it (another page) stops the test at once.
         let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: web.personalURL)
-        try browser.wait(for: #"document.getElementById("connection") !== null"#)
+        try browser.waitUntilLoggedIn()
         try browser.call("Page.navigate", ["url": web.url + "hearing-test"])
         try browser.wait(for: #"document.getElementById("before") !== null && !document.getElementById("before").hidden"#)
-        #expect(try web.request("POST", "/api/hearing-test/start", token: token, json: start).status == 200)
+        #expect(try web.request("POST", "/api/hearing-test/start", json: start).status == 200)
         try browser.wait(for: #"!document.getElementById("during").hidden"#)
         usleep(4_000_000)  // longer than a page may stay quiet: the page's polls keep it
         #expect(try daemon.status().hearingTest?.state == .running, "the test must run while its page is open")
@@ -38,13 +37,13 @@ extension DaemonTests {
         #expect(left != nil, "the test went on after its page was left")
 
         // Started with no page to poll (a page that crashed): the daemon stops it a few seconds on.
-        #expect(try web.request("POST", "/api/hearing-test/start", token: token, json: start).status == 200)
+        #expect(try web.request("POST", "/api/hearing-test/start", json: start).status == 200)
         #expect(try daemon.status().hearingTest?.state == .running)
         let quiet = try seconds(untilStoppedWithin: HearingTestQuietLimit.seconds + 1)
         #expect(quiet != nil && quiet! > 2, "a test whose page went quiet stopped after \(String(describing: quiet)) s")
 
         // ribbit-web killed while its test runs: the daemon stops the test within a second.
-        #expect(try web.request("POST", "/api/hearing-test/start", token: token, json: start).status == 200)
+        #expect(try web.request("POST", "/api/hearing-test/start", json: start).status == 200)
         kill(web.process.processIdentifier, SIGKILL)  // `ribbitd web` execs ribbit-web: the same process
         #expect(try seconds(untilStoppedWithin: 1) != nil, "the test outlived ribbit-web")
         #expect(try daemon.status().output == .processing)

@@ -7,8 +7,8 @@ import Testing
 /// The Live screen: a real daemon on a private jackd playing a 1 kHz tone, `ribbitd web`, its
 /// WebSocket read by URLSessionWebSocketTask and by headless Chromium.
 extension DaemonTests {
-    /// With the session cookie and the app's own Origin: 10 or more frames a second whose levels
-    /// are the tone's; without the cookie, or from another origin, no upgrade; Save's CSV has
+    /// With the session and the app's own Origin: 10 or more frames a second whose levels
+    /// are the tone's; without the session, or from another origin, no upgrade; Save's CSV has
     /// the CLI's header and a row per frame and ear, its SVG every series.
     @Test func webLiveStreamsFramesOverAWebSocketToItsOwnPagesOnly() throws {
         let server = try JackTestServer()
@@ -16,31 +16,40 @@ extension DaemonTests {
         let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 8)
         defer { _ = try? probe.finish() }
         let web = try WebAppUnderTest(daemon: daemon)
-        #expect(try web.logIn().status == 303)
+        #expect(try web.logIn().status == 200)
         let origin = "http://127.0.0.1:\(web.port)"
 
         // The upgrade itself: refused without the session, from a foreign or no Origin, and as plain GET.
-        func upgrade(cookie: String?, origin: String?) throws -> String {
+        func upgrade(session: String?, origin: String?, protocols: String? = nil) throws -> String {
             var head = "GET /api/live/socket HTTP/1.1\r\nHost: 127.0.0.1:\(web.port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             head += "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-            if let cookie { head += "Cookie: \(cookie)\r\n" }
+            if let session { head += "X-Ribbit-Session: \(session)\r\n" }
+            if let protocols { head += "Sec-WebSocket-Protocol: \(protocols)\r\n" }
             if let origin { head += "Origin: \(origin)\r\n" }
-            return try web.rawStatusLine(head + "\r\n")
+            return try web.rawHead(head + "\r\n")
         }
         func expectStatus(_ status: Int, _ line: String, sourceLocation: SourceLocation = #_sourceLocation) {
-            #expect(line.contains(" \(status) "), "\(line)", sourceLocation: sourceLocation)
+            let statusLine = line.components(separatedBy: "\r\n").first ?? ""
+            #expect(statusLine.contains(" \(status) "), "\(line)", sourceLocation: sourceLocation)
         }
-        try expectStatus(101, upgrade(cookie: web.cookie, origin: origin))
-        try expectStatus(400, upgrade(cookie: nil, origin: origin))
-        try expectStatus(400, upgrade(cookie: web.cookie, origin: "http://evil.example"))
-        try expectStatus(400, upgrade(cookie: web.cookie, origin: "http://127.0.0.1:\(web.port + 1)"))
-        try expectStatus(400, upgrade(cookie: web.cookie, origin: nil))
+        let secret = try #require(web.session)
+        try expectStatus(101, upgrade(session: secret, origin: origin))
+        // As a browser's WebSocket sends it: the secret in the protocol list; the answer names `ribbit`.
+        let asBrowsers = try upgrade(session: nil, origin: origin, protocols: "ribbit, ribbit-session.\(secret)")
+        expectStatus(101, asBrowsers)
+        #expect(asBrowsers.lowercased().contains("\r\nsec-websocket-protocol: ribbit\r\n"), "\(asBrowsers)")
+        try expectStatus(400, upgrade(session: nil, origin: origin))
+        try expectStatus(
+            400, upgrade(session: nil, origin: origin, protocols: "ribbit, ribbit-session.\(String(repeating: "A", count: 43))"))
+        try expectStatus(400, upgrade(session: secret, origin: "http://evil.example"))
+        try expectStatus(400, upgrade(session: secret, origin: "http://127.0.0.1:\(web.port + 1)"))
+        try expectStatus(400, upgrade(session: secret, origin: nil))
         #expect(try web.request("GET", "/api/live/socket").status == 400)
         #expect(try web.request("GET", "/api/live/recording.csv", withSession: false).status == 401)
 
-        // A WebSocket client with the cookie (this machine's libcurl has no WebSocket, so
+        // A WebSocket client with the session (this machine's libcurl has no WebSocket, so
         // URLSessionWebSocketTask cannot): frames for 2.5 s, counted over one second of them.
-        let socket = try TestWebSocket(port: web.port, path: "/api/live/socket", headers: ["Cookie": web.cookie ?? "", "Origin": origin])
+        let socket = try TestWebSocket(port: web.port, path: "/api/live/socket", headers: ["X-Ribbit-Session": secret, "Origin": origin])
         var messages: [(at: Double, text: String)] = []
         let start = MonotonicSeconds.now()
         while MonotonicSeconds.now() - start < 2.5 {
@@ -105,7 +114,7 @@ extension DaemonTests {
         #expect(try web.request("GET", "/api/live/recording.wav").status == 404)
 
         // The daemon stops: the open socket says so in one line instead of going quiet.
-        let watching = try TestWebSocket(port: web.port, path: "/api/live/socket", headers: ["Cookie": web.cookie ?? "", "Origin": origin])
+        let watching = try TestWebSocket(port: web.port, path: "/api/live/socket", headers: ["X-Ribbit-Session": secret, "Origin": origin])
         _ = try daemon.stop()
         var problem: String?
         let stopped = MonotonicSeconds.now()
@@ -127,7 +136,7 @@ extension DaemonTests {
         let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 60)
         defer { _ = try? probe.finish() }
         let web = try WebAppUnderTest(daemon: daemon)
-        #expect(try web.logIn().status == 303)
+        #expect(try web.logIn().status == 200)
         let link = web.personalURL.replacingOccurrences(of: "/?token=", with: "/live?token=")
         let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
 

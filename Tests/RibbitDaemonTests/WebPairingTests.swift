@@ -34,30 +34,48 @@ import Testing
             )
         }
 
-        func get(_ path: String, cookie: String? = nil) throws -> (status: Int, headers: String, body: String) {
-            var arguments = ["-sS", "--max-time", "10", "--cacert", certificate, "-D", "-", "https://\(host):\(port)\(path)"]
-            if let cookie { arguments += ["-H", "Cookie: \(cookie)"] }
-            let result = try Built.run(curl, arguments, timeoutSeconds: 15)
+        /// curl, as `user` (setpriv) if given: a GET, or a POST of `json`, with the session `secret` if given.
+        func fetch(_ path: String, json: String? = nil, secret: String? = nil, as user: String? = nil) throws -> (
+            status: Int, headers: String, body: String
+        ) {
+            var arguments = ["-sS", "--max-time", "10", "--cacert", certificateCopy.path, "-D", "-", "https://\(host):\(port)\(path)"]
+            if let json { arguments += ["-H", "Content-Type: application/json", "--data", json] }
+            if let secret { arguments += ["-H", "X-Ribbit-Session: \(secret)"] }
+            let result: RunResult
+            if let user {
+                let setpriv = try #require(Built.tool("setpriv"))
+                result = try Built.run(
+                    setpriv, ["--reuid", user, "--regid", "nogroup", "--clear-groups", curl.path] + arguments, timeoutSeconds: 15)
+            } else {
+                result = try Built.run(curl, arguments, timeoutSeconds: 15)
+            }
             let parts = result.stdout.components(separatedBy: "\r\n\r\n")
             let status = Int(parts.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
             return (status, parts.first ?? "", parts.dropFirst().joined(separator: "\r\n\r\n") + result.stderr)
         }
+        func logIn(_ code: String, as user: String? = nil) throws -> (status: Int, headers: String, body: String) {
+            try fetch("/api/login", json: #"{"token":"\#(code)"}"#, as: user)
+        }
+        // The certificate where another user (the guesser below) can read it.
+        let certificateCopy = FileManager.default.temporaryDirectory.appendingPathComponent("ribbit-web-\(getpid())-\(port).pem")
+        try? FileManager.default.removeItem(at: certificateCopy)
+        try FileManager.default.copyItem(atPath: certificate, toPath: certificateCopy.path)
+        chmod(certificateCopy.path, 0o644)
+        defer { try? FileManager.default.removeItem(at: certificateCopy) }
 
         // The certificate verifies for the address (curl checks the name); no session: 401.
-        #expect(try get("/api/status").status == 401)
+        #expect(try fetch("/api/status").status == 401)
         // Plain HTTP gets no page.
         let plain = try Built.run(curl, ["-sS", "--max-time", "5", "http://\(host):\(port)/"], timeoutSeconds: 10)
         #expect(plain.status != 0 || !plain.stdout.contains("ribbit"), "\(plain.stdout)")
 
-        // The code pairs one browser: a Secure session cookie; a new link replaces it at once.
+        // The code pairs one browser: a session secret (never a cookie); a new link replaces it at once.
         let code = web.pairingCode
-        let paired = try get("/?token=\(code)")
-        #expect(paired.status == 303, "\(paired)")
-        let setCookie = try #require(
-            paired.headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie:") }, "\(paired.headers)")
-        #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict") && setCookie.contains("Secure"))
-        let cookie = String(setCookie.dropFirst("set-cookie:".count).split(separator: ";")[0]).trimmingCharacters(in: .whitespaces)
-        #expect(try get("/", cookie: cookie).status == 200)
+        let paired = try logIn(code)
+        #expect(paired.status == 200 && !paired.headers.lowercased().contains("set-cookie"), "\(paired)")
+        let secret = try #require(
+            (try JSONSerialization.jsonObject(with: Data(paired.body.utf8)) as? [String: Any])?["session"] as? String, "\(paired)")
+        #expect(try fetch("/api/session", secret: secret).status == 200)
         let next = try web.waitForNewLink(after: code)
         #expect(next != code)
         let file = try String(contentsOfFile: environment["XDG_RUNTIME_DIR"]! + "/ribbit/web-token", encoding: .utf8)
@@ -75,27 +93,45 @@ import Testing
                     key = base64.b64encode(os.urandom(16)).decode()
                     s.sendall(("GET /api/live/socket HTTP/1.1\\r\\nHost: \(host):\(port)\\r\\nUpgrade: websocket\\r\\n"
                         "Connection: Upgrade\\r\\nSec-WebSocket-Key: " + key + "\\r\\nSec-WebSocket-Version: 13\\r\\n"
-                        "Cookie: \(cookie)\\r\\nOrigin: " + origin + "\\r\\n\\r\\n").encode())
+                        "Sec-WebSocket-Protocol: ribbit, ribbit-session.\(secret)\\r\\nOrigin: " + origin + "\\r\\n\\r\\n").encode())
                     print(s.recv(100).split(b"\\r\\n")[0].decode())
                 """
             let statuses = try Built.run(python, ["-c", upgrade, certificate], timeoutSeconds: 20)
             #expect(statuses.stdout.hasPrefix("HTTP/1.1 101") && statuses.stdout.contains("\nHTTP/1.1 400"), "\(statuses)")
         }
 
-        // The used code pairs nothing more; the new one does. A paired browser opening the old
-        // link again is let in without it counting as a wrong code (the count below shows it).
-        #expect(try get("/?token=\(code)", cookie: cookie).status == 303)
-        #expect(try get("/?token=\(code)").status == 401)
-        #expect(try get("/?token=\(next)").status == 303)
-
-        // Five wrong codes (the used one above was the first) lock pairing out, the right one
-        // included, until a restart.
+        // The used code pairs nothing more (a wrong code, the first); the new one does, in a
+        // browser (the page trades the code; the address bar keeps only the fingerprint).
+        #expect(try logIn(code).status == 401)
+        let chromium = try #require(Built.tool("chromium"), "chromium is needed (make dev-deps installs it)")
+        let pairingLink = try #require(LANWebApp.links(in: try web.firstLog()).first { LANWebApp.code(in: $0) == next })
+        let browser = try DevToolsBrowser(
+            chromium: chromium, directory: directory, url: pairingLink, arguments: ["--ignore-certificate-errors"])
+        defer { browser.stop() }
+        let sessionStatus = #"session.api("/api/session").then((answer) => answer.status)"#
+        try browser.wait(for: "typeof session !== 'undefined'")
+        #expect(try browser.evaluate(sessionStatus) as? Int == 200)
+        #expect(
+            try browser.evaluate("location.search + location.hash") as? String == "#sha256="
+                + (pairingLink.components(separatedBy: "#sha256=").last ?? ""))
+        // The paired browser opens the same, now used, link again: it stays paired, and it is
+        // not counted as a wrong code (the count below shows it).
         let latest = try web.waitForNewLink(after: next)
-        for _ in 0..<3 { #expect(try get("/?token=wrong").status == 401) }
-        let locked = try get("/?token=wrong")
-        #expect(locked.status == 429 && locked.body.contains("wrong pairing codes"), "\(locked)")
-        #expect(try get("/?token=\(latest)").status == 429)
-        #expect(try get("/", cookie: cookie).status == 200, "a paired browser stays paired")
+        try browser.call("Page.navigate", ["url": pairingLink])
+        try browser.wait(for: "typeof session !== 'undefined'")
+        #expect(try browser.evaluate(sessionStatus) as? Int == 200)
+        #expect(try browser.evaluate("location.search") as? String == "")
+
+        // Five wrong codes from this user (root; the browser's pairing, root's too, cleared its
+        // count): it waits, its next tries refused unchecked, the right code included. Had the
+        // browser sent the used code again, the fifth here would already be refused. Another
+        // user is not held up by it.
+        for _ in 0..<5 { #expect(try logIn("wrong").status == 401) }
+        let waiting = try logIn(latest)
+        #expect(waiting.status == 429 && waiting.body.contains("wrong pairing codes from user 0"), "\(waiting)")
+        #expect(waiting.headers.lowercased().contains("retry-after:"), "\(waiting.headers)")
+        #expect(try logIn(latest, as: "nobody").status == 200, "the wearer's code works for another user")
+        #expect(try fetch("/api/session", secret: secret).status == 200, "a paired browser stays paired")
 
         // The certificate is kept: a restart shows the same fingerprint (a phone keeps trusting it).
         let before = try String(contentsOfFile: certificate, encoding: .utf8)

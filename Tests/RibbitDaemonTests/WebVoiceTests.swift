@@ -15,8 +15,7 @@ extension DaemonTests {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest.forWeb(on: server)
         let web = try WebAppUnderTest(daemon: daemon)
-        #expect(try web.logIn().status == 303)
-        let token = try web.csrfToken()
+        #expect(try web.logIn().status == 200)
 
         #expect(try web.request("GET", "/voice").status == 200)
         #expect(try web.request("GET", "/voice/play?child=1&game=clouds").status == 200)
@@ -28,8 +27,10 @@ extension DaemonTests {
         #expect((empty["children"] as? [Any])?.isEmpty == true)
         #expect((empty["fields"] as? [Any])?.count == 15)
 
-        #expect(try web.request("POST", "/api/voice/children", json: #"{"nickname":"Mia","ageYears":6}"#).status == 403, "no CSRF token")
-        let added = try json(web.request("POST", "/api/voice/children", token: token, json: #"{"nickname":"Mia","ageYears":6}"#))
+        #expect(
+            try web.request("POST", "/api/voice/children", json: #"{"nickname":"Mia","ageYears":6}"#, withSession: false).status == 401,
+            "no session")
+        let added = try json(web.request("POST", "/api/voice/children", json: #"{"nickname":"Mia","ageYears":6}"#))
         let id = try #require(added["id"] as? Int)
         let settings = try #require(added["settings"] as? [String: Any])
         #expect(settings["quietDB"] as? Double == -55 && settings["tooLoudDB"] as? Double == -12, "the dBFS standard: \(settings)")
@@ -40,7 +41,7 @@ extension DaemonTests {
             (#"{"nickname":"Tom","ageYears":40}"#, 409, "age"),
             ("{", 400, "JSON"),
         ] {
-            let answer = try web.request("POST", "/api/voice/children", token: token, json: body)
+            let answer = try web.request("POST", "/api/voice/children", json: body)
             let text = String(decoding: answer.body, as: UTF8.self)
             #expect(
                 answer.status == status && text.contains(words) && text.split(separator: "\n").count == 1,
@@ -50,7 +51,7 @@ extension DaemonTests {
         bad["quietDB"] = -20.0
         let badBody = String(
             decoding: try JSONSerialization.data(withJSONObject: ["nickname": "Mia", "ageYears": 6, "settings": bad]), as: UTF8.self)
-        let refused = try web.request("POST", "/api/voice/children/\(id)", token: token, json: badBody)
+        let refused = try web.request("POST", "/api/voice/children/\(id)", json: badBody)
         let refusal = String(decoding: refused.body, as: UTF8.self)
         #expect(
             refused.status == 400 && refusal == "settings not saved: levels must rise: quiet < target low < target high <= too loud\n",
@@ -60,14 +61,14 @@ extension DaemonTests {
         good["cloudSeconds"] = 0.6
         let goodBody = String(
             decoding: try JSONSerialization.data(withJSONObject: ["nickname": "Mia B", "ageYears": 7, "settings": good]), as: UTF8.self)
-        let updated = try json(web.request("POST", "/api/voice/children/\(id)", token: token, json: goodBody))
+        let updated = try json(web.request("POST", "/api/voice/children/\(id)", json: goodBody))
         #expect(updated["nickname"] as? String == "Mia B" && (updated["settings"] as? [String: Any])?["cloudSeconds"] as? Double == 0.6)
-        #expect(try web.request("POST", "/api/voice/children/999", token: token, json: goodBody).status == 404)
+        #expect(try web.request("POST", "/api/voice/children/999", json: goodBody).status == 404)
 
         let listed = try json(web.request("GET", "/api/voice/children"))
         #expect((listed["children"] as? [[String: Any]])?.map { $0["nickname"] as? String } == ["Mia B"])
         #expect(try web.request("GET", "/api/voice/children/\(id)/sessions").body == Data("[]".utf8))
-        #expect(try web.request("POST", "/api/voice/children/\(id)/archive", token: token, json: "{}").status == 200)
+        #expect(try web.request("POST", "/api/voice/children/\(id)/archive", json: "{}").status == 200)
         #expect((try json(web.request("GET", "/api/voice/children"))["children"] as? [Any])?.isEmpty == true)
     }
 
@@ -82,15 +83,14 @@ extension DaemonTests {
         let server = try JackTestServer(period: 256)
         let daemon = try DaemonUnderTest.forWeb(on: server)
         let web = try WebAppUnderTest(daemon: daemon)
-        #expect(try web.logIn().status == 303)
-        let token = try web.csrfToken()
-        let child = try json(web.request("POST", "/api/voice/children", token: token, json: #"{"nickname":"Leo","ageYears":5}"#))
+        #expect(try web.logIn().status == 200)
+        let child = try json(web.request("POST", "/api/voice/children", json: #"{"nickname":"Leo","ageYears":5}"#))
         let id = try #require(child["id"] as? Int)
         var settings = try #require(child["settings"] as? [String: Any])
         settings["clouds"] = 2
         let body = String(
             decoding: try JSONSerialization.data(withJSONObject: ["nickname": "Leo", "ageYears": 5, "settings": settings]), as: UTF8.self)
-        #expect(try web.request("POST", "/api/voice/children/\(id)", token: token, json: body).status == 200)
+        #expect(try web.request("POST", "/api/voice/children/\(id)", json: body).status == 200)
 
         // The voice: 0.08 s (too short), 1.2 s (a cloud), 0.2 s later 1.2 s more (no quiet
         // first), then after 1.3 s of quiet 1.2 s (the second cloud), at -33 dBFS (no calibration
@@ -189,9 +189,8 @@ extension DaemonTests {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest.forWeb(on: server)
         let web = try WebAppUnderTest(daemon: daemon)
-        #expect(try web.logIn().status == 303)
-        let token = try web.csrfToken()
-        let child = try json(web.request("POST", "/api/voice/children", token: token, json: #"{"nickname":"Ada","ageYears":8}"#))
+        #expect(try web.logIn().status == 200)
+        let child = try json(web.request("POST", "/api/voice/children", json: #"{"nickname":"Ada","ageYears":8}"#))
         let id = try #require(child["id"] as? Int)
         let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
 
@@ -207,8 +206,8 @@ extension DaemonTests {
 
         let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: web.personalURL)
         defer { browser.stop() }
-        // Logged in (the session cookie set) before going anywhere else.
-        try browser.wait(for: #"document.readyState === "complete" && document.getElementById("connection") !== null"#)
+        // Logged in (the link's token traded for a session) before going anywhere else.
+        try browser.waitUntilLoggedIn()
         for (game, width, height) in [
             ("clouds", 1280, 800), ("airplane", 1280, 800), ("dog", 1280, 800), ("balloon", 1280, 800), ("pitch", 1280, 800),
             ("clouds", 390, 844),
