@@ -20,7 +20,7 @@ struct WebCommand: ParsableCommand {
             JACK. It listens on 127.0.0.1:\(WebListenAddress.defaultPort) until stopped (Ctrl-C). It prints a \
             personal link with an access token (new at each start, also in $XDG_RUNTIME_DIR/ribbit/web-token, \
             mode 0600): opening it gives the browser a session; without one every request is refused, \
-            and after 5 wrong tokens the token is locked out until the web app restarts. \
+            and after 5 wrong tokens their sender waits, longer each time, while the right token still works. \
             With --listen on this machine's LAN address (a phone on the same network) it serves HTTPS \
             with a self-signed certificate kept in $XDG_CONFIG_HOME/ribbit/web-tls/, and the link holds \
             a one-time pairing code: the browser that opens it is paired and a new link replaces it \
