@@ -53,6 +53,8 @@ final class AudioService: DaemonService {
     /// ribbit's ports were back about 60 ms after it (as quick as a start), against about 400
     /// from 0.25 s (bench/start-bench.sh).
     static let firstRetryDelay = 0.05
+    /// How long an audio process that said `gone` or `failed` may take to exit before it is killed.
+    static let goneGraceSeconds = 0.5
     static let longestRetryDelay = 2.0
 
     init(config: DaemonConfig, log: Logger, environment: [String: String]) {
@@ -142,7 +144,7 @@ final class AudioService: DaemonService {
             case .error: log.error("\(text)")
             }
         case .failed(let text):
-            process?.kill()
+            process?.stop(deadline: MonotonicClock.seconds() + Self.goneGraceSeconds)
             failed(text, now: now)
         case .gone(let reason, let rateChanged):
             if rateChanged {
@@ -150,7 +152,8 @@ final class AudioService: DaemonService {
             } else {
                 log.warning("\(reason); retrying with backoff, the prescription stays")
             }
-            process?.kill()
+            // It exits by itself once it said so; a stuck libjack call gets half a second.
+            process?.stop(deadline: MonotonicClock.seconds() + Self.goneGraceSeconds)
             ended(problem: "\(reason); retrying", now: now, at: rateChanged ? now : now + retryDelay)
         case .pauseTookEffect:
             break  // a confirmation nobody waits for any more (`setPaused` waits for its own)

@@ -141,9 +141,21 @@ public final class JackClient {
     }
 
     /// Deactivates and closes (also after the server went away). Idempotent.
+    /// Stops the sound, then the client. jack_deactivate cancels the process thread
+    /// asynchronously (jack2), wherever it is: first the output ramps to silence (no click) and
+    /// the callback stops running the renderers, so the cancel finds the thread waiting in
+    /// libjack, not in the middle of ribbit's work.
     public func close() {
         guard !closed else { return }
         closed = true
+        if let processor {
+            processor.paused.store(true, ordering: .relaxed)
+            let period = Double(processor.period.load(ordering: .relaxed)) / processor.sampleRate
+            let deadline = Realtime.monotonicNanoseconds() + Int((4 * period + RealtimeProcessor.fadeSeconds) * 1e9)
+            while !processor.pauseTookEffect, Realtime.monotonicNanoseconds() < deadline { usleep(1000) }
+            processor.stopped.store(true, ordering: .relaxed)
+            usleep(useconds_t(2 * period * 1e6))
+        }
         jack_deactivate(client)
         jack_client_close(client)
         context.pointee.processor = nil

@@ -21,6 +21,8 @@ public final class RealtimeProcessor: @unchecked Sendable {
 
     /// Set by control code: output silent (true) or the renderers' output (false).
     public let paused = Atomic<Bool>(false)
+    /// Set once, just before the client closes: every period is silent and runs nothing more.
+    public let stopped = Atomic<Bool>(false)
     /// The pause ramp's gain after the last period (bits of a Float, 0 to 1): 0 once a pause
     /// has silenced the output, 1 once a resume has faded it back in.
     public let outputGainBits = Atomic<UInt32>(Float(1).bitPattern)
@@ -116,6 +118,11 @@ public final class RealtimeProcessor: @unchecked Sendable {
         inLeft: UnsafePointer<Float>, inRight: UnsafePointer<Float>,
         outLeft: UnsafeMutablePointer<Float>, outRight: UnsafeMutablePointer<Float>, frameCount: Int
     ) {
+        guard !stopped.load(ordering: .relaxed) else {
+            zeroFloats(outLeft, frameCount)
+            zeroFloats(outRight, frameCount)
+            return
+        }
         let start = Realtime.monotonicNanoseconds()
         inputs[0] = inLeft
         inputs[1] = inRight

@@ -2,51 +2,82 @@ import Foundation
 import Glibc
 import RibbitControl
 import RibbitDSP
+import RibbitSettings
 import RibbitStore
 import RibbitTestSupport
 import Testing
 
 /// The daemon's life: real-time rules, JACK restarts, state, and its control socket.
 extension DaemonTests {
-    /// 10 s of noise through ribbit at period 64 with two prescription switches (and a bypass
-    /// and a pause on top, and a dump client listening for 8 s): no allocation, free, mutex lock
-    /// or system call inside the process callback, counted by an LD_PRELOAD shim around JACK's
-    /// process callback.
-    @Test func processCallbackNeverAllocatesOrLocks() throws {
+    /// The audio thread in every mode the daemon has, at period 64 with noise playing: each
+    /// program and the automatic one, program and volume changes in the middle of a crossfade,
+    /// prescription switches, a trial and its automatic revert, pause storms, bypass, a dump
+    /// and a voice client, a calibration tone, a hearing test (held, then let go), period
+    /// changes and a JACK restart (a new audio process, audited too). An LD_PRELOAD shim around
+    /// JACK's process callback counts malloc, free, mutex locks and system calls made inside
+    /// it (`expectCleanAudioThread`): none. The live measurement's own JACK client is audited
+    /// in `liveAgreesWithOfflineAndPutsEverythingBack`.
+    @Test func theAudioThreadStaysCleanInEveryMode() throws {
         let server = try JackTestServer(period: 64)
         let daemon = try DaemonUnderTest(
-            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path], audit: true)
+            server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("camfit-sloping.rx").path], audit: true)
         try daemon.waitUntilProcessing()
-        let probe = try Probe(server: server, signal: "noise", levelDBFS: -40, seconds: 10)
-        // A dump client listens for most of the time: the RT thread then also fills the ring.
-        let frames = daemon.directory.appendingPathComponent("dump.jsonl")
-        _ = FileManager.default.createFile(atPath: frames.path, contents: nil)
+        let socket = RibbitPaths(environment: daemon.environment).socketPath
+        var probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 30)
         let dump = Process()
         dump.executableURL = DaemonUnderTest.binary
-        dump.arguments = ["dump", "--json", "--duration", "8"]
+        dump.arguments = ["dump", "--json", "--duration", "6"]
         dump.environment = daemon.environment
-        dump.standardOutput = try FileHandle(forWritingTo: frames)
+        dump.standardOutput = FileHandle.nullDevice
         try dump.run()
-        for (seconds, command) in [
-            (2.0, ["load", TestPaths.prescription("ski-slope.rx").path]), (2, ["bypass", "on"]), (1, ["bypass", "off"]),
-            (1, ["pause"]), (1, ["resume"]), (1, ["load", TestPaths.prescription("asymmetric.rx").path]),
-        ] {
-            usleep(useconds_t(seconds * 1e6))
-            #expect(try daemon.ribbitd(command).status == 0)
+        func run(_ commands: [[String]], pause seconds: Double = 0.3) throws {
+            for command in commands {
+                let result = try daemon.ribbitd(command)
+                #expect(result.status == 0, "\(command): \(result.stderr)")
+                usleep(useconds_t(seconds * 1e6))
+            }
+        }
+        // Every program; changes back to back land in the middle of the last one's crossfade.
+        try run([["program", "noisy"], ["program", "outdoor"], ["program", "music"], ["program", "quiet"]])
+        try run([["program", "noisy"], ["volume", "+3"], ["program", "music"], ["volume", "0"], ["program", "auto"]], pause: 0)
+        try run([["volume", "+2"], ["volume", "0"]], pause: 0)
+        usleep(2_000_000)  // auto listens to the noise
+        try run([["load", TestPaths.prescription("ski-slope.rx").path], ["load", TestPaths.prescription("mild-presbycusis.rx").path]])
+        try run([["load", "--trial", "2s", TestPaths.prescription("asymmetric.rx").path]])
+        usleep(2_500_000)  // the trial reverts by itself
+        #expect(try daemon.status().trial == nil)
+        for _ in 0..<10 { try run([["pause"], ["resume"]], pause: 0) }
+        try run([["bypass", "on"], ["bypass", "off"]])
+        let voice = try VoiceStream.open(socketPath: socket)
+        for _ in 0..<50 { _ = voice.next(timeoutSeconds: 0.05) }
+        try run([["calibrate", "--play", "--ear", "left", "--seconds", "1"]])
+        usleep(1_200_000)
+        var test = ControlRequest(command: .hearingTestStart)
+        (test.testEars, test.frequenciesHz, test.seed) = (["right"], [1000], 5)
+        let owner = try StreamConnection.open(socketPath: socket, request: test)
+        usleep(2_000_000)
+        owner.close()  // the test ends with its owner
+        dump.waitUntilExit()
+        _ = try probe.finish()
+
+        // Period changes, then a JACK restart: a new audio process, with its own report.
+        let bufsize = try #require(Built.tool("jack_bufsize"))
+        probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 3)
+        for period in [128, 256, 64] {
+            #expect(try Built.run(bufsize, ["\(period)"], environment: server.environment).status == 0)
+            usleep(500_000)
         }
         _ = try probe.finish()
-        dump.waitUntilExit()
-        #expect(dump.terminationStatus == 0)
-        let dumped = try String(contentsOf: frames, encoding: .utf8).split(separator: "\n").count
-        #expect(dumped >= 150, "the dump client got \(dumped) frames in 8 s")
-        let status = try daemon.status()
-        #expect(status.prescription?.name == "Asymmetric loss, worse right ear")
+        server.kill()
+        try server.restart()
+        try daemon.waitUntilProcessing(timeout: 5)
+        try run([["program", "noisy"], ["pause"], ["resume"]])
+        let recording = try Probe.record(server: server, signal: "noise", levelDBFS: -30, seconds: 2)
+        #expect(recording.recorded[0].contains { $0 != 0 }, "no sound after the restart")
         #expect(try daemon.stop() == 0)
-        let counts = try daemon.auditCounts()
-        #expect(counts["callbacks", default: 0] >= 10 * 48000 / 64)
-        for name in ["malloc", "calloc", "realloc", "free", "memalign", "pthread_mutex_lock", "syscall"] {
-            #expect(counts[name] == 0, "\(name) was called \(counts[name] ?? -1) times on the RT thread")
-        }
+        try daemon.expectCleanAudioThread(callbacks: 40 * 48000 / 256)
+        let reports = try FileManager.default.contentsOfDirectory(atPath: daemon.directory.path).filter { $0.hasPrefix("rtaudit-") }
+        #expect(reports.count == 2, "one report per audio process: \(reports)")
     }
 
     /// The audit must be able to fail: a client that allocates in its callback is caught.

@@ -3,6 +3,7 @@ import Glibc
 import RibbitAudioFile
 import RibbitControl
 import RibbitTestSupport
+import Testing
 
 /// A `ribbitd run` (release build: what ships, and what the RT audit must judge) in a private
 /// directory (XDG_RUNTIME_DIR, XDG_STATE_HOME, XDG_CONFIG_HOME, XDG_DATA_HOME) against a private JACK server.
@@ -30,7 +31,8 @@ final class DaemonUnderTest {
         }
         let directory = try directory ?? TestPaths.temporaryDirectory()
         self.directory = directory
-        auditReport = directory.appendingPathComponent("rtaudit.txt")
+        // One report per audio process (%p: its pid), so a restarted one does not overwrite the last.
+        auditReport = directory.appendingPathComponent("rtaudit-%p.txt")
         logURL = directory.appendingPathComponent("ribbitd.log")
         let env = try Self.environment(in: directory, server: server)
         var daemonEnv = env.merging(extraEnvironment) { $1 }
@@ -127,16 +129,43 @@ final class DaemonUnderTest {
         return process.terminationStatus
     }
 
-    /// The RT audit's counts ("malloc" -> n ...), after stop().
-    func auditCounts() throws -> [String: Int] {
-        let text = try String(contentsOf: auditReport, encoding: .utf8)
-        var counts = [String: Int]()
-        for line in text.split(separator: "\n") {
-            let parts = line.split(separator: " ")
-            if parts.count == 2, let n = Int(parts[1]) { counts[String(parts[0])] = n }
+    /// The RT audit's counts ("malloc" -> n ...), after stop(): every audio process's summed.
+    func auditCounts() throws -> [String: Int] { try audit().counts }
+
+    /// The RT audit's reports, after stop(): the counts of every audio process the daemon ran
+    /// (summed) and the callers of the first calls counted ("at free SYMBOL OBJECT ADDRESS").
+    func audit() throws -> (counts: [String: Int], callers: [String]) {
+        let reports = (try FileManager.default.contentsOfDirectory(atPath: directory.path)).filter {
+            $0.hasPrefix("rtaudit-") && $0.hasSuffix(".txt")
         }
-        return counts
+        guard !reports.isEmpty else { throw TestSetupError("no RT audit report in \(directory.path): did an audio process run?") }
+        var counts = [String: Int]()
+        var callers = [String]()
+        for report in reports {
+            for line in try String(contentsOf: directory.appendingPathComponent(report), encoding: .utf8).split(separator: "\n") {
+                let parts = line.split(separator: " ")
+                if parts.count == 2, let n = Int(parts[1]) { counts[String(parts[0]), default: 0] += n }
+                if parts.first == "at" { callers.append(String(line)) }
+            }
+        }
+        return (counts, callers)
     }
+
+    /// The audio thread made no call it must never make (after stop()): nothing allocated,
+    /// freed, locked or called into the kernel inside any completed process callback, in any
+    /// audio process the daemon ran; and at least `callbacks` callbacks ran.
+    func expectCleanAudioThread(callbacks: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let (counts, callers) = try audit()
+        #expect(
+            counts["callbacks", default: 0] >= callbacks, "\(counts["callbacks", default: 0]) callbacks", sourceLocation: sourceLocation)
+        for name in Self.forbiddenOnTheAudioThread {
+            #expect(
+                counts[name] == 0, "\(name) was called \(counts[name] ?? -1) times on the RT thread: \(callers.joined(separator: "; "))",
+                sourceLocation: sourceLocation)
+        }
+    }
+
+    static let forbiddenOnTheAudioThread = ["malloc", "calloc", "realloc", "free", "memalign", "pthread_mutex_lock", "syscall"]
 }
 
 private func chownTree(_ url: URL, uid: uid_t, gid: gid_t) {
