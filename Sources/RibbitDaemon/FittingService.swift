@@ -35,7 +35,8 @@ final class FittingService: DaemonService {
         listeningFile = ListeningFile(stateDirectory: paths.stateDirectory)
         let (listening, problem) = listeningFile.load()
         state.listening = listening
-        if let problem { self.storage.report(listeningFile.path, problem) }
+        // Its own key: the line stays while the daemon runs, though the file is soon written again.
+        if let problem { self.storage.report(listeningFile.path + " (damaged)", problem) }
     }
 
     /// The wearer's program choice and volume; every change is remembered.

@@ -19,7 +19,7 @@ struct ListeningFile {
         else {
             return (
                 Listening(),
-                "\(path) is damaged: the program and volume start from the prescription's own (0 dB); it is rewritten at your next change"
+                "\(path) was damaged: the program and volume start from the prescription's own (0 dB); choose them again (the file is written anew)"
             )
         }
         let range = Listening.volumeRangeDB
