@@ -351,6 +351,11 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     /// What went wrong with the prescription history and what the daemon did about it (a
     /// damaged file moved aside, a damaged entry, a history that cannot be opened).
     public var historyProblem: String?
+    /// What else ribbit could not read or store, one line each with what it did instead and
+    /// what to do: a directory that cannot be written or a full disk, a damaged ribbitd.conf
+    /// (new prescriptions refused), calibration.toml (uncalibrated), listening.json, the copy of
+    /// the active prescription, the data log.
+    public var storageProblems: [String]?
     /// The calibration in use.
     public var calibration: Calibration?
     /// While the calibration tone mode runs.

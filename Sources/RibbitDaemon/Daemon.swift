@@ -74,7 +74,8 @@ public final class Daemon {
             wearLog?.hear(broadbandDBSPL: broadband, now: Self.now())
         }
         if config.log {
-            wearLog = WearLogService(path: WearLog.path(dataDirectory: paths.dataDirectory), log: log) { [unowned self] in
+            wearLog = WearLogService(path: WearLog.path(dataDirectory: paths.dataDirectory), log: log, storage: fitting.storage) {
+                [unowned self] in
                 let state = fitting.state
                 return WearLogService.Now(
                     connected: audio.isConnected, calibrating: audio.tone.map { Self.now() < $0.until } ?? false, output: state.output,
@@ -689,6 +690,7 @@ public final class Daemon {
             tone: hearingTest?.isOver ?? true ? audio.toneStatus(now: now, inputDBSPLAtFullScale: calibrationStatus.inputDBSPL) : nil,
             listening: listeningStatus, hearingTest: hearingTest?.status(now: now))
         status.voiceListeners = voice.listeners
+        status.storageProblems = fitting.storage.lines
         return status
     }
 

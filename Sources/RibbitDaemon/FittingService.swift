@@ -20,13 +20,23 @@ final class FittingService: DaemonService {
     private(set) var historyProblem: String?
     private(set) var state = FittingState()
     private let listeningFile: ListeningFile
+    /// What could not be read or stored (said once, in the log and `status`).
+    let storage: StorageProblems
+    /// Why the data directory cannot be written (nil: it can): the history is then read-only.
+    private var unwritableData: String?
+    /// A trial ended that a read-only history still holds: not read back from it.
+    private var trialEndedUnstored = false
 
-    init(paths: RibbitPaths, config: DaemonConfig, log: Logger) {
+    init(paths: RibbitPaths, config: DaemonConfig, log: Logger, storage: StorageProblems? = nil) {
         self.paths = paths
         self.config = config
         self.log = log
+        self.storage = storage ?? StorageProblems(log: log)
         listeningFile = ListeningFile(stateDirectory: paths.stateDirectory)
-        state.listening = listeningFile.load()
+        let (listening, problem) = listeningFile.load()
+        state.listening = listening
+        // Its own key: the line stays while the daemon runs, though the file is soon written again.
+        if let problem { self.storage.report(listeningFile.path + " (damaged)", problem) }
     }
 
     /// The wearer's program choice and volume; every change is remembered.
@@ -35,7 +45,11 @@ final class FittingService: DaemonService {
         set {
             guard newValue != state.listening else { return }
             state.listening = newValue
-            if let problem = listeningFile.save(newValue) { log.warning("\(problem)") }
+            if let problem = listeningFile.save(newValue) {
+                storage.report(listeningFile.path, problem)
+            } else if storage.contains(listeningFile.path) {
+                storage.clear(listeningFile.path, saying: "\(listeningFile.path) is written again")
+            }
         }
     }
 
@@ -46,20 +60,57 @@ final class FittingService: DaemonService {
 
     /// Takes the history's lock (another daemon holding it is fatal), then opens the history
     /// and restores what was active. A damaged or unusable history is not fatal.
+    ///
+    /// A data directory that cannot be written (a disk remounted read-only) is not fatal
+    /// either: the lock is taken on the file as it is (or, with none there, not at all: nothing
+    /// can change that history), the history opened read-only, and changes refused in one line.
     func start(now: Double) throws {
         let socketPath = paths.socketPath
-        do { lock = try HistoryLock(dataDirectory: paths.dataDirectory, waitSeconds: 2) } catch {
+        storage.checkDirectories(paths)
+        unwritableData = DirectoryCheck.unwritable(paths.dataDirectory)
+        reportDamagedSettings()
+        do { lock = try HistoryLock(dataDirectory: paths.dataDirectory, waitSeconds: 2, readOnly: unwritableData != nil) } catch {
             if case .held(let holder) = error, let pid = holder.pid {
                 throw DaemonError(
                     "another ribbitd is already running (pid \(pid), listening on \(holder.socketPath ?? "?")) on the history in \(paths.dataDirectory); `ribbitd stop` stops it"
                 )
             }
-            throw DaemonError("\(error)")
+            guard unwritableData != nil else { throw DaemonError("\(error)") }
+            log.warning("\(error); the read-only history is used without its lock")
         }
-        lock?.record(socketPath: socketPath)
+        if unwritableData == nil { lock?.record(socketPath: socketPath) }
         afterLock()
         openHistory()
         keepListeningForActive()
+    }
+
+    /// A damaged ribbitd.conf or calibration.toml that `ribbitd run` started without.
+    private func reportDamagedSettings() {
+        if let damage = config.damagedConfig {
+            storage.report(
+                paths.configFile,
+                "ribbitd.conf cannot be used (\(damage)); it may hold require-signed, so until it is fixed no new prescription is taken (load and use are refused) and the last one plays, with the default settings"
+            )
+        }
+        if let damage = config.damagedCalibration {
+            storage.report(
+                CalibrationFile.path(besideConfig: paths.configFile),
+                "calibration.toml cannot be used (\(damage)); playing uncalibrated (100 dB SPL assumed at 0 dBFS, +-20 dB): fix the file, or `ribbitd calibrate` again (the damaged file is kept beside it)"
+            )
+        }
+    }
+
+    /// Why no new prescription can be stored now (nil: it can), as the refusal's one line.
+    private var changesRefused: String? {
+        if config.damagedConfig != nil {
+            return
+                "ribbitd.conf cannot be used (see `ribbitd status`), and it may hold require-signed: fix it and restart the daemon first; nothing changed, the last prescription plays on"
+        }
+        if let why = unwritableData {
+            return
+                "cannot store a new prescription: \(paths.dataDirectory) cannot be written (\(why)); nothing changed, the last prescription plays on"
+        }
+        return nil
     }
 
     /// Called once the history is this daemon's, before it is opened: the audio process starts
@@ -89,6 +140,7 @@ final class FittingService: DaemonService {
 
     /// Stores an accepted prescription as the active one (a trial for `trialSeconds`).
     func load(_ accepted: Intake.Accepted, source: String, trialSeconds: Int?) throws(RequestFailure) -> PrescriptionHistory.Entry {
+        if let refused = changesRefused { throw RequestFailure(refused) }
         let history = try history()
         let deadline = trialSeconds.map { Date().addingTimeInterval(Double($0)) }
         let entry: PrescriptionHistory.Entry
@@ -101,6 +153,7 @@ final class FittingService: DaemonService {
 
     /// Makes a checked history entry the active one.
     func use(_ entry: PrescriptionHistory.Entry) throws(RequestFailure) {
+        if let refused = changesRefused { throw RequestFailure(refused) }
         do { try history().activate(entry) } catch { throw RequestFailure("\(error); the active prescription is unchanged") }
         adopt(entry)
     }
@@ -108,12 +161,41 @@ final class FittingService: DaemonService {
     /// Ends the trial: keeps it, or goes back to what played before.
     func endTrial(keep: Bool) throws(RequestFailure) {
         let store = try history().store
+        if store.isReadOnly {
+            try endTrialInMemory(store, keep: keep)
+            return
+        }
         do {
             _ = try store.endTrial(keep: keep)
             try restoreFromStore()
             keepListeningForActive()
         } catch {
             throw RequestFailure("cannot end the trial: \(error)")
+        }
+    }
+
+    /// A trial on a history that cannot be written still ends: what it returns to plays (the
+    /// history keeps the trial, and says so until it can be written).
+    private func endTrialInMemory(_ store: PrescriptionStore, keep: Bool) throws(RequestFailure) {
+        guard let trial = state.trial else { return }
+        state.trial = nil
+        trialEndedUnstored = true
+        log.notice(
+            "the trial ended, but \(paths.dataDirectory) cannot be written: the history still holds it, and it ends again at the next start"
+        )
+        guard !keep else { return }
+        do {
+            let previous = try store.trial()?.previousID.flatMap { try store.record(id: $0) }
+            guard let previous else {
+                state.active = nil
+                return
+            }
+            let entry = try history().check(previous)
+            state.active = .init(
+                prescription: entry.accepted.prescription, id: previous.id, signature: previous.signatureText,
+                trusted: entry.accepted.isTrusted)
+        } catch {
+            throw RequestFailure("cannot end the trial (back to \(trial.revertsTo ?? "no prescription")): \(error)")
         }
     }
 
@@ -129,7 +211,7 @@ final class FittingService: DaemonService {
     }
 
     private func readTrial() {
-        guard let store, let trial = try? store.trial() else {
+        guard let store, !trialEndedUnstored, let trial = try? store.trial() else {
             state.trial = nil
             return
         }
@@ -141,20 +223,34 @@ final class FittingService: DaemonService {
     /// was active. When it cannot be opened at all the daemon still runs, on the copy of the
     /// last active prescription.
     private func openHistory() {
+        let readOnly = unwritableData != nil
         do {
-            let (opened, recovery) = try PrescriptionStore.openRecovering(path: paths.storePath)
+            let (opened, recovery) = try PrescriptionStore.openRecovering(path: paths.storePath, readOnly: readOnly)
             store = opened
             if let recovery {
                 historyProblem = recovery
                 log.error("\(recovery)")
             }
         } catch {
-            historyProblem =
-                "cannot open the prescription history \(paths.storePath) (\(error)); load and use are unavailable until it is fixed"
-            log.error("\(historyProblem!)")
+            // A read-only directory with no history in it: its own line says it all.
+            if !(readOnly && !FileManager.default.fileExists(atPath: paths.storePath)) {
+                historyProblem =
+                    "cannot open the prescription history \(paths.storePath) (\(error)); "
+                    + (readOnly ? "the copy of the last active prescription plays" : "load and use are unavailable until it is fixed")
+                log.error("\(historyProblem!)")
+            }
+        }
+        let copyPath = PrescriptionStore.activeCopyPath(databasePath: paths.storePath)
+        if FileManager.default.fileExists(atPath: copyPath), PrescriptionStore.activeCopy(databasePath: paths.storePath) == nil {
+            storage.report(
+                copyPath,
+                store == nil
+                    ? "\(copyPath), the copy of the last active prescription, is damaged, and the history cannot be read either: no prescription plays (sound passes through under the ceiling); `ribbitd load RX` again"
+                    : "\(copyPath), the copy of the last active prescription, was damaged"
+                        + (readOnly ? "; the history's own entry plays" : "; it was written again from the history"))
         }
         do {
-            if let store {
+            if let store, !readOnly {
                 try takeInLegacyActiveFile(store)
                 store.saveActiveCopy()  // also for a history made before the copy existed
             }
@@ -183,6 +279,10 @@ final class FittingService: DaemonService {
 
     /// The daemon's start with `run --rx`: that prescription becomes the active one.
     func loadAtStart(_ input: PrescriptionInput) throws {
+        if let refused = changesRefused {
+            storage.report(input.path, "\(input.path) was not loaded at start: \(refused)")
+            return
+        }
         let accepted: Intake.Accepted
         do { accepted = try Intake.load(paths: paths, config: config).check(input) } catch {
             throw DaemonError("\(error.description); the active prescription is unchanged")

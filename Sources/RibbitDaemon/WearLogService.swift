@@ -35,6 +35,7 @@ final class WearLogService: DaemonService {
     private let path: String
     private let log: Logger
     private let current: () -> Now
+    private let storage: StorageProblems
     private var store: WearLog?
     private var tally = WearLog.Tally()
     private var last: Now?
@@ -48,9 +49,10 @@ final class WearLogService: DaemonService {
     /// How long the last flush took (ms), for the debug log.
     private(set) var lastFlushMilliseconds = 0.0
 
-    init(path: String, log: Logger, current: @escaping () -> Now) {
+    init(path: String, log: Logger, storage: StorageProblems? = nil, current: @escaping () -> Now) {
         self.path = path
         self.log = log
+        self.storage = storage ?? StorageProblems(log: log)
         self.current = current
     }
 
@@ -58,9 +60,9 @@ final class WearLogService: DaemonService {
         do {
             let (store, recovery) = try WearLog.openRecovering(path: path, busySeconds: Self.busySeconds)
             self.store = store
-            if let recovery { log.warning("\(recovery)") }
+            if let recovery { storage.report(path, recovery) }
         } catch {
-            log.warning("the data log \(path) cannot be opened (\(error)); nothing is logged this time")
+            storage.report(path, "the data log \(path) cannot be opened (\(error)); nothing is logged until the daemon restarts")
         }
         lastTick = now
         nextFlush = now + Self.flushSeconds
@@ -124,11 +126,13 @@ final class WearLogService: DaemonService {
             try store.add(days)
             lastFlushMilliseconds = (Daemon.now() - started) * 1000
             log.debug("data log: \(days.count) day(s) written in \(String(format: "%.1f", lastFlushMilliseconds)) ms")
-            if failing { log.notice("the data log \(path) is written again") }
+            if failing { storage.clear(path, saying: "the data log \(path) is written again") }
             failing = false
         } catch {
             tally.putBack(days)
-            if !failing { log.error("cannot write the data log \(path) (\(error)); its counts are kept and tried again every minute") }
+            if !failing {
+                storage.report(path, "cannot write the data log \(path) (\(error)); its counts are kept and tried again every minute")
+            }
             failing = true
         }
     }

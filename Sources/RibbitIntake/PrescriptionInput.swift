@@ -51,7 +51,8 @@ public struct PrescriptionInput: Sendable {
         }
         if ImageFile.format(of: data) != nil {
             return PrescriptionInput(
-                payload: String(decoding: try prescriptionCode(in: data, path: path), as: UTF8.self), path: path, kind: "a QR code")
+                payload: try utf8(try prescriptionCode(in: data, path: path), path: path, what: "the ribbit QR code's text"), path: path,
+                kind: "a QR code")
         }
         if ["png", "jpg", "jpeg"].contains((path as NSString).pathExtension.lowercased()) {
             throw IntakeError(
@@ -63,7 +64,18 @@ public struct PrescriptionInput: Sendable {
         guard data.starts(with: Array("RIBBIT-RX".utf8)) else {
             throw IntakeError("\(path): not a ribbit prescription; \(whatItIs); the prescription was not used")
         }
-        return PrescriptionInput(payload: String(decoding: data, as: UTF8.self), path: path, kind: "a text file")
+        return PrescriptionInput(payload: try utf8(data, path: path, what: "the prescription"), path: path, kind: "a text file")
+    }
+
+    /// The text, when it is UTF-8: a byte that is not is refused (never quietly replaced by
+    /// U+FFFD, which would then parse, store and play as if it had been written so).
+    static func utf8(_ bytes: Data, path: String, what: String) throws(IntakeError) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        let offset = SettingsText.firstInvalidUTF8Offset(bytes) ?? 0
+        let line = bytes.prefix(offset).count(where: { $0 == 0x0A }) + 1
+        throw IntakeError(
+            "\(path): line \(line): \(what) is not UTF-8 text (byte \(offset + 1) is 0x\(String(bytes[bytes.startIndex + offset], radix: 16, uppercase: true))); "
+                + "save it as UTF-8; the prescription was not used")
     }
 
     /// Where a parse error points: the file, or the code inside the picture.
@@ -102,7 +114,7 @@ public struct PrescriptionInput: Sendable {
                 "\(path): no QR code found in the \(size.width) x \(size.height) image; photograph the code straight on, "
                     + "filling a good part of the picture, in even light")
         case 0:
-            let start = String(decoding: codes[0].prefix(24), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
+            let start = TerminalText.escaped(String(decoding: codes[0].prefix(24), as: UTF8.self))
             throw IntakeError(
                 "\(path): the QR code there is not a ribbit prescription (it starts '\(start)'); the prescription was not used")
         default:

@@ -47,9 +47,16 @@ extension Prescription {
         // Plain text only: a control character (damage, or a line break smuggled into a value)
         // is refused rather than kept inside a name or note.
         for (index, line) in lines.enumerated() {
-            if let control = line.unicodeScalars.first(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) {
+            if let control = line.unicodeScalars.first(where: { $0.value < 0x20 && $0 != "\t" || (0x7F...0x9F).contains($0.value) }) {
                 throw PrescriptionError(
                     line: index + 1, "holds the control character U+\(hex4(control.value)); a prescription is plain text")
+            }
+            // U+FFFD is what a decoder puts where bytes were not UTF-8: text that went through
+            // one is damaged, and is refused wherever it comes from (a peer, the history).
+            if line.unicodeScalars.contains("\u{FFFD}") {
+                throw PrescriptionError(
+                    line: index + 1,
+                    "holds U+FFFD, the mark left where bytes were not UTF-8: the text was damaged on its way; a prescription is UTF-8 text")
             }
         }
         let version = first == "RIBBIT-RX 2" ? 2 : 1

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import TOMLKit
 
 /// One measured (or looked-up) headphone and microphone pair: how digital levels become sound
@@ -204,15 +205,20 @@ public enum CalibrationFile {
         do { bytes = try BoundedFile.read(path, maxBytes: BoundedFile.keyOrConfigMaxBytes) } catch {
             throw ConfigError("\(error)", kind: .unreadable)
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw ConfigError("\(path): not UTF-8 text") }
-        let config = try DaemonConfig.parse(text, path: path, allowed: ["calibration", "profile"])
+        let config = try DaemonConfig.parse(SettingsText.decode(bytes, path: path), path: path, allowed: ["calibration", "profile"])
         return (config.calibration, config.profiles)
     }
 
     /// Stores `profile` (replacing one of the same name), selects it, and writes the file
     /// atomically with mode 0644.
+    ///
+    /// A damaged file (one the daemon started without) is kept beside it as
+    /// `calibration.toml.damaged` rather than thrown away or left in the way.
     public static func save(_ profile: CalibrationProfile, to path: String) throws(ConfigError) {
-        var (_, profiles) = try load(path)
+        var profiles: [String: CalibrationProfile] = [:]
+        do { profiles = try load(path).profiles } catch {
+            guard error.kind == .invalid, rename(path, path + ".damaged") == 0 else { throw error }
+        }
         profiles[profile.name] = profile
         var text = """
             # Written by `ribbitd calibrate`; it rewrites this file whole. Put your own settings

@@ -20,6 +20,13 @@ public struct DaemonConfig: Sendable, Equatable {
     public var profiles: [String: CalibrationProfile] = [:]
     /// The data log (`ribbitd log`): on unless `log = false`.
     public var log = true
+    /// Why the default ribbitd.conf could not be used, when `ribbitd run` started without it
+    /// (`forDaemon`). The file holds safety policy (`require-signed`) that cannot be read, so the
+    /// daemon plays the last prescription it had and takes no new one until the file is fixed.
+    public var damagedConfig: String? = nil
+    /// Why calibration.toml could not be used, when `ribbitd run` started without it: the
+    /// daemon plays uncalibrated (the documented assumption of 100 dB SPL at 0 dBFS).
+    public var damagedCalibration: String? = nil
 
     public init() {}
 
@@ -35,6 +42,7 @@ public struct DaemonConfig: Sendable, Equatable {
     /// and tables parse as any TOML tool expects. Unknown keys and tables are errors that list
     /// the known ones, so a typo is not silently ignored.
     public static func parse(_ text: String, path: String, allowed: [String] = knownKeys) throws(ConfigError) -> DaemonConfig {
+        try SettingsText.refuseNUL(in: text, path: path)
         let table: TOMLTable
         do { table = try TOMLTable(string: text) } catch let error as TOMLParseError {
             // toml++'s words, then what a ribbitd.conf value looks like.
@@ -108,8 +116,44 @@ public struct DaemonConfig: Sendable, Equatable {
         do { bytes = try BoundedFile.read(path, maxBytes: BoundedFile.keyOrConfigMaxBytes) } catch {
             throw ConfigError("\(error); give the path of a ribbitd.conf text file", kind: .unreadable)
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw ConfigError("\(path): the config file is not UTF-8 text") }
-        return try parse(text, path: path).withCalibrationFile(CalibrationFile.path(besideConfig: path))
+        return try parse(SettingsText.decode(bytes, path: path), path: path).withCalibrationFile(CalibrationFile.path(besideConfig: path))
+    }
+
+    /// The config for `ribbitd run`: like `load`, except that a damaged file does not keep the
+    /// hearing aid from starting. `explicitPath` (`--config`, typed at a terminal) still fails
+    /// at once; the default ribbitd.conf, damaged, unreadable or wrong, gives the defaults with
+    /// `damagedConfig` set (the daemon refuses new prescriptions while it is); a damaged
+    /// calibration.toml gives no calibration with `damagedCalibration` set.
+    public static func forDaemon(explicitPath: String?, paths: RibbitPaths) throws(ConfigError) -> DaemonConfig {
+        let path = explicitPath ?? paths.configFile
+        var config = DaemonConfig()
+        if explicitPath != nil || FileManager.default.fileExists(atPath: path) {
+            do throws(ConfigError) {
+                let bytes: Data
+                do { bytes = try BoundedFile.read(path, maxBytes: BoundedFile.keyOrConfigMaxBytes) } catch {
+                    throw ConfigError("\(error); give the path of a ribbitd.conf text file", kind: .unreadable)
+                }
+                config = try parse(SettingsText.decode(bytes, path: path), path: path)
+            } catch {
+                guard explicitPath == nil else { throw error }
+                config = DaemonConfig()
+                config.damagedConfig = error.description
+            }
+        }
+        let calibrationPath = CalibrationFile.path(besideConfig: path)
+        do { return try config.withCalibrationFile(calibrationPath) } catch {
+            if (try? CalibrationFile.load(calibrationPath)) == nil {
+                config.damagedCalibration = error.description
+            } else if explicitPath != nil {
+                throw error  // the config names a profile nobody defined: a mistake in the file given
+            } else {
+                config.damagedConfig = error.description
+            }
+            var uncalibrated = config
+            uncalibrated.calibration = nil
+            uncalibrated.profiles = [:]
+            return uncalibrated
+        }
     }
 
     /// This config on top of calibration.toml: its profiles and its choice win. A chosen

@@ -35,7 +35,7 @@ public enum HearingReference {
         do { bytes = try BoundedFile.read(path, maxBytes: BoundedFile.keyOrConfigMaxBytes) } catch {
             throw ConfigError("\(error)", kind: .unreadable)
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw ConfigError("\(path): not UTF-8 text") }
+        let text = try SettingsText.decode(bytes, path: path)
         let table: TOMLTable
         do { table = try TOMLTable(string: text) } catch { throw ConfigError("\(path): \(error)") }
         guard let points = table["thresholds"]?.table, !points.keys.isEmpty else {

@@ -54,7 +54,17 @@ public enum PrescriptionSignature {
             guard parts.count >= 3, parts[0] == "ribbit-ed25519-public", let raw = Data(base64Encoded: String(parts.last!)),
                 (try? Curve25519.Signing.PublicKey(rawRepresentation: raw)) != nil
             else { throw SignatureError("not a ribbit public key (expected 'ribbit-ed25519-public NAME BASE64')") }
-            return PublicKey(name: parts[1..<(parts.count - 1)].joined(separator: " "), raw: raw)
+            let name = parts[1..<(parts.count - 1)].joined(separator: " ")
+            // The name is shown on terminals ("signed by NAME"): no escape sequences, no reordering.
+            if let control = name.unicodeScalars.first(where: {
+                $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || (0x202A...0x202E).contains($0.value)
+                    || (0x2066...0x2069).contains($0.value)
+            }) {
+                throw SignatureError(
+                    "the key's name holds the control character U+\(String(control.value, radix: 16, uppercase: true)); a name is plain text: ask for the key again"
+                )
+            }
+            return PublicKey(name: name, raw: raw)
         }
     }
 

@@ -21,10 +21,14 @@ public final class HistoryLock {
 
     /// Takes the lock, waiting up to `waitSeconds` for a holder that is only a command (it
     /// holds it for milliseconds). Throws `.held` with what the holder wrote when it stays held.
-    public init(dataDirectory: String, waitSeconds: Double = 0) throws(LockError) {
+    /// `readOnly`: the data directory cannot be written, so the lock file is opened as it is
+    /// (flock works on a read-only descriptor) and nothing is recorded in it.
+    public init(dataDirectory: String, waitSeconds: Double = 0, readOnly: Bool = false) throws(LockError) {
         path = Self.path(dataDirectory: dataDirectory)
-        do { try PrivateFile.prepare(path) } catch { throw .failed(error.description) }
-        do { fd = try PrivateFile.open(path, flags: O_RDWR) } catch { throw .failed(error.description) }
+        if !readOnly {
+            do { try PrivateFile.prepare(path) } catch { throw .failed(error.description) }
+        }
+        do { fd = try PrivateFile.open(path, flags: readOnly ? O_RDONLY : O_RDWR) } catch { throw .failed(error.description) }
         let deadline = Date().addingTimeInterval(waitSeconds)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno

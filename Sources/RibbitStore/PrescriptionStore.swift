@@ -85,15 +85,22 @@ public final class PrescriptionStore: Sendable {
 
     /// The copy of the active prescription kept beside the database.
     public var activeCopyPath: String { Self.activeCopyPath(databasePath: path) }
-    static func activeCopyPath(databasePath: String) -> String {
+    public static func activeCopyPath(databasePath: String) -> String {
         (databasePath as NSString).deletingLastPathComponent + "/last-active.json"
     }
 
-    public init(path: String) throws {
+    /// Whether it was opened read-only (its directory cannot be written): every change throws.
+    public let isReadOnly: Bool
+
+    /// Opens (creating) the history; `readOnly` opens an existing one without writing a byte,
+    /// for a data directory that cannot be written (a disk remounted read-only).
+    public init(path: String, readOnly: Bool = false) throws {
         self.path = path
-        try PrivateFile.prepare(path)
+        isReadOnly = readOnly
+        if !readOnly { try PrivateFile.prepare(path) }
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
+        configuration.readonly = readOnly
         database = try DatabaseQueue(path: path, configuration: configuration)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -122,7 +129,13 @@ public final class PrescriptionStore: Sendable {
                     sql: "UPDATE prescription SET checksum = ? WHERE id = ?", arguments: [Checksum.crc32Hex(payload), row["id"] as Int64])
             }
         }
-        try migrator.migrate(database)
+        if readOnly {
+            guard try database.read({ try migrator.hasCompletedMigrations($0) }) else {
+                throw StoreError("\(path) was made by an older ribbit and cannot be updated while its directory cannot be written")
+            }
+        } else {
+            try migrator.migrate(database)
+        }
     }
 
     /// The default location for a data directory (`$XDG_DATA_HOME/ribbit`).
@@ -243,6 +256,7 @@ public final class PrescriptionStore: Sendable {
     /// when none is active. Best effort: the database is the record; the copy only matters when
     /// the database is lost, and a failure here must not undo a change already committed.
     public func saveActiveCopy() {
+        guard !isReadOnly else { return }
         guard let active = try? active() else {
             unlink(activeCopyPath)
             return

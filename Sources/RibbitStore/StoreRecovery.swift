@@ -10,7 +10,18 @@ extension PrescriptionStore {
     /// line for the log, `status` and the CLI; nil when the history was sound.
     ///
     /// Any other failure (no permission, a full disk) is thrown: moving the file would not help.
-    public static func openRecovering(path: String, now: Date = Date()) throws -> (store: PrescriptionStore, recovery: String?) {
+    ///
+    /// `readOnly` (its directory cannot be written): opened as it is, read-only; a damaged file
+    /// cannot be moved aside then, so it is thrown as damaged.
+    public static func openRecovering(path: String, now: Date = Date(), readOnly: Bool = false) throws -> (
+        store: PrescriptionStore, recovery: String?
+    ) {
+        if readOnly {
+            let store = try PrescriptionStore(path: path, readOnly: true)
+            let check = try store.quickCheck()
+            guard check == "ok" else { throw StoreError("\(path) is damaged (SQLite finds: \(check.prefix(120)))") }
+            return (store, nil)
+        }
         var problem = "was empty (0 bytes)"
         var info = stat()
         if lstat(path, &info) != 0 || info.st_size > 0 || info.st_mode & S_IFMT != S_IFREG {

@@ -34,6 +34,9 @@ func lockHistory(_ paths: RibbitPaths) throws(RibbitError) -> HistoryLock {
                 } ?? ""
             throw .unavailable("a ribbitd is running (pid \(pid)) but not at \(paths.socketPath)\(hint); nothing changed")
         case .failed(let message):
+            if let why = DirectoryCheck.unwritable(paths.dataDirectory) {
+                throw .cannotCreate("cannot store it: \(paths.dataDirectory) cannot be written (\(why)); nothing changed")
+            }
             throw .cannotCreate("\(message); nothing changed")
         }
     }

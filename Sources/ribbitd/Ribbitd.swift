@@ -56,7 +56,8 @@ struct Ribbitd: ParsableCommand {
     static func fail(_ message: String, code: Int32) -> Never {
         // In the journal (a systemd unit's stderr), an error's priority rather than the default info.
         let priority = JournalStream.isStandardError(environment: ProcessInfo.processInfo.environment) ? JournalStream.prefix(.error) : ""
-        FileHandle.standardError.write(Data("\(priority)ribbitd: error: \(message)\n".utf8))
+        // The message often quotes input (a file's line, a QR code, the daemon's reply): escaped.
+        FileHandle.standardError.write(Data("\(priority)ribbitd: error: \(TerminalText.escapedLines(message))\n".utf8))
         Foundation.exit(code)
     }
 }

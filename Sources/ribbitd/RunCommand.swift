@@ -46,7 +46,12 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         let paths = RibbitPaths()
-        var settings = try loadConfig(paths, explicitPath: config)
+        // A damaged default ribbitd.conf or calibration.toml does not keep the hearing aid from
+        // starting: the daemon says so in `status` and the log (DaemonConfig.forDaemon).
+        var settings: DaemonConfig
+        do { settings = try DaemonConfig.forDaemon(explicitPath: config, paths: paths) } catch {
+            throw error.kind == .unreadable ? RibbitError.noInput(error.description) : .config(error.description)
+        }
         if let input { settings.inputs = try ports(input, option: "--input") }
         if let output { settings.outputs = try ports(output, option: "--output") }
         if noConnect { settings.connect = false }

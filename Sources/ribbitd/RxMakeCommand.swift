@@ -119,7 +119,7 @@ struct RxMakeCommand: ParsableCommand {
             try Self.writeChecked(code, payload: payload, scale: scale, to: output)
             print("wrote \(output): \(code.size) x \(code.size) modules, correction \(correction.rawValue), \(payload.count) bytes")
         }
-        if text { print(TerminalStyle.colorAllowed ? code.terminalText : code.plainTerminalText) }
+        if text { Swift.print(TerminalStyle.colorAllowed ? code.terminalText : code.plainTerminalText) }  // colours on purpose
     }
 
     /// The text next to PATH, then renamed over it: never half a prescription under its name.

@@ -56,6 +56,7 @@ struct StatusCommand: ParsableCommand {
                 "output limit  \(limits) dB SPL (left / right)" + (listening.outputLimitReason.map { ": \($0)" } ?? ""))
         }
         if let problem = status.historyProblem { lines.append("history       \(problem)") }
+        for problem in status.storageProblems ?? [] { lines.append("storage       \(problem)") }
         if let calibration = status.calibration { lines.append("calibration   \(describe(calibration))") }
         if let tone = status.tone {
             let what =

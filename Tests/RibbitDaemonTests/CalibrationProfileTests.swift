@@ -129,4 +129,16 @@ import Testing
             #expect(error.description == "\(file.path):1: unknown key `connect`; known: calibration, profile")
         }
     }
+
+    /// A damaged calibration.toml (the daemon plays uncalibrated then) does not stop
+    /// `ribbitd calibrate` from writing a new one: the damaged file is kept beside it.
+    @Test func savingOverADamagedFileKeepsIt() throws {
+        let directory = try TestPaths.temporaryDirectory()
+        let path = directory.appendingPathComponent("calibration.toml").path
+        let damaged = Data("[profile.hd25\n\0output-left = 104.5\n".utf8)
+        try damaged.write(to: URL(fileURLWithPath: path))
+        try CalibrationFile.save(CalibrationProfile(name: "hd25", outputLeftDBSPL: 104, outputRightDBSPL: 104, inputDBSPL: 110), to: path)
+        #expect(try CalibrationFile.load(path).selected == "hd25")
+        #expect(FileManager.default.contents(atPath: path + ".damaged") == damaged)
+    }
 }

@@ -108,4 +108,37 @@ import Testing
                 == "ribbitd: error: \(file.path):2: unknown key `inputs`; known: input, output, connect, client-name, log-level, require-signed, calibration, log, profile\n"
         )
     }
+
+    /// Issue 26: toml++ takes the text as a C string, so a NUL ended the file there and a
+    /// `require-signed = true` after it was silently dropped. Now it is refused with its line.
+    @Test func aNULByteIsRefusedWithItsLine() throws {
+        #expect(throws: ConfigError.self) { try DaemonConfig.parse("connect = true\n\0require-signed = true\n", path: "c") }
+        do { _ = try DaemonConfig.parse("connect = true\n\0require-signed = true\n", path: "c") } catch {
+            #expect(error.description.hasPrefix("c:2: holds a NUL byte"), "\(error)")
+        }
+        do { _ = try SettingsText.decode(Data([0x61, 0x0A, 0x62, 0xFF, 0x0A]), path: "c") } catch {
+            #expect(error.description.hasPrefix("c:2: byte 4 (0xFF) is not UTF-8 text"), "\(error)")
+        }
+    }
+
+    /// `ribbitd run` starts without a damaged default ribbitd.conf or calibration.toml, and
+    /// says why; a file given with --config still stops it.
+    @Test func theDaemonStartsWithoutADamagedDefaultFile() throws {
+        let directory = try TestPaths.temporaryDirectory()
+        let paths = RibbitPaths(environment: try TestPaths.privateHome(in: directory))
+        try FileManager.default.createDirectory(atPath: paths.configDirectory, withIntermediateDirectories: true)
+        try Data("require-signed = true\nconnect = maybe\n".utf8).write(to: URL(fileURLWithPath: paths.configFile))
+        let config = try DaemonConfig.forDaemon(explicitPath: nil, paths: paths)
+        #expect(config.damagedConfig?.hasPrefix("\(paths.configFile):2:") == true, "\(String(describing: config.damagedConfig))")
+        #expect(config.damagedCalibration == nil)
+        #expect(throws: ConfigError.self) { try DaemonConfig.forDaemon(explicitPath: paths.configFile, paths: paths) }
+
+        try Data("calibration = \"hd25\"\n".utf8).write(to: URL(fileURLWithPath: paths.configFile))
+        let calibration = CalibrationFile.path(besideConfig: paths.configFile)
+        try Data("[profile.hd25\noutput-left = 104.5\n".utf8).write(to: URL(fileURLWithPath: calibration))
+        let uncalibrated = try DaemonConfig.forDaemon(explicitPath: nil, paths: paths)
+        #expect(uncalibrated.damagedConfig == nil)
+        #expect(uncalibrated.damagedCalibration?.hasPrefix(calibration) == true, "\(String(describing: uncalibrated.damagedCalibration))")
+        #expect(uncalibrated.calibrationProfile == nil)
+    }
 }
