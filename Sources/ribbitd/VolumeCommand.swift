@@ -14,8 +14,16 @@ struct VolumeCommand: ParsableCommand {
             never the output limits: loud sound stays under them.
             """)
 
-    @Argument(help: ArgumentHelp("A step (+3, -3) or a level (0) in dB; none shows the volume.", valueName: "DB"))
-    var change: String?
+    /// All that is not an option: a step down (-3) must not read as one.
+    @Argument(
+        parsing: .allUnrecognized, help: ArgumentHelp("A step (+3, -3) or a level (0) in dB; none shows the volume.", valueName: "DB"))
+    var changes: [String] = []
+
+    var change: String? { changes.first }
+
+    func validate() throws {
+        guard changes.count <= 1 else { throw ValidationError("give one step or level, not \(changes.joined(separator: " "))") }
+    }
 
     func run() throws {
         var request = ControlRequest(command: .status)

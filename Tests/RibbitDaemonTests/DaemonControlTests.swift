@@ -39,7 +39,7 @@ extension DaemonTests {
         }
         // Every program; changes back to back land in the middle of the last one's crossfade.
         try run([["program", "noisy"], ["program", "outdoor"], ["program", "music"], ["program", "quiet"]])
-        try run([["program", "noisy"], ["volume", "+3"], ["program", "music"], ["volume", "0"], ["program", "auto"]], pause: 0)
+        try run([["program", "noisy"], ["volume", "+3"], ["program", "music"], ["volume", "-3"], ["program", "auto"]], pause: 0)
         try run([["volume", "+2"], ["volume", "0"]], pause: 0)
         usleep(2_000_000)  // auto listens to the noise
         try run([["load", TestPaths.prescription("ski-slope.rx").path], ["load", TestPaths.prescription("mild-presbycusis.rx").path]])
