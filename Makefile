@@ -33,7 +33,7 @@ DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 DEMO_CAMFIT := Prescriptions/camfit-sloping.rx
 
-.PHONY: run test deps dev-deps install-packages build check-static completions bench demo man deb deb-package install install-files uninstall clean fuzz \
+.PHONY: run test check deps dev-deps install-packages build check-static completions bench demo man deb deb-package install install-files uninstall clean fuzz \
 	codes rt-check format lint test-tools
 
 # The main job: the hearing aid on live sound (starts a JACK server when none runs).
@@ -50,6 +50,19 @@ test: dev-deps lint $(AXE) $(FHIR_R4)
 	$(RELEASE) --product ribbit-audio
 	$(RELEASE) --product ribbit-web
 	scripts/swift-test.sh
+
+# The edit-test loop (README, "Developing"): the format check, the unit tests (every suite but
+# the daemon's end-to-end ones and the Debian package's), the compiler's real-time check and
+# the audio thread audited in every mode on a real daemon. A few minutes after a build; `make
+# test` before you push.
+CHECK_SKIP := --skip DaemonTests --skip DebianPackageTests
+check: lint
+	swift build --build-tests
+	$(MAKE) rt-check
+	$(RELEASE) --product ribbitd
+	$(RELEASE) --product ribbit-audio
+	scripts/swift-test.sh --skip-build $(CHECK_SKIP)
+	scripts/swift-test.sh --skip-build --filter theAudioThreadStaysCleanInEveryMode
 
 # axe-core, fetched once.
 $(AXE):

@@ -205,7 +205,9 @@ extension DaemonTests {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path])
         try daemon.waitUntilProcessing()
-        let probe = try Probe(server: server, signal: "noise", levelDBFS: -40, seconds: 8)
+        // Plays until the test has seen what it needs (cancelled at the end).
+        let probe = try Probe(server: server, signal: "noise", levelDBFS: -40, seconds: 60)
+        defer { probe.cancel() }
         let tmuxServer = "ribbit-test-\(getpid())"  // a private tmux server, stopped by its own command
         let stty = daemon.directory.appendingPathComponent("stty.txt").path
         let env = ["XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"].map { "\($0)=\(daemon.environment[$0]!)" }
@@ -218,8 +220,13 @@ extension DaemonTests {
         let status = try Built.runLeavingDaemon(
             tmux, ["-L", tmuxServer, "new-session", "-d", "-x", "80", "-y", "24", "-s", "dump", command], environment: tmuxEnvironment)
         #expect(status == 0)
-        usleep(2_000_000)
-        let pane = try tmuxRun(["capture-pane", "-p", "-t", "dump"]).stdout
+        // Polled until both ears' levels are drawn (a loaded machine starts slowly), then judged.
+        var pane = ""
+        let shown = Date().addingTimeInterval(30)
+        while Date() < shown, !(pane.contains("in -") && pane.contains("out -") && pane.contains("Left ear")) {
+            usleep(200_000)
+            pane = try tmuxRun(["capture-pane", "-p", "-t", "dump"]).stdout
+        }
         let lines = pane.split(separator: "\n", omittingEmptySubsequences: false).dropLast()  // after the last newline
         #expect(pane.contains("ribbit dump  Steep ski-slope loss"), "\(pane)")
         #expect(pane.contains("latency 96 samples (2.00 ms)"))
@@ -230,10 +237,13 @@ extension DaemonTests {
         #expect(right != nil && left != nil && right! < left!, "\(pane)")
         #expect(lines.allSatisfy { $0.count <= 80 } && lines.count == 24, "\(pane)")
         _ = try tmuxRun(["send-keys", "-t", "dump", "q"])
-        let deadline = Date().addingTimeInterval(3)
-        while !FileManager.default.fileExists(atPath: stty) && Date() < deadline { usleep(50_000) }
-        usleep(200_000)
-        let settings = try String(contentsOfFile: stty, encoding: .utf8)
+        // The terminal's settings once the view has gone (written after it by the same shell line).
+        var settings = ""
+        let deadline = Date().addingTimeInterval(15)
+        while !settings.contains(" echo"), Date() < deadline {
+            usleep(50_000)
+            settings = (try? String(contentsOfFile: stty, encoding: .utf8)) ?? ""
+        }
         #expect(settings.contains(" icanon") && !settings.contains("-icanon"), "\(settings)")
         #expect(settings.contains(" echo ") && !settings.contains("-echo "), "\(settings)")
         // Back in the main screen: the view's lines are gone.
@@ -242,15 +252,21 @@ extension DaemonTests {
         // Ctrl-C ends it as cleanly (SIGINT, taken by the dump loop, not by a default handler).
         let again = daemon.directory.appendingPathComponent("stty-after-ctrl-c.txt").path
         _ = try tmuxRun(["respawn-pane", "-k", "-t", "dump", command.replacingOccurrences(of: stty, with: again)])
-        usleep(1_500_000)
-        #expect(try tmuxRun(["capture-pane", "-p", "-t", "dump"]).stdout.contains("ribbit dump  Steep"))
+        var respawned = ""
+        let drawn = Date().addingTimeInterval(30)
+        while Date() < drawn, !respawned.contains("ribbit dump  Steep") {
+            usleep(200_000)
+            respawned = try tmuxRun(["capture-pane", "-p", "-t", "dump"]).stdout
+        }
+        #expect(respawned.contains("ribbit dump  Steep"), "\(respawned)")
         _ = try tmuxRun(["send-keys", "-t", "dump", "C-c"])
-        let secondDeadline = Date().addingTimeInterval(3)
-        while !FileManager.default.fileExists(atPath: again) && Date() < secondDeadline { usleep(50_000) }
-        usleep(200_000)
-        let afterInterrupt = (try? String(contentsOfFile: again, encoding: .utf8)) ?? ""
+        var afterInterrupt = ""
+        let secondDeadline = Date().addingTimeInterval(15)
+        while !afterInterrupt.contains(" echo"), Date() < secondDeadline {
+            usleep(50_000)
+            afterInterrupt = (try? String(contentsOfFile: again, encoding: .utf8)) ?? ""
+        }
         #expect(afterInterrupt.contains(" icanon") && afterInterrupt.contains(" echo "), "\(afterInterrupt)")
-        _ = try probe.finish()
         try daemon.stop()
     }
 }

@@ -246,6 +246,11 @@ final class Probe {
             played: Array(channels[0..<2]), recorded: Array(channels[2..<4]), xruns: xruns, startNanoseconds: start, callbacks: callbacks)
     }
 
+    /// Stops playing now (by its pid) when what it played is not needed.
+    func cancel() {
+        stopProcess(process, grace: 0)
+    }
+
     static func record(server: JackTestServer, signal: String, levelDBFS: Double, seconds: Double) throws -> Recording {
         try Probe(server: server, signal: signal, levelDBFS: levelDBFS, seconds: seconds).finish()
     }
