@@ -73,6 +73,20 @@ import Testing
         #expect(result.strayPresses > 0 && result.log.allSatisfy { !$0.responded }, "\(result.strayPresses) stray")
     }
 
+    /// A listener who says yes to everything (a press every half second, tones or not) is
+    /// flagged for false alarms by the daemon's session, in time.
+    @Test func aListenerWhoSaysYesToEverythingIsFlagged() {
+        let session = Self.session(catchTrials: 0.125)
+        var now = 0.0
+        while now < 600 && !session.isOver {
+            _ = session.tick(now: now, toneStartDelay: 0.02)
+            if Int((now * 100).rounded()) % 50 == 0 { _ = session.answer(ear: nil, now: now) }
+            now += 0.01
+        }
+        let result = session.test.result
+        #expect(session.isOver && result.flags.contains(.falseAlarms), "\(result.flags), \(result.strayPresses) stray presses")
+    }
+
     @Test func aLoudRoomPausesAndTwoQuietSecondsResume() {
         nonisolated(unsafe) var loud = false
         let session = Self.session { _, level in
