@@ -74,7 +74,10 @@ public final class Daemon {
             wearLog?.hear(broadbandDBSPL: broadband, now: Self.now())
         }
         if config.log {
-            wearLog = WearLogService(path: WearLog.path(dataDirectory: paths.dataDirectory), log: log, storage: fitting.storage) {
+            wearLog = WearLogService(
+                path: WearLog.path(dataDirectory: paths.dataDirectory), flushSeconds: config.logIntervalSeconds, log: log,
+                storage: fitting.storage
+            ) {
                 [unowned self] in
                 let state = fitting.state
                 return WearLogService.Now(

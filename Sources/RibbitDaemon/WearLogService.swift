@@ -28,7 +28,8 @@ final class WearLogService: DaemonService {
         var xruns: Int
     }
 
-    static let flushSeconds = 60.0
+    /// How often the tally goes to the file (`log-interval` in ribbitd.conf; 60 s by default).
+    let flushSeconds: Double
     /// How long a flush waits for another writer (`log --erase`): the control thread waits with it.
     static let busySeconds = 0.5
 
@@ -49,8 +50,9 @@ final class WearLogService: DaemonService {
     /// How long the last flush took (ms), for the debug log.
     private(set) var lastFlushMilliseconds = 0.0
 
-    init(path: String, log: Logger, storage: StorageProblems? = nil, current: @escaping () -> Now) {
+    init(path: String, flushSeconds: Double = 60, log: Logger, storage: StorageProblems? = nil, current: @escaping () -> Now) {
         self.path = path
+        self.flushSeconds = flushSeconds
         self.log = log
         self.storage = storage ?? StorageProblems(log: log)
         self.current = current
@@ -65,7 +67,7 @@ final class WearLogService: DaemonService {
             storage.report(path, "the data log \(path) cannot be opened (\(error)); nothing is logged until the daemon restarts")
         }
         lastTick = now
-        nextFlush = now + Self.flushSeconds
+        nextFlush = now + flushSeconds
         tally.count(date: today(now: now), starts: 1)
     }
 
@@ -79,7 +81,7 @@ final class WearLogService: DaemonService {
         guard store != nil else { return }
         account(now: now)
         if now >= nextFlush {
-            nextFlush = now + Self.flushSeconds
+            nextFlush = now + flushSeconds
             flush()
         }
     }

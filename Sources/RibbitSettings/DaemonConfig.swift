@@ -20,6 +20,9 @@ public struct DaemonConfig: Sendable, Equatable {
     public var profiles: [String: CalibrationProfile] = [:]
     /// The data log (`ribbitd log`): on unless `log = false`.
     public var log = true
+    /// How often the data log is written, seconds (`log-interval`): what a power cut may lose.
+    public var logIntervalSeconds = 60.0
+    public static let logIntervalRange = 5.0...3600.0
     /// Why the default ribbitd.conf could not be used, when `ribbitd run` started without it
     /// (`forDaemon`). The file holds safety policy (`require-signed`) that cannot be read, so the
     /// daemon plays the last prescription it had and takes no new one until the file is fixed.
@@ -32,7 +35,7 @@ public struct DaemonConfig: Sendable, Equatable {
 
     /// The keys a config file may set, in the order the documentation gives them.
     public static let knownKeys = [
-        "input", "output", "connect", "client-name", "log-level", "require-signed", "calibration", "log", "profile",
+        "input", "output", "connect", "client-name", "log-level", "require-signed", "calibration", "log", "log-interval", "profile",
     ]
 
     /// The profile in use (nil: uncalibrated).
@@ -64,6 +67,13 @@ public struct DaemonConfig: Sendable, Equatable {
             case "log-level": config.logLevel = try string(value, key: key, at: at)
             case "calibration": config.calibration = try string(value, key: key, at: at)
             case "log": config.log = try bool(value, key: key, at: at)
+            case "log-interval":
+                guard let seconds = value.double ?? value.int.map(Double.init), logIntervalRange.contains(seconds) else {
+                    throw ConfigError(
+                        "\(at): log-interval is how often the data log is written, in seconds, from \(Int(logIntervalRange.lowerBound)) to \(Int(logIntervalRange.upperBound))"
+                    )
+                }
+                config.logIntervalSeconds = seconds
             case "profile": config.profiles = try CalibrationProfile.parseAll(value, text: text, at: at)
             default:
                 let what = value.table != nil ? "table `[\(key)]`" : "key `\(key)`"

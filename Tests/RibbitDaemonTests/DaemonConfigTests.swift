@@ -28,6 +28,11 @@ import Testing
         #expect(try DaemonConfig.parse("log = false\n", path: "ribbitd.conf").log == false)
         #expect(try DaemonConfig.parse("log = true\n", path: "ribbitd.conf").log == true)
         #expect(throws: ConfigError.self) { try DaemonConfig.parse("log = \"off\"\n", path: "ribbitd.conf") }
+        #expect(DaemonConfig().logIntervalSeconds == 60)
+        #expect(try DaemonConfig.parse("log-interval = 300\n", path: "ribbitd.conf").logIntervalSeconds == 300)
+        for wrong in ["1", "7200", "\"often\""] {
+            #expect(throws: ConfigError.self) { try DaemonConfig.parse("log-interval = \(wrong)\n", path: "ribbitd.conf") }
+        }
     }
 
     /// What makes it TOML rather than `key = value` lines: comments after values, literal
@@ -54,11 +59,11 @@ import Testing
     @Test(arguments: [
         (
             "inptu = \"a:b\"",
-            "c:1: unknown key `inptu`; known: input, output, connect, client-name, log-level, require-signed, calibration, log, profile"
+            "c:1: unknown key `inptu`; known: input, output, connect, client-name, log-level, require-signed, calibration, log, log-interval, profile"
         ),
         (
             "connect = false\n[jack]\nname = \"x\"",
-            "c:2: unknown table `[jack]`; known: input, output, connect, client-name, log-level, require-signed, calibration, log, profile"
+            "c:2: unknown table `[jack]`; known: input, output, connect, client-name, log-level, require-signed, calibration, log, log-interval, profile"
         ),
         (
             "input",
@@ -105,7 +110,7 @@ import Testing
         #expect(result.status == 78)
         #expect(
             result.stderr
-                == "ribbitd: error: \(file.path):2: unknown key `inputs`; known: input, output, connect, client-name, log-level, require-signed, calibration, log, profile\n"
+                == "ribbitd: error: \(file.path):2: unknown key `inputs`; known: input, output, connect, client-name, log-level, require-signed, calibration, log, log-interval, profile\n"
         )
     }
 
