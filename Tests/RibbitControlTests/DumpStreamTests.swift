@@ -81,12 +81,14 @@ import Testing
         defer { close(client) }
         #expect(UnixSocket.writeAll(client, ControlProtocol.encode(ControlRequest(command: .dump))))
         let now = serve(server, until: 1)
-        let padding = String(repeating: "x", count: 5 << 20)
+        // A line several times the socket's buffer (about 200 kB), so one is always part-sent.
+        let padding = String(repeating: "x", count: 1 << 20)
         var offered = 0
         func offer() {
             let started = Date()
             server.broadcast(Data("{\"seq\":\(offered),\"pad\":\"\(padding)\"}\n".utf8), now: now)
-            #expect(Date().timeIntervalSince(started) < 0.5, "broadcast waited")
+            // A blocking write would never return (the reader is this thread); the bound is for a busy machine.
+            #expect(Date().timeIntervalSince(started) < 5, "broadcast waited")
             offered += 1
         }
         for _ in 0..<5 { offer() }
@@ -95,7 +97,7 @@ import Testing
         #expect(try JSONDecoder().decode(ControlReply.self, from: reply).ok)
         struct Line: Decodable { var seq: Int; var pad: String }
         var received = [Int]()
-        while offered < 60 && received.count < 4 {
+        while offered < 300 && received.count < 4 {
             switch reader.next(timeoutSeconds: 0.02) {
             case .line(let data):
                 let line = try? JSONDecoder().decode(Line.self, from: data)
