@@ -47,7 +47,9 @@ import Testing
         for name in ["link.rx", "link.png"] {
             let (result, seconds) = try ribbitd(["rx", "show", try hugeFileLink(name)])
             #expect(result.status == 65, "\(result.stderr)")
-            #expect(seconds < 1, "took \(seconds) s")
+            // Reading 3 GiB whole takes longer than this however idle the machine; starting takes
+            // less however busy it is.
+            #expect(seconds < 3, "took \(seconds) s")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
             #expect(result.stderr.contains("3072 MiB is over the limit"), "\(result.stderr)")
         }
@@ -80,7 +82,7 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: trusted + "/huge.pub", withDestinationPath: try hugeFileLink("huge.pub"))
         let (result, seconds) = try ribbitd(["rx", "show", rx("flat.rx")])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(seconds < 2, "took \(seconds) s")
+        #expect(seconds < 5, "took \(seconds) s")
         #expect(result.stdout.contains("unsigned"))
     }
 
@@ -100,7 +102,7 @@ import Testing
         for (arguments, status, words) in cases {
             let (result, seconds) = try ribbitd(arguments)
             #expect(result.status == status, "\(arguments): \(result.stderr)")
-            #expect(seconds < 2, "\(arguments) took \(seconds) s")
+            #expect(seconds < 5, "\(arguments) took \(seconds) s")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
             #expect(result.stderr.contains(words), "\(result.stderr)")
         }

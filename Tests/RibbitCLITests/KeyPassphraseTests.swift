@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RibbitTestSupport
+import Synchronization
 import Testing
 
 /// Private keys protected by a passphrase (issue 12, item 8), with real key files and the
@@ -147,9 +148,9 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path("Dr-Int.key")))
     }
 
-    /// Runs `command` on a pty and types `lines`, one a second (after each prompt has appeared; a
-    /// control character alone, without a line end);
-    /// returns what the terminal showed.
+    /// Runs `command` on a pty and types `lines`, each once its prompt (the n-th "passphrase") is
+    /// on the terminal (a control character alone, without a line end); returns what the
+    /// terminal showed.
     private func typed(_ script: URL, _ command: String, lines: [String]) throws -> String {
         let process = Process()
         process.executableURL = script
@@ -162,16 +163,26 @@ import Testing
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output
+        let shown = Mutex(Data())
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }  // the end: no more calls
+            shown.withLock { $0.append(data) }
+        }
         try process.run()
-        for line in lines {
-            usleep(1_000_000)
+        // ask() turns echo off and blocks the signals before it writes its prompt.
+        func prompts() -> Int { shown.withLock { String(decoding: $0, as: UTF8.self).lowercased().components(separatedBy: "passphrase").count - 1 } }
+        for (index, line) in lines.enumerated() {
+            let deadline = Date().addingTimeInterval(30)
+            while prompts() <= index && process.isRunning && Date() < deadline { usleep(20_000) }
             input.fileHandleForWriting.write(Data((line.first?.asciiValue ?? 0x20 < 0x20 ? line : line + "\n").utf8))  // ^C: no line end
         }
-        usleep(500_000)
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(30)
         while process.isRunning && Date() < deadline { usleep(50_000) }
         if process.isRunning { stopProcess(process) }
         try? input.fileHandleForWriting.close()
-        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        output.fileHandleForReading.readabilityHandler = nil
+        let rest = output.fileHandleForReading.readDataToEndOfFile()
+        return shown.withLock { String(decoding: $0 + rest, as: UTF8.self) }
     }
 }

@@ -17,7 +17,7 @@ extension DaemonTests {
         #expect(processName(first) == "ribbit-audio")
         kill(first, SIGKILL)
         _ = try daemon.status()  // the socket answers while the audio process is gone
-        _ = try daemon.waitUntilProcessing(timeout: 10)
+        _ = try daemon.waitUntilProcessing()
         let second = try #require(audioProcess(of: daemon.pid))
         #expect(second != first)
         let status = try daemon.status()

@@ -21,12 +21,14 @@ extension DaemonTests {
         let hz = 1000.0
         // The probe plays a quiet 250 Hz sine (peak 0.02) that the hearing aid passes through
         // before and after the tone; its steps are far smaller than the tone's.
-        let probe = try Probe(server: server, signal: "sine:250", levelDBFS: -34 - 10 * log10(2.0), seconds: 4)
-        usleep(800_000)
         // The command refuses a loud level; the daemon clamps one sent to it directly: asked
         // for -3 dBFS, it plays -20 (peak 0.1), under the default ceiling (-1).
         let loud = try daemon.ribbitd(["calibrate", "--play", "--ear", "left", "--level", "-10"])
         #expect(loud.status == 64 && loud.stderr.contains("--level is from -80 to -20 dBFS"), "\(loud.stderr)")
+        // Long enough for the 2 s tone however late it is asked for on a loaded machine.
+        let probe = try Probe(server: server, signal: "sine:250", levelDBFS: -34 - 10 * log10(2.0), seconds: 6)
+        try probe.waitUntilPlaying()
+        usleep(500_000)
         let reply = try ControlClient.send(
             .tone(frequencyHz: hz, levelDBFS: -3, ear: "left", seconds: 2),
             socketPath: RibbitPaths(environment: daemon.environment).socketPath)
@@ -83,10 +85,13 @@ extension DaemonTests {
         let directory = try TestPaths.temporaryDirectory()
         let daemon = try DaemonUnderTest(server: server, directory: directory)
         try daemon.waitUntilProcessing()
-        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -30 - 10 * log10(2.0), seconds: 4)
+        // Each probe plays until the command has listened (and is stopped then), however long a
+        // loaded machine takes to start it.
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -30 - 10 * log10(2.0), seconds: 30)
+        try probe.waitUntilPlaying()
         usleep(300_000)
         let mic = try daemon.ribbitd(["calibrate", "--microphone", "--calibrator", "94", "--profile", "test-set"])
-        _ = try probe.finish()
+        probe.cancel()
         #expect(mic.status == 0, "\(mic.stderr)")
         #expect(
             try daemon.ribbitd(["calibrate", "--reading", "83", "--ear", "left", "--level", "-20", "--profile", "test-set"]).status == 0)
@@ -137,19 +142,21 @@ extension DaemonTests {
         #expect(try String(contentsOfFile: file, encoding: .utf8) == stored)
 
         // The room, not a calibrator: pink-ish noise at -46 dBFS.
-        let room = try Probe(server: server, signal: "noise", levelDBFS: -46, seconds: 5)
+        let room = try Probe(server: server, signal: "noise", levelDBFS: -46, seconds: 30)
+        try room.waitUntilPlaying()
         usleep(300_000)
         let noCalibrator = try daemon.ribbitd(["calibrate", "--microphone", "--calibrator", "114"])
-        _ = try room.finish()
+        room.cancel()
         #expect(noCalibrator.status == 65, "\(noCalibrator)")
         #expect(noCalibrator.stderr.contains("no steady 1 kHz tone well above the room"), "\(noCalibrator.stderr)")
         #expect(try String(contentsOfFile: file, encoding: .utf8) == stored)
 
         // A calibrator's 94 dB SPL reading -20 dBFS (a sine of -23 dB RMS): 114 dB SPL at 0 dBFS.
-        let calibrator = try Probe(server: server, signal: "sine:1000", levelDBFS: -20 - 10 * log10(2.0), seconds: 5)
+        let calibrator = try Probe(server: server, signal: "sine:1000", levelDBFS: -20 - 10 * log10(2.0), seconds: 30)
+        try calibrator.waitUntilPlaying()
         usleep(300_000)
         let taken = try daemon.ribbitd(["calibrate", "--microphone", "--calibrator", "94"])
-        _ = try calibrator.finish()
+        calibrator.cancel()
         #expect(taken.status == 0, "\(taken)")
         let profile = try #require(try DaemonConfig.load(paths: RibbitPaths(environment: daemon.environment)).calibrationProfile)
         #expect(abs(profile.inputDBSPL - 114) <= 0.2, "input \(profile.inputDBSPL)")

@@ -128,9 +128,12 @@ import Testing
         let daemon = try DaemonUnderTest(
             server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("moderate-flat.rx").path])
         try daemon.waitUntilProcessing()
-        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 3)
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 6)
+        try probe.waitUntilPlaying()
         usleep(1_500_000)
+        let asked = Int(MonotonicSeconds.now() * 1e9)
         #expect(try daemon.ribbitd(["load", TestPaths.prescription("normal-hearing.rx").path]).status == 0)
+        let answered = Int(MonotonicSeconds.now() * 1e9)
         let recording = try probe.finish()
         let y = recording.recorded[0]
         let w = 2 * Double.pi * 1000 / Self.rate
@@ -142,9 +145,13 @@ import Testing
             let e = Double(y[n + 1]) - 2 * Double(y[n]) + Double(y[n - 1]) + w * w * Double(y[n])
             if abs(e) > worst { (worst, worstAt) = (abs(e), n) }
         }
-        // The switch happened: the tone's level changed by more than 3 dB.
-        let before = Analysis.rms(y[settled..<(y.count / 3)])
-        let after = Analysis.rms(y[(y.count * 9 / 10)...])
+        // The switch happened: the tone's level changed by more than 3 dB, between before the load
+        // was asked and half a second after its answer (the crossfade), on the probe's clock.
+        let (askedFrame, answeredFrame) = (recording.frame(atNanoseconds: asked), recording.frame(atNanoseconds: answered))
+        let afterFrom = answeredFrame + Int(Self.rate / 2)
+        try #require(askedFrame > settled + Int(Self.rate / 4) && afterFrom < y.count - Int(Self.rate / 4), "frames \(askedFrame) \(answeredFrame)")
+        let before = Analysis.rms(y[settled..<askedFrame])
+        let after = Analysis.rms(y[afterFrom...])
         #expect(abs(Analysis.decibels(after / before)) > 3)
         // The crossfade itself bends the waveform by under 1 % of the peak (2 w |A'| with the
         // amplitude changing over one hop); a click jumps by the order of the peak.

@@ -103,7 +103,7 @@ final class DevToolsBrowser {
     }
 
     /// Waits until the expression is true.
-    func wait(for expression: String, seconds: Double = 15) throws {
+    func wait(for expression: String, seconds: Double = 30) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while (try? evaluate(expression)) as? Bool != true {
             guard Date() < deadline else { throw TestSetupError("the page never got to \(expression)") }
@@ -113,7 +113,7 @@ final class DevToolsBrowser {
 
     /// Waits until the page opened with a personal link has traded its token for a session (the
     /// page keeps it in localStorage), so the next page of the web app is logged in.
-    func waitUntilLoggedIn(seconds: Double = 15) throws {
+    func waitUntilLoggedIn(seconds: Double = 30) throws {
         try wait(for: #"localStorage.getItem("ribbit-session") !== null"#, seconds: seconds)
     }
 

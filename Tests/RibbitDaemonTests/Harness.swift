@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import RibbitAudioFile
 import RibbitControl
+import RibbitSettings
 import RibbitTestSupport
 import Testing
 
@@ -79,11 +80,11 @@ final class DaemonUnderTest {
     var isRunning: Bool { process.isRunning }
     var pid: Int32 { process.processIdentifier }
 
-    func waitForSocket(timeout: Double = 10) throws {
+    func waitForSocket(timeout: Double = 30) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             guard process.isRunning else { throw TestSetupError("ribbitd exited: \(log)") }
-            if (try? ribbitd(["status"]))?.status == 0 { return }
+            if (try? status()) != nil { return }
             usleep(50_000)
         }
         throw TestSetupError("ribbitd did not answer within \(timeout) s: \(log)")
@@ -95,16 +96,31 @@ final class DaemonUnderTest {
         try Built.run(Self.binary, arguments, environment: environment)
     }
 
+    /// The daemon's status, asked on its socket from this process: a `ribbitd status` process
+    /// can take over a second to start on a loaded machine, and polls must not wait for that.
     func status() throws -> DaemonStatus {
-        let result = try ribbitd(["status", "--json"])
-        guard result.status == 0 else { throw TestSetupError("status failed: \(result.stderr)") }
-        return try JSONDecoder().decode(DaemonStatus.self, from: Data(result.stdout.utf8))
+        let reply = try ControlClient.send(ControlRequest(command: .status), socketPath: socketPath, timeoutSeconds: 30)
+        guard reply.ok, let status = reply.status else { throw TestSetupError("status failed: \(reply.error ?? "no status")") }
+        return status
+    }
+
+    var socketPath: String { RibbitPaths(environment: environment).socketPath }
+
+    /// Polls the status until `done` holds, for up to `seconds`: what the daemon did decides, not
+    /// how soon a loaded machine let it.
+    func wait(until done: (DaemonStatus) -> Bool, within seconds: Double = 30) throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if done(try status()) { return true }
+            usleep(20_000)
+        }
+        return false
     }
 
     /// Waits until JACK calls the daemon's process callback (its cycle count grows); returns
     /// the seconds it took.
     @discardableResult
-    func waitUntilProcessing(timeout: Double = 5) throws -> Double {
+    func waitUntilProcessing(timeout: Double = 30) throws -> Double {
         let start = Date()
         var previous: Int?
         while Date().timeIntervalSince(start) < timeout {
@@ -123,7 +139,7 @@ final class DaemonUnderTest {
     @discardableResult
     func stop() throws -> Int32 {
         _ = try ribbitd(["stop"])
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         while process.isRunning && Date() < deadline { usleep(20_000) }
         stopProcess(process)
         return process.terminationStatus
@@ -244,6 +260,15 @@ final class Probe {
         }
         return Recording(
             played: Array(channels[0..<2]), recorded: Array(channels[2..<4]), xruns: xruns, startNanoseconds: start, callbacks: callbacks)
+    }
+
+    /// Waits until the probe has played its first period (it says so beside its recording).
+    func waitUntilPlaying(within seconds: Double = 30) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !FileManager.default.fileExists(atPath: output.path + ".playing") {
+            guard process.isRunning, Date() < deadline else { throw TestSetupError("ribbit-probe never played") }
+            usleep(10_000)
+        }
     }
 
     /// Stops playing now (by its pid) when what it played is not needed.

@@ -185,23 +185,23 @@ extension DaemonTests {
         // The test runs while this connection (its owner) stays open.
         let owner = try StreamConnection.open(socketPath: socket, request: request)
         defer { owner.close() }
-        usleep(1_500_000)
-        #expect(try daemon.status().hearingTest?.state == .running)
-        // White noise at -30 dBFS: about 55 dB SPL in the 500 Hz band through the uncalibrated 100 dB SPL.
-        let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 4)
+        #expect(try daemon.wait(until: { $0.hearingTest?.state == .running }))
+        // White noise at -30 dBFS: about 55 dB SPL in the 500 Hz band through the uncalibrated 100
+        // dB SPL, played until the test has paused for it.
+        let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 60)
         var paused: HearingTestStatus?
-        let deadline = Date().addingTimeInterval(4)
+        let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, paused == nil {
             if let test = try daemon.status().hearingTest, test.state == .pausedForNoise { paused = test }
             usleep(50_000)
         }
-        _ = try probe.finish()
+        probe.cancel()
         #expect(paused != nil, "the test did not pause in noise")
         if let noise = paused?.noise {
             #expect(noise.loudBandHz != nil && (noise.levelDBSPL ?? 0) > (noise.limitDBSPL ?? 200), "\(noise)")
         }
         var resumed = false
-        let quietDeadline = Date().addingTimeInterval(8)
+        let quietDeadline = Date().addingTimeInterval(30)
         while Date() < quietDeadline, !resumed {
             resumed = try daemon.status().hearingTest?.state == .running
             usleep(100_000)
@@ -228,9 +228,12 @@ extension DaemonTests {
             request.testEars = ["right"]
             request.frequenciesHz = [1000]
             request.seed = 2
+            // Recording before the test starts: its first tone comes 1-3 s later.
+            let probe = try Probe(server: server, signal: "silence", levelDBFS: -100, seconds: 9)
+            try probe.waitUntilPlaying()
             let owner = try StreamConnection.open(socketPath: socket, request: request)
             defer { owner.close() }
-            let recording = try Probe.record(server: server, signal: "silence", levelDBFS: -100, seconds: 9)
+            let recording = try probe.finish()
             _ = try ControlClient.send(ControlRequest(command: .hearingTestStop), socketPath: socket)
             let right = recording.recorded[1].map(Double.init)
             let onset = try #require(right.firstIndex { abs($0) > 1e-7 }, "no tone in 9 s")

@@ -26,22 +26,33 @@ extension DaemonTests {
         #expect(listening.program == "quiet" && listening.chosenBy == "prescription" && listening.volumeDB == 0)
         #expect(listening.compressing && listening.bands == 10, "camfit compresses in 10 bands: \(listening)")
 
-        // A steady 1 kHz tone at 60 dB SPL (uncalibrated: -40 dBFS); 1.5 s in, the volume goes up
-        // by 6 dB; 3 s in, the music program (slow detectors, no expansion) takes over.
+        // A steady 1 kHz tone at 60 dB SPL (uncalibrated: -40 dBFS); 1.2 s after it plays, the
+        // volume goes up by 6 dB; 1.5 s later, the music program (slow detectors, no expansion)
+        // takes over. Where each change falls in the recording is read from the probe's clock.
         let rate = 48000
-        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40 - 10 * log10(2.0), seconds: 4.5)
-        usleep(1_500_000)
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40 - 10 * log10(2.0), seconds: 6)
+        try probe.waitUntilPlaying()
+        usleep(1_200_000)
+        let volumeAsked = Int(MonotonicSeconds.now() * 1e9)
         let up = try daemon.ribbitd(["volume", "+6"])
+        let volumeDone = Int(MonotonicSeconds.now() * 1e9)
         #expect(up.status == 0 && up.stdout.contains("volume +6 dB (-10 to +10)"), "\(up.stdout)\(up.stderr)")
         usleep(1_500_000)
+        let musicAsked = Int(MonotonicSeconds.now() * 1e9)
         let music = try daemon.ribbitd(["program", "music"])
         #expect(music.status == 0 && music.stdout.contains("program music (your choice)"), "\(music.stdout)\(music.stderr)")
         let recording = try probe.finish()
         let left = recording.recorded[0]
 
-        // Find the change: the level 0.4-1.1 s into the recording against 2.1-2.8 s.
-        let before = Self.rmsDB(left, Int(0.4 * Double(rate))..<Int(1.1 * Double(rate)))
-        let after = Self.rmsDB(left, Int(2.1 * Double(rate))..<Int(2.8 * Double(rate)))
+        // The level up to 0.7 s before the volume was asked against 0.7 s ending when the
+        // program was asked, starting at least 0.3 s after the volume's reply (its crossfade).
+        let beforeEnd = recording.frame(atNanoseconds: volumeAsked)
+        let afterStart = recording.frame(atNanoseconds: volumeDone) + Int(0.3 * Double(rate))
+        let afterEnd = recording.frame(atNanoseconds: musicAsked)
+        let window = Int(0.7 * Double(rate))
+        try #require(beforeEnd >= window + rate / 4 && afterEnd - afterStart >= window / 2, "frames \(beforeEnd) \(afterStart) \(afterEnd)")
+        let before = Self.rmsDB(left, (beforeEnd - window)..<beforeEnd)
+        let after = Self.rmsDB(left, max(afterStart, afterEnd - window)..<afterEnd)
         #expect(abs(after - before - 6) < 1, "the volume moved the level by \(after - before) dB, not 6")
         // No click: no step between neighbouring samples beyond the loudest sine's steepest,
         // from 0.5 s on (the tone's own onset overshoots while the detectors attack).
@@ -134,19 +145,26 @@ extension DaemonTests {
         try daemon.waitUntilProcessing()
         let auto = try daemon.ribbitd(["program", "auto"])
         #expect(auto.status == 0 && auto.stdout.contains("program quiet (picked automatically"), "\(auto.stdout)\(auto.stderr)")
-        let probe = try Probe(server: server, signal: "noise", levelDBFS: -28, seconds: 10)
+        // The classifier's window (4 s) and hold (3 s) are counted in audio: so is the test, in
+        // the probe's frames up to the moment status first said noisy.
+        let probe = try Probe(server: server, signal: "noise", levelDBFS: -28, seconds: 12)
+        try probe.waitUntilPlaying()
         var picked: DaemonStatus.Listening?
+        var seen = 0
         let start = Date()
-        while Date().timeIntervalSince(start) < 9.5 {
-            usleep(250_000)
+        while Date().timeIntervalSince(start) < 30 {
+            usleep(100_000)
             let listening = try daemon.status().listening
             if listening?.program == "noisy" {
                 picked = listening
+                seen = Int(MonotonicSeconds.now() * 1e9)
                 break
             }
         }
-        _ = try probe.finish()
-        let noisy = try #require(picked, "auto did not pick noisy within 9.5 s of steady noise")
+        let recording = try probe.finish()
+        let noisy = try #require(picked, "auto did not pick noisy within 30 s of steady noise")
+        let heard = Double(recording.frame(atNanoseconds: seen)) / 48000
+        #expect(heard < 8, "auto picked noisy after \(heard) s of noise (window 4 s, hold 3 s)")
         #expect(noisy.chosenBy == "auto" && noisy.reason?.hasPrefix("noisy: ") == true, "\(noisy)")
         #expect(noisy.noiseReduction == 1, "the noisy program brings noise reduction")
         #expect(try daemon.ribbitd(["status"]).stdout.contains("program       noisy (picked automatically: noisy: "))

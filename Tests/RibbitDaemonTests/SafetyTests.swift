@@ -69,7 +69,7 @@ extension DaemonTests {
         // A trial of the low-ceiling fitting that reverts to no prescription: pass-through then
         // keeps the strictest ceiling the history knows, -20.
         #expect(try empty.ribbitd(["load", "--trial", "1s", rx.path]).status == 0)
-        usleep(1_500_000)
+        #expect(try empty.wait(until: { $0.trial == nil }))
         let status = try empty.status()
         #expect(status.prescription == nil && status.ceilingDBFS == -20)
         let afterTrial = try loudestOutput(server)
@@ -297,20 +297,22 @@ extension DaemonTests {
         var daemon = try DaemonUnderTest(
             server: server, directory: directory, waitUntilReady: false,
             extraEnvironment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"])
-        try daemon.waitForSocket(timeout: 5)
+        try daemon.waitForSocket(timeout: 10)
         let asked = Date()
         var status = try daemon.status()
-        #expect(Date().timeIntervalSince(asked) < 1)
+        #expect(Date().timeIntervalSince(asked) < 2, "status waited for the stuck server")
         #expect(status.jack == nil)
         usleep(1_500_000)
         status = try daemon.status()
         #expect(status.jackProblem?.contains("has not answered") == true, "\(status.jackProblem ?? "nil")")
-        let messages = notify.messages(for: 1.5)
+        let messages = notify.messages(for: 30) {
+            $0.contains { $0.hasPrefix("READY=1") } && $0.filter { $0 == "WATCHDOG=1" }.count >= 2
+        }
         #expect(messages.contains { $0.hasPrefix("READY=1") }, "\(messages)")
         #expect(messages.filter { $0 == "WATCHDOG=1" }.count >= 2, "\(messages)")
 
         kill(server.pid, SIGCONT)
-        try daemon.waitUntilProcessing(timeout: 10)
+        try daemon.waitUntilProcessing()
 
         // Stopped again while connected: `stop` still ends the daemon within a few seconds.
         kill(server.pid, SIGSTOP)

@@ -17,10 +17,7 @@ extension DaemonTests {
 
         func press(_ id: String) throws { _ = try browser.evaluate(#"document.getElementById("\#(id)").click(); true"#) }
         func until(_ what: String, _ check: (DaemonStatus) -> Bool) throws {
-            for _ in 0..<50 {
-                if check(try daemon.status()) { return }
-                usleep(100_000)
-            }
+            if try daemon.wait(until: check) { return }
             Issue.record("ribbitd status never showed \(what): \(try daemon.status())")
         }
 

@@ -14,7 +14,9 @@ extension DaemonTests {
         #expect(try web.logIn().status == 200)
 
         // A steady 1 kHz tone: 48-frame blocks hold exactly one period, so a block's level is exact.
-        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -30, seconds: 7)
+        // Long enough for three clicks and their answers however slow a loaded machine is.
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -30, seconds: 12)
+        try probe.waitUntilPlaying()
         let clicks: [(label: String, path: String, json: String)] = [
             ("pause", "/api/pause", "{}"), ("resume", "/api/resume", "{}"), ("volume -6 dB", "/api/volume", #"{"stepDB":-6}"#),
         ]

@@ -13,8 +13,10 @@ extension DaemonTests {
     @Test func webLiveStreamsFramesOverAWebSocketToItsOwnPagesOnly() throws {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest.forWeb(on: server)
-        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 8)
-        defer { _ = try? probe.finish() }
+        // Plays past the last frame read, however slowly the web app starts on a loaded machine.
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 60)
+        defer { probe.cancel() }
+        try probe.waitUntilPlaying()
         let web = try WebAppUnderTest(daemon: daemon)
         #expect(try web.logIn().status == 200)
         let origin = "http://127.0.0.1:\(web.port)"
@@ -134,7 +136,7 @@ extension DaemonTests {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest.forWeb(on: server)
         let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 60)
-        defer { _ = try? probe.finish() }
+        defer { probe.cancel() }
         let web = try WebAppUnderTest(daemon: daemon)
         #expect(try web.logIn().status == 200)
         let link = web.personalURL.replacingOccurrences(of: "/?token=", with: "/live?token=")
@@ -148,7 +150,7 @@ extension DaemonTests {
             try browser.call(
                 "Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
             func text(_ expression: String) throws -> String { try browser.evaluate(expression) as? String ?? "" }
-            sleep(3)
+            try browser.wait(for: "frames >= 20 && document.querySelector('.target') !== null", seconds: 30)
             let dom = try text("document.documentElement.outerHTML")
             let counted = dom.range(of: #"Live: [0-9]+ frames"#, options: .regularExpression).map { String(dom[$0]) }
             let count = Int(counted?.split(separator: " ")[1] ?? "") ?? 0
@@ -188,13 +190,7 @@ extension DaemonTests {
                         "Object.defineProperty(document, 'hidden', { value: \(!visible), configurable: true }); "
                             + "document.dispatchEvent(new Event('visibilitychange')); 'ok'")
                 }
-                func listenersBecome(_ count: Int) throws -> Bool {
-                    for _ in 0..<40 {
-                        if try (daemon.status().dumpListeners ?? 0) == count { return true }
-                        usleep(100_000)
-                    }
-                    return false
-                }
+                func listenersBecome(_ count: Int) throws -> Bool { try daemon.wait(until: { ($0.dumpListeners ?? 0) == count }) }
                 try show(false)
                 #expect(try listenersBecome(0), "the daemon still sends frames while the tab is hidden")
                 #expect(try text("document.getElementById('live-status').textContent").hasPrefix("Paused"))

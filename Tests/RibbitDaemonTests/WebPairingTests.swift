@@ -211,7 +211,7 @@ final class LANWebApp {
 
     /// The code of the link printed after the one holding `code`.
     func waitForNewLink(after code: String) throws -> String {
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let codes = Self.links(in: try firstLog()).map(Self.code)
             if let index = codes.lastIndex(of: code), index + 1 < codes.count { return codes[index + 1] }

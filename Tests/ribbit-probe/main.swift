@@ -176,8 +176,14 @@ for (source, destination) in [(own[0], options.to[0]), (own[1], options.to[1]), 
 usleep(50_000)
 probe.running.store(true, ordering: .releasing)
 let deadline = Date().addingTimeInterval(options.seconds * 4 + 5)
+var said = false
 while probe.position.load(ordering: .acquiring) < frames {
     guard Date() < deadline else { fail("JACK stopped calling the probe", code: 70) }
+    // Beside the recording, once the first period has played: a test can act on the signal
+    // knowing it is under way, however late a loaded machine started this process.
+    if !said && probe.position.load(ordering: .acquiring) > 0 {
+        said = FileManager.default.createFile(atPath: options.out + ".playing", contents: nil)
+    }
     usleep(10_000)
 }
 jack_deactivate(client)
