@@ -171,7 +171,9 @@ import Testing
         }
         try process.run()
         // ask() turns echo off and blocks the signals before it writes its prompt.
-        func prompts() -> Int { shown.withLock { String(decoding: $0, as: UTF8.self).lowercased().components(separatedBy: "passphrase").count - 1 } }
+        func prompts() -> Int {
+            shown.withLock { String(decoding: $0, as: UTF8.self).lowercased().components(separatedBy: "passphrase").count - 1 }
+        }
         for (index, line) in lines.enumerated() {
             let deadline = Date().addingTimeInterval(30)
             while prompts() <= index && process.isRunning && Date() < deadline { usleep(20_000) }

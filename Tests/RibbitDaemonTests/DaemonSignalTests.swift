@@ -149,7 +149,8 @@ import Testing
         // was asked and half a second after its answer (the crossfade), on the probe's clock.
         let (askedFrame, answeredFrame) = (recording.frame(atNanoseconds: asked), recording.frame(atNanoseconds: answered))
         let afterFrom = answeredFrame + Int(Self.rate / 2)
-        try #require(askedFrame > settled + Int(Self.rate / 4) && afterFrom < y.count - Int(Self.rate / 4), "frames \(askedFrame) \(answeredFrame)")
+        try #require(
+            askedFrame > settled + Int(Self.rate / 4) && afterFrom < y.count - Int(Self.rate / 4), "frames \(askedFrame) \(answeredFrame)")
         let before = Analysis.rms(y[settled..<askedFrame])
         let after = Analysis.rms(y[afterFrom...])
         #expect(abs(Analysis.decibels(after / before)) > 3)

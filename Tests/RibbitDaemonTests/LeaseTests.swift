@@ -133,7 +133,8 @@ extension DaemonTests {
         while Date() < deadline, !(try wiring()).contains("ribbit-verify") { usleep(20_000) }
         #expect(try wiring().contains("ribbit-verify"), "verify --live never took the ports")
         // Well into a measurement: its own program in force.
-        #expect(try seconds(until: { $0.listening?.program == "quiet" }, within: 30, daemon) != nil, "the measurement never set its program")
+        #expect(
+            try seconds(until: { $0.listening?.program == "quiet" }, within: 30, daemon) != nil, "the measurement never set its program")
         kill(verify.processIdentifier, SIGKILL)
         verify.waitUntilExit()
         let killed = Date()
