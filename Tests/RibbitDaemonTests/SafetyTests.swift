@@ -347,26 +347,31 @@ extension DaemonTests {
         let start = Date()
         var answered = 0
         var closed = Set<Int32>()
-        while Date().timeIntervalSince(start) < 8 {
+        // 8 s of trickling and at least 8 requests (a loaded machine may take longer for them).
+        while Date().timeIntervalSince(start) < 60 && (Date().timeIntervalSince(start) < 8 || answered < 8) {
             for fd in tricklers where !closed.contains(fd) {
                 if send(fd, "{", 1, Int32(MSG_NOSIGNAL)) < 0 && errno != EAGAIN { closed.insert(fd) }
             }
-            // A client that writes its request at once is always served, and quickly.
+            // A client that writes its request at once is always served, and quickly (asked on
+            // a new connection from this process: a `ribbitd status` process would time its start).
             let asked = Date()
-            let result = try daemon.ribbitd(["status"])
-            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try daemon.status().pid > 0)
             #expect(Date().timeIntervalSince(asked) < 2)
-            if result.status == 0 { answered += 1 }
+            answered += 1
             usleep(400_000)
         }
         #expect(answered >= 8)
-        // Every trickling connection was closed by the daemon (EOF, or a refused write).
-        for fd in tricklers where !closed.contains(fd) {
-            var byte: UInt8 = 0
-            let n = recv(fd, &byte, 1, Int32(MSG_DONTWAIT))
-            if n == 0 || (n < 0 && errno != EAGAIN) { closed.insert(fd) }
+        // Every trickling connection is closed by the daemon (EOF, or a refused write).
+        let closing = Date().addingTimeInterval(30)
+        while closed.count < tricklers.count && Date() < closing {
+            for fd in tricklers where !closed.contains(fd) {
+                var byte: UInt8 = 0
+                let n = recv(fd, &byte, 1, Int32(MSG_DONTWAIT))
+                if n == 0 || (n < 0 && errno != EAGAIN) { closed.insert(fd) }
+            }
+            usleep(100_000)
         }
-        #expect(closed.count == tricklers.count, "\(tricklers.count - closed.count) trickling connections still open after 8 s")
+        #expect(closed.count == tricklers.count, "\(tricklers.count - closed.count) trickling connections still open")
         #expect(daemon.log.contains("stayed incomplete"))
         try daemon.stop()
     }
