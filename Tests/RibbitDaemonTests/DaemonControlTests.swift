@@ -419,7 +419,7 @@ final class NotifySocket {
 }
 
 /// Sends raw bytes and reads one reply line (nil if the daemon closed without one).
-private func rawRequest(_ socketPath: String, _ bytes: Data) throws -> ControlReply? {
+func rawRequest(_ socketPath: String, _ bytes: Data) throws -> ControlReply? {
     let fd = try UnixSocket.connect(to: socketPath)
     defer { close(fd) }
     _ = UnixSocket.writeAll(fd, bytes)

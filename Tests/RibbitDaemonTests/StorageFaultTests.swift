@@ -199,7 +199,7 @@ extension DaemonTests {
             let load = try daemon.ribbitd(["load", TestPaths.prescription("flat.rx").path])
             #expect(load.status == 78 && load.stderr.contains("ribbitd.conf:2: holds a NUL byte"), "\(load.stderr)")
             let flat = try String(contentsOf: TestPaths.prescription("flat.rx"), encoding: .utf8)
-            let reply = try storageRawRequest(
+            let reply = try rawRequest(
                 daemon.environment["XDG_RUNTIME_DIR"]! + "/ribbit/ribbitd.sock",
                 ControlProtocol.encode(ControlRequest(command: .load, prescription: flat, source: "a peer")))
             #expect(reply?.ok == false && reply?.error?.contains("ribbitd.conf") == true, "\(String(describing: reply))")
@@ -233,28 +233,11 @@ extension DaemonTests {
         // What a peer that decoded the bytes leniently sends: the text with U+FFFD in its place.
         let replaced = request(name: #"name: Caf\ufffd"#)
         for request in [rawLine, surrogate, replaced] {
-            let reply = try storageRawRequest(daemon.environment["XDG_RUNTIME_DIR"]! + "/ribbit/ribbitd.sock", Data(request))
+            let reply = try rawRequest(daemon.environment["XDG_RUNTIME_DIR"]! + "/ribbit/ribbitd.sock", Data(request))
             #expect(reply?.ok == false, "\(String(describing: reply))")
             #expect(try daemon.status().prescription?.name == "Low ceiling")
         }
         try daemon.stop()
         #expect(try historyNames(directory) == ["Low ceiling"])
     }
-}
-
-/// Sends raw bytes and reads one reply line (nil if the daemon closed without one).
-private func storageRawRequest(_ socketPath: String, _ bytes: Data) throws -> ControlReply? {
-    let fd = try UnixSocket.connect(to: socketPath)
-    defer { close(fd) }
-    _ = UnixSocket.writeAll(fd, bytes)
-    UnixSocket.setTimeout(fd, seconds: 5)
-    var data = Data()
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while !data.contains(0x0A) {
-        let n = read(fd, &buffer, buffer.count)
-        guard n > 0 else { break }
-        data.append(contentsOf: buffer[0..<n])
-    }
-    guard let end = data.firstIndex(of: 0x0A) else { return nil }
-    return try? JSONDecoder().decode(ControlReply.self, from: data[..<end])
 }
