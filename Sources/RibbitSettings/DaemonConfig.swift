@@ -68,7 +68,7 @@ public struct DaemonConfig: Sendable, Equatable {
             case "calibration": config.calibration = try string(value, key: key, at: at)
             case "log": config.log = try bool(value, key: key, at: at)
             case "log-interval":
-                guard let seconds = value.double ?? value.int.map(Double.init), logIntervalRange.contains(seconds) else {
+                guard let seconds = CalibrationProfile.number(value), logIntervalRange.contains(seconds) else {
                     throw ConfigError(
                         "\(at): log-interval is how often the data log is written, in seconds, from \(Int(logIntervalRange.lowerBound)) to \(Int(logIntervalRange.upperBound))"
                     )

@@ -13,16 +13,6 @@ extension DaemonTests {
     /// The socket of `daemon`, for clients the test drives itself.
     private func socket(_ daemon: DaemonUnderTest) -> String { RibbitPaths(environment: daemon.environment).socketPath }
 
-    /// Polls `status` until `done` holds or `seconds` pass; the seconds it took (nil: never).
-    private func seconds(until done: (DaemonStatus) -> Bool, within seconds: Double, _ daemon: DaemonUnderTest) throws -> Double? {
-        let start = Date()
-        while Date().timeIntervalSince(start) < seconds {
-            if done(try daemon.status()) { return Date().timeIntervalSince(start) }
-            usleep(20_000)
-        }
-        return nil
-    }
-
     @Test func aLeasedPauseEndsWithItsConnectionButTheWearersDoesNot() throws {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path])
@@ -36,8 +26,8 @@ extension DaemonTests {
         usleep(300_000)
         #expect(try daemon.status().output == .paused, "a held pause must last while its connection stays open")
         game.close()
-        let back = try seconds(until: { $0.output == .processing }, within: 1, daemon)
-        #expect(back != nil, "the pause outlived the connection that held it")
+        let back = try daemon.wait(until: { $0.output == .processing }, within: 1)
+        #expect(back, "the pause outlived the connection that held it")
 
         // Two holders: the aid comes back when the last one goes.
         let first = try StreamConnection.open(socketPath: socket(daemon), request: request)
@@ -46,7 +36,7 @@ extension DaemonTests {
         usleep(300_000)
         #expect(try daemon.status().output == .paused)
         second.close()
-        #expect(try seconds(until: { $0.output == .processing }, within: 1, daemon) != nil)
+        #expect(try daemon.wait(until: { $0.output == .processing }, within: 1))
 
         // The wearer pauses during a game: the pause is theirs, the game's end leaves it.
         let held = try StreamConnection.open(socketPath: socket(daemon), request: request)
@@ -78,8 +68,8 @@ extension DaemonTests {
         usleep(1_500_000)
         #expect(try daemon.status().hearingTest?.state == .running, "the test must run while its owner is there")
         owner.close()
-        let ended = try seconds(until: { $0.hearingTest?.state == .stopped }, within: 1, daemon)
-        #expect(ended != nil, "the hearing test outlived its owner")
+        let ended = try daemon.wait(until: { $0.hearingTest?.state == .stopped }, within: 1)
+        #expect(ended, "the hearing test outlived its owner")
         #expect(try daemon.status().tone == nil)
 
         // `ribbitd hearing-test` killed: its connection closes with it.
@@ -93,10 +83,10 @@ extension DaemonTests {
         command.standardError = Pipe()
         try command.run()
         input.fileHandleForWriting.write(Data("\n".utf8))  // past the instructions
-        #expect(try seconds(until: { $0.hearingTest?.state == .running }, within: 30, daemon) != nil)
+        #expect(try daemon.wait(until: { $0.hearingTest?.state == .running }, within: 30))
         kill(command.processIdentifier, SIGKILL)
         command.waitUntilExit()
-        #expect(try seconds(until: { $0.hearingTest?.state == .stopped }, within: 1, daemon) != nil)
+        #expect(try daemon.wait(until: { $0.hearingTest?.state == .stopped }, within: 1))
 
         // A plan a test could never finish is refused.
         var endless = ControlRequest(command: .hearingTestStart)
@@ -134,15 +124,14 @@ extension DaemonTests {
         #expect(try wiring().contains("ribbit-verify"), "verify --live never took the ports")
         // Well into a measurement: its own program in force.
         #expect(
-            try seconds(until: { $0.listening?.program == "quiet" }, within: 30, daemon) != nil, "the measurement never set its program")
+            try daemon.wait(until: { $0.listening?.program == "quiet" }, within: 30), "the measurement never set its program")
         kill(verify.processIdentifier, SIGKILL)
         verify.waitUntilExit()
         let killed = Date()
-        let restored = try seconds(
-            until: { $0.listening?.volumeDB == 4 && $0.listening?.program == "music" && $0.listening?.chosenBy == "wearer" }, within: 1,
-            daemon)
+        let restored = try daemon.wait(
+            until: { $0.listening?.volumeDB == 4 && $0.listening?.program == "music" && $0.listening?.chosenBy == "wearer" }, within: 1)
         let listening = try daemon.status().listening
-        #expect(restored != nil, "program and volume not put back: \(String(describing: listening))")
+        #expect(restored, "program and volume not put back: \(String(describing: listening))")
         // Each look is a jack_lsp process, so the wiring is judged on what it became, with only a
         // loose bound on when (a process start can take a second on a loaded machine).
         var after = try wiring()
