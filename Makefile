@@ -34,22 +34,27 @@ DEMO_RX := Prescriptions/mild-presbycusis.rx
 DEMO_CAMFIT := Prescriptions/camfit-sloping.rx
 
 .PHONY: run test check deps dev-deps install-packages build check-static completions bench demo man deb deb-package install install-files uninstall clean fuzz \
-	codes rt-check format lint test-tools
+	codes rt-check format lint test-tools test-build
 
 # The main job: the hearing aid on live sound (starts a JACK server when none runs).
 run: deps build
 	scripts/run-live.sh
 
-# Debug build for the unit tests; the compiler's real-time check; the release daemon and its
-# audio process for the integration tests (what ships, and what the real-time audit must judge).
-# The formatting check runs first: it takes seconds, the build minutes.
+# The release products first (what ships: the integration tests run them and the real-time
+# audit judges them), the compiler's real-time check, then only what the tests need in debug
+# (`test-build`). The formatting check runs first: it takes seconds, the build minutes.
 test: dev-deps lint $(AXE) $(FHIR_R4)
-	swift build
+	$(MAKE) build
 	$(MAKE) rt-check
-	$(RELEASE) --product ribbitd
-	$(RELEASE) --product ribbit-audio
-	$(RELEASE) --product ribbit-web
-	scripts/swift-test.sh
+	$(MAKE) test-build
+	scripts/swift-test.sh --skip-build
+
+# The test bundle and the helpers the tests start (the JACK probe, the wear-log writer, the
+# LD_PRELOAD audit library), in debug. Not the products themselves, which the tests take from
+# the release build: no debug ribbitd, ribbit-web or web server stack is compiled for nothing.
+TEST_PRODUCTS := ribbitPackageTests ribbit-probe ribbit-wearlog-writer RibbitRTAudit
+test-build:
+	for product in $(TEST_PRODUCTS); do swift build --product $$product || exit 1; done
 
 # The edit-test loop (README, "Developing"): the format check, the unit tests (every suite but
 # the daemon's end-to-end ones and the Debian package's), the compiler's real-time check and
@@ -57,10 +62,10 @@ test: dev-deps lint $(AXE) $(FHIR_R4)
 # test` before you push.
 CHECK_SKIP := --skip DaemonTests --skip DebianPackageTests
 check: lint
-	swift build --build-tests
-	$(MAKE) rt-check
 	$(RELEASE) --product ribbitd
 	$(RELEASE) --product ribbit-audio
+	$(MAKE) rt-check
+	$(MAKE) test-build
 	scripts/swift-test.sh --skip-build $(CHECK_SKIP)
 	scripts/swift-test.sh --skip-build --filter theAudioThreadStaysCleanInEveryMode
 

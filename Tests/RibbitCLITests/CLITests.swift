@@ -5,16 +5,10 @@ import RibbitSignals
 import RibbitTestSupport
 import Testing
 
-/// Runs the built `ribbitd` (swift build puts it beside the test bundle's build products).
+/// Runs the release `ribbitd` (`make test` builds it; RIBBITD_RELEASE overrides), the binary that
+/// ships and that the daemon tests run too.
 struct Ribbitd {
-    static let binary: URL = {
-        if let path = ProcessInfo.processInfo.environment["RIBBITD"] { return URL(fileURLWithPath: path) }
-        for configuration in ["debug", "release"] {
-            let url = TestPaths.packageRoot.appendingPathComponent(".build/\(configuration)/ribbitd")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        return TestPaths.packageRoot.appendingPathComponent(".build/debug/ribbitd")
-    }()
+    static let binary = Built.product("ribbitd", configuration: "release")
 
     struct Result {
         var status: Int32
