@@ -25,12 +25,10 @@ public struct ProposedFitting: Sendable, Equatable {
     public var untested: [Point]
     /// Ears left unfitted because a frequency every prescription needs has no level, and which.
     public var earsLeftOut: [(ear: Ear, missingHz: [Int])]
-    /// Gains the rule put above `Prescription.maxGainDB`, played at it (right first, by frequency).
-    public var capped: [Cap] = []
 
     public static func == (a: ProposedFitting, b: ProposedFitting) -> Bool {
         a.prescription == b.prescription && a.noResponseAt == b.noResponseAt && a.undetermined == b.undetermined
-            && a.untested == b.untested && a.capped == b.capped && a.earsLeftOut.map(\.ear) == b.earsLeftOut.map(\.ear)
+            && a.untested == b.untested && a.earsLeftOut.map(\.ear) == b.earsLeftOut.map(\.ear)
             && a.earsLeftOut.map(\.missingHz) == b.earsLeftOut.map(\.missingHz)
     }
 }
@@ -51,9 +49,9 @@ extension HearingTestRecord {
     /// untested frequencies are left out, and an ear missing one of the frequencies every
     /// prescription needs is left out whole. Pure: no I/O.
     ///
-    /// A gain above ribbit's +50 dB limit (a deep loss, a no response at 90) is capped there:
-    /// the prescription then plays the rule's gains as `explicit` ones, its thresholds kept
-    /// (`Prescription.cappedToMaxGain`), and `capped` says where.
+    /// The rule stays the rule: a gain above ribbit's maximum (a deep loss, a no response at 90)
+    /// plays at the maximum like any prescription's, and the fitting's shortfall says where
+    /// (`CompressorFitting.delivery`, as `rx show` does).
     ///
     /// Refused, unless `force`, when the result is unreliable (false alarms, a retest difference)
     /// or nothing was heard anywhere (headphones off, or no answer): gains from such thresholds
@@ -127,11 +125,6 @@ extension HearingTestRecord {
             name: "self-test \(day)", environment: environment, date: day, note: Self.disclaimer, rule: rule, thresholds: thresholds,
             noResponse: silent)
         prescription.version = rule.formatVersion
-        // Above ribbit's gain limit the gains are capped, as over-the-counter aids do, and said.
-        if let capped = prescription.cappedToMaxGain() {
-            prescription = capped.prescription
-            fitting.capped = capped.capped
-        }
         // Through the parser, as every prescription: what is written reads back as proposed.
         do { prescription = try Prescription.parse(Array(prescription.text.utf8)) } catch {
             throw FittingRefusal("the proposed prescription is not valid: \(error)")

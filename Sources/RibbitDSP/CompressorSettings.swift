@@ -58,6 +58,18 @@ public struct CompressorBand: Sendable, Hashable {
         }
         return min(gain, limitDBSPL - level)
     }
+
+    /// The same band with at most `maximumDB` of gain at any level: a compressing band's knee
+    /// moves up to where its curve falls to the maximum, so the curve is flat at the maximum
+    /// below that level and the prescribed one above it (min(curve, maximum) at every level
+    /// down to the expansion knee, and lower still below it); a linear band's gain is lowered.
+    public func capped(atDB maximumDB: Double) -> CompressorBand {
+        guard gainDB > maximumDB else { return self }
+        var band = self
+        band.gainDB = maximumDB
+        if ratio > 1 { band.kneeDBSPL = min(kneeDBSPL + (gainDB - maximumDB) / (1 - 1 / ratio), 200) }
+        return band
+    }
 }
 
 /// Per ear, the bands and how fast their level detectors follow.

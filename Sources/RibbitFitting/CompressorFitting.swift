@@ -34,9 +34,12 @@ public enum CompressorFitting {
     public static let trustedMaximumDBSPL = Prescription.limitRange.upperBound
     public static let expansionRatio = 2.0
 
-    /// The settings for one ear, or nil when the prescription leaves the ear out.
+    /// The settings for one ear, or nil when the prescription leaves the ear out. No band gives
+    /// more than `maximumDB` at any level (`CompressorBand.capped`: a rule's gain above it plays
+    /// at it, never refused); nil: the rule's curve as it is, for the targets.
     public static func settings(
-        _ rx: Prescription, ear: Ear, trusted: Bool, centresHz: [Double] = Camfit.defaultCentresHz
+        _ rx: Prescription, ear: Ear, trusted: Bool, centresHz: [Double] = Camfit.defaultCentresHz,
+        maximumDB: Double? = Prescription.maxGainDB
     ) -> CompressorSettings? {
         guard let linear = rx.targetGains(for: ear) else { return nil }
         let level50 = Camfit.speechBandLevelsDBSPL(centresHz: centresHz, overallDBSPL: 50)
@@ -60,6 +63,7 @@ public enum CompressorFitting {
                 limit = min(limit, Camfit.interpolate(ucl.mapValues(Double.init), atHz: f) + Camfit.retsplDB(atHz: f) - uclMarginDB)
             }
             bands[i].limitDBSPL = limit
+            if let maximumDB { bands[i] = bands[i].capped(atDB: maximumDB) }
             let expansionKnee: Double? =
                 switch rx.expansion {
                 case .off: nil

@@ -18,18 +18,30 @@ public struct Fitting: Sendable {
         self.geometry = geometry
     }
 
-    /// The combination curve of one ear. An ear the prescription does not give is unprocessed:
-    /// unity gain and no low-pass (a pure delay, so both ears stay in sync), ceiling still on.
+    /// The combination curve of one ear as it plays: the rule's gains, none above
+    /// `Prescription.maxGainDB`. An ear the prescription does not give is unprocessed: unity
+    /// gain and no low-pass (a pure delay, so both ears stay in sync), ceiling still on.
     public func curve(for ear: Ear) -> CombinationCurve {
+        ruleCurve(for: ear, maximumDB: Prescription.maxGainDB)
+    }
+
+    /// The rule's own curve, with gains up to `maximumDB` (nil: as the rule gives them).
+    public func ruleCurve(for ear: Ear, maximumDB: Double? = nil) -> CombinationCurve {
         guard let gains = prescription.targetGains(for: ear) else { return .unity }
-        let points = gains.map { GainCurve.Point(frequencyHz: Double($0.key), gainDB: $0.value) }
+        let points = gains.map { GainCurve.Point(frequencyHz: Double($0.key), gainDB: min($0.value, maximumDB ?? .infinity)) }
         return CombinationCurve(gain: GainCurve(points: points), lowpass: LowpassCurve(passHz: prescription.lowpassHz.map(Double.init)))
     }
 
-    /// The target gain in dB at a frequency for one ear, low-pass included (what a measurement
-    /// of the output should show). -inf in the stop band.
-    public func targetGainDB(for ear: Ear, atHz frequencyHz: Double) -> Double {
+    /// The gain in dB the linear filter plays at a frequency for one ear, low-pass included
+    /// (what a measurement of the output should show). -inf in the stop band.
+    public func playedGainDB(for ear: Ear, atHz frequencyHz: Double) -> Double {
         20 * log10(curve(for: ear).amplitude(atHz: frequencyHz))
+    }
+
+    /// The rule's target gain in dB at a frequency for one ear, low-pass included, above the
+    /// maximum too (`playedGainDB` is what plays). -inf in the stop band.
+    public func targetGainDB(for ear: Ear, atHz frequencyHz: Double) -> Double {
+        20 * log10(ruleCurve(for: ear).amplitude(atHz: frequencyHz))
     }
 
     /// Filters for the given ears, in channel order (stereo: [.left, .right]).
@@ -66,8 +78,9 @@ extension Fitting {
     /// An ear the prescription leaves out passes through under the output limit. The program
     /// (default: the one the prescription's `env` selects) adjusts speed and expansion; the
     /// wearer's volume (clamped to the prescription's `volumeRange`) moves every band's gain, never its
-    /// output limit. No band's digital gain (its insertion gain through the calibration) exceeds
-    /// `Calibration.maximumDigitalGainDB`, however the prescription, volume and calibration add up.
+    /// output limit. No band gets more than `GainMaximum` at any level (at most
+    /// `Prescription.maxGainDB` of insertion gain and `Calibration.maximumDigitalGainDB` of
+    /// digital gain), however the prescription, volume and calibration add up.
     public func compressorPlan(
         ears: [Ear], trusted: Bool, calibration: Calibration, program: Program? = nil, volumeDB: Double = 0
     ) -> CompressorPlan {
@@ -85,10 +98,12 @@ extension Fitting {
             for b in relative.bands.indices {
                 let centre = relative.bands[b].centreHz
                 let shape = gain.gainDB(atHz: centre)
-                // The insertion gain that gives the most digital gain through this calibration.
-                let highest =
-                    Calibration.maximumDigitalGainDB - calibration.digitalGainDB(insertionGainDB: 0, channel: channel, atHz: centre)
-                relative.bands[b].gainDB = min(relative.bands[b].gainDB + volume, highest) - shape
+                // The volume moves the curve; no level then gets more than the maximum through
+                // this calibration (`CompressorFitting.delivery` reports the same).
+                relative.bands[b].gainDB += volume
+                relative.bands[b] = relative.bands[b].capped(
+                    atDB: GainMaximum.db(calibration: calibration, channel: channel, atHz: centre).db)
+                relative.bands[b].gainDB -= shape
                 relative.bands[b].limitDBSPL -= shape
             }
             return relative

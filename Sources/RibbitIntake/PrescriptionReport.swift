@@ -25,10 +25,18 @@ public struct PrescriptionReport: Encodable, Sendable {
     /// One compressor band (`CompressorFitting`): what it does to steady LTASS speech.
     public struct BandReport: Encodable, Sendable {
         public var centreHz: Double
-        /// Insertion gain for speech at 50, 65 and 80 dB SPL overall, output limit included.
+        /// Insertion gain played for speech at 50, 65 and 80 dB SPL overall, maximum gain and
+        /// output limit included (`CompressorFitting.delivery`).
         public var gain50DB: Double
         public var gain65DB: Double
         public var gain80DB: Double
+        /// What the rule asks for at the same levels, above the maximum too.
+        public var target50DB: Double
+        public var target65DB: Double
+        public var target80DB: Double
+        /// Per level (50, 65, 80), what holds the gain below the target ("maximum gain",
+        /// "digital gain", "output limit"), or null where it plays the target.
+        public var cappedBy: [String?]
         /// Absent when the band does not compress (ratio 1).
         public var kneeDBSPL: Double?
         public var ratio: Double
@@ -58,12 +66,22 @@ public struct PrescriptionReport: Encodable, Sendable {
     /// under a UCL lie lower), and why it is what it is.
     public var outputLimitDBSPL: [String: Double]
     public var outputLimitReason: String
+    /// The most insertion gain any band plays (`Prescription.maxGainDB`, uncalibrated).
+    public var maximumGainDB: Double
+    /// For the audiologist and the wearer when average speech stays inaudible somewhere
+    /// (`ClinicalNote`); absent otherwise.
+    public var clinicalNote: String?
 
     /// `trusted`: the signature is by a trusted key (the output limits depend on it).
     public init(_ rx: Prescription, fitting: Fitting, signature: String, trusted: Bool) {
         let settings = Dictionary(
             uniqueKeysWithValues: Ear.allCases.map { ($0, CompressorFitting.settings(rx, ear: $0, trusted: trusted)) })
-        let speech = [50.0, 65, 80].map { Camfit.speechBandLevelsDBSPL(centresHz: Camfit.defaultCentresHz, overallDBSPL: $0) }
+        let deliveries = Dictionary(
+            uniqueKeysWithValues: Ear.allCases.compactMap { ear in
+                CompressorFitting.delivery(rx, ear: ear, trusted: trusted).map { (ear, $0) }
+            })
+        maximumGainDB = Prescription.maxGainDB
+        clinicalNote = ClinicalNote.text(rx, deliveries: deliveries)
         func round1(_ x: Double) -> Double { (x * 10).rounded() / 10 + 0 }  // + 0: no -0.0
         formatVersion = rx.version
         let times = CompressorSettings.speechTimes
@@ -109,10 +127,13 @@ public struct PrescriptionReport: Encodable, Sendable {
                         targetGainDB: Dictionary(uniqueKeysWithValues: gains),
                         uclDBHL: rx.ucl[ear].map { Dictionary(uniqueKeysWithValues: $0.map { (String($0.key), $0.value) }) },
                         bands: settings[ear]??.bands.enumerated().map { i, band in
-                            BandReport(
-                                centreHz: band.centreHz, gain50DB: round1(band.gainDB(inputDBSPL: speech[0][i])),
-                                gain65DB: round1(band.gainDB(inputDBSPL: speech[1][i])),
-                                gain80DB: round1(band.gainDB(inputDBSPL: speech[2][i])),
+                            let delivery = deliveries[ear]![i]
+                            return BandReport(
+                                centreHz: band.centreHz, gain50DB: round1(delivery.deliveredDB[0]),
+                                gain65DB: round1(delivery.deliveredDB[1]),
+                                gain80DB: round1(delivery.deliveredDB[2]), target50DB: round1(delivery.targetDB[0]),
+                                target65DB: round1(delivery.targetDB[1]), target80DB: round1(delivery.targetDB[2]),
+                                cappedBy: delivery.cappedBy.map { $0?.rawValue },
                                 kneeDBSPL: band.ratio > 1 ? round1(band.kneeDBSPL) : nil, ratio: (band.ratio * 100).rounded() / 100,
                                 limitDBSPL: round1(band.limitDBSPL))
                         })
@@ -192,6 +213,28 @@ public struct PrescriptionReport: Encodable, Sendable {
             lines.append(bandRow("\(label) knee (dB SPL)", bands.map { $0.kneeDBSPL.map(one) ?? "-" }))
             lines.append(bandRow("\(label) ratio", bands.map { String(format: "%.2f", $0.ratio) }))
             lines.append(bandRow("\(label) limit (dB SPL)", bands.map { one($0.limitDBSPL) }))
+        }
+        // Where a band plays less than the rule asks: by how much, and what holds it.
+        let short = [Ear.right, .left].flatMap { ear in
+            (ears[ear.rawValue]!.bands ?? []).filter { $0.cappedBy.contains { $0 != nil } }.map { (ear, $0) }
+        }
+        if !short.isEmpty {
+            lines.append("")
+            lines.append(
+                "short of target (dB for speech at 50 / 65 / 80 dB SPL; ribbit plays at most +\(Prescription.number(maximumGainDB)) dB):")
+            for (ear, band) in short {
+                func three(_ a: Double, _ b: Double, _ c: Double) -> String {
+                    [a, b, c].map { String(format: "%.1f", $0) }.joined(separator: " / ")
+                }
+                let causes = Set(band.cappedBy.compactMap { $0 }).sorted().joined(separator: ", ")
+                lines.append(
+                    "  \(ear.rawValue) \(Int(band.centreHz)) Hz: target \(three(band.target50DB, band.target65DB, band.target80DB)),"
+                        + " played \(three(band.gain50DB, band.gain65DB, band.gain80DB)) (\(causes))")
+            }
+        }
+        if let clinicalNote {
+            lines.append("")
+            lines.append("note for the audiologist: " + clinicalNote)
         }
         return lines.joined(separator: "\n")
     }

@@ -31,9 +31,11 @@ public struct Prescription: Sendable, Equatable {
     public static let audiometricFrequencies = [125, 250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000]
     public static let requiredFrequencies = [500, 1000, 2000, 4000]
     public static let thresholdRange = -10...120
-    /// Explicit gains below this are refused as typos: nobody is fitted with -40 dB.
-    public static let explicitGainRange = -30.0...50.0
-    /// The most gain any rule or audiologist may prescribe at any frequency.
+    /// Typed (explicit) gains outside this are refused as typos: nobody is fitted with -40 dB,
+    /// and no band plays more than `maxGainDB`.
+    public static let explicitGainRange = -30.0...maxGainDB
+    /// The most insertion gain ribbit plays in any band (docs/prescription-format.md, "Maximum
+    /// gain"): a rule's gain above it plays at it and the shortfall is said, never refused.
     public static let maxGainDB = 50.0
     public static let defaultLowpassHz = 8000
     public static let lowpassRange = 1000...20000

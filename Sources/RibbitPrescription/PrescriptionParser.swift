@@ -181,13 +181,7 @@ extension Prescription {
                         line: line, "'\(gainKey)' is only allowed with 'rule: explicit' (this one is '\(rx.rule.rawValue)')")
                 }
                 let pairs = try parsePairs(value, key: gainKey, line: line) { Double($0).flatMap { $0.isFinite ? $0 : nil } }
-                // Gains above the top of the range are reported below, with the rules' gains.
-                for (frequency, db) in pairs where db < explicitGainRange.lowerBound {
-                    throw PrescriptionError(
-                        line: line,
-                        "'\(gainKey)': \(Prescription.number(db)) dB at \(frequency) Hz is below the lowest allowed gain of \(Int(explicitGainRange.lowerBound)) dB"
-                    )
-                }
+                try checkExplicitGains(pairs, key: gainKey, line: line)
                 rx.explicitGains[ear] = pairs
             }
         }
@@ -203,19 +197,6 @@ extension Prescription {
         } else if rx.thresholds.isEmpty {
             throw PrescriptionError(line: nil, "no ear is given; add 'left' and/or 'right' thresholds (an ear left out gets no processing)")
         }
-        for ear in Ear.allCases {
-            // With compression the gain for soft (50 dB SPL) speech is the largest.
-            guard let gains = rx.levelGains(for: ear)?.g50 ?? rx.targetGains(for: ear) else { continue }
-            for frequency in gains.keys.sorted() where gains[frequency]! > maxGainDB {
-                let key =
-                    rx.rule != .explicit ? ear.rawValue : rx.explicitGains[ear] != nil ? "gain-\(ear.rawValue)" : "g50-\(ear.rawValue)"
-                let gain = (gains[frequency]! * 10).rounded() / 10
-                throw PrescriptionError(
-                    line: fields[key]?.line,
-                    "the \(frequency) Hz gain for the \(ear.rawValue) ear would be +\(Prescription.number(gain)) dB, above the limit of +\(Int(maxGainDB)) dB; ask the audiologist to refit"
-                )
-            }
-        }
         // What `rx make` encodes must fit too (the fuzzer found "key:value" lines whose
         // canonical "key: value" form went over the limit).
         let canonical = rx.text.utf8.count
@@ -224,6 +205,27 @@ extension Prescription {
                 line: nil, "the prescription is \(canonical) bytes as written by ribbit; the limit is \(maxPayloadBytes)")
         }
         return rx
+    }
+
+    /// Typed gains outside `explicitGainRange` are typos (nobody is fitted with -40 dB; above
+    /// ribbit's maximum gain the band could not play them). A rule's gains are never refused:
+    /// above the maximum they play at it, and the shortfall is said (`CompressorFitting.delivery`).
+    static func checkExplicitGains(_ pairs: [Int: Double], key: String, line: Int) throws(PrescriptionError) {
+        for frequency in pairs.keys.sorted() {
+            let db = pairs[frequency]!
+            if db < explicitGainRange.lowerBound {
+                throw PrescriptionError(
+                    line: line,
+                    "'\(key)': \(Prescription.number(db)) dB at \(frequency) Hz is below the lowest allowed gain of \(Int(explicitGainRange.lowerBound)) dB"
+                )
+            }
+            if db > explicitGainRange.upperBound {
+                throw PrescriptionError(
+                    line: line,
+                    "'\(key)': +\(Prescription.number(db)) dB at \(frequency) Hz is above ribbit's maximum gain of +\(Int(maxGainDB)) dB (a typo?); a rule's gains above it play at it"
+                )
+            }
+        }
     }
 
     /// `FREQ=DB` pairs separated by spaces, FREQ audiometric, each once, 500/1000/2000/4000 present.

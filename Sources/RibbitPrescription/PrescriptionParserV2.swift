@@ -67,12 +67,7 @@ extension Prescription {
             }
             func gains(_ key: String, _ line: Int, _ value: String) throws(PrescriptionError) -> [Int: Double] {
                 let pairs = try parsePairs(value, key: key, line: line) { Double($0).flatMap { $0.isFinite ? $0 : nil } }
-                for (frequency, db) in pairs where db < explicitGainRange.lowerBound {
-                    throw PrescriptionError(
-                        line: line,
-                        "'\(key)': \(Prescription.number(db)) dB at \(frequency) Hz is below the lowest allowed gain of \(Int(explicitGainRange.lowerBound)) dB"
-                    )
-                }
+                try checkExplicitGains(pairs, key: key, line: line)
                 return pairs
             }
             let g50 = try gains(key50, line50, value50)

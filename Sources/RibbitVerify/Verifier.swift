@@ -331,7 +331,7 @@ public struct Verifier: Sendable {
 
     /// The prescription's target insertion gain at a frequency for speech at `speechDBSPL`.
     public func targetGainDB(ear: Ear, hz: Double, speechDBSPL: Double, fitting: Fitting, lowpass: LowpassCurve) -> Double {
-        guard let level = prescription.levelGains(for: ear) else { return fitting.targetGainDB(for: ear, atHz: hz) }
+        guard let level = prescription.levelGains(for: ear) else { return fitting.playedGainDB(for: ear, atHz: hz) }
         let gains = speechDBSPL <= 50 ? level.g50 : speechDBSPL >= 80 ? level.g80 : level.g65
         return Camfit.interpolate(gains, atHz: hz) + 20 * log10(max(lowpass.amplitude(atHz: hz), 1e-10))
     }

@@ -69,10 +69,7 @@ struct FittingForm: Decodable {
             patient: fields["patient"], date: date, rule: rule, thresholds: thresholds)
         rx.version = rule.formatVersion
         do { return try Prescription.parse(Array(rx.text.utf8)) } catch {
-            // The parser speaks to the wearer; here the audiologist is the one to act.
-            let message = error.message.replacingOccurrences(
-                of: "ask the audiologist to refit", with: "this rule prescribes too much for this audiogram: try another rule")
-            throw Failure(message: "not a valid prescription: \(message)")
+            throw Failure(message: "not a valid prescription: \(error.message)")
         }
     }
 
@@ -120,8 +117,12 @@ struct FittingForm: Decodable {
         var frequenciesHz: [Int]
         var left: [String: Double?]?
         var right: [String: Double?]?
+        /// The bands that play less than the target (`CompressorFitting.shortfallSummary`), and
+        /// the clinical note for a loss amplification cannot serve; null when there is none.
+        var shortfall: String?
+        var clinicalNote: String?
 
-        private enum CodingKeys: String, CodingKey { case rule, version, frequenciesHz, left, right }
+        private enum CodingKeys: String, CodingKey { case rule, version, frequenciesHz, left, right, shortfall, clinicalNote }
 
         /// An ear not fitted as null, not left out: the page tells "not fitted" from "not sent".
         func encode(to encoder: any Encoder) throws {
@@ -131,6 +132,8 @@ struct FittingForm: Decodable {
             try container.encode(frequenciesHz, forKey: .frequenciesHz)
             try container.encode(left, forKey: .left)
             try container.encode(right, forKey: .right)
+            try container.encode(shortfall, forKey: .shortfall)
+            try container.encode(clinicalNote, forKey: .clinicalNote)
         }
     }
 
@@ -147,7 +150,13 @@ struct FittingForm: Decodable {
                     return (String(f), db.isFinite ? (db * 10).rounded() / 10 + 0 : nil)
                 })
         }
-        return Targets(rule: rx.rule.rawValue, version: rx.version, frequenciesHz: frequencies, left: ear(.left), right: ear(.right))
+        let deliveries = Dictionary(
+            uniqueKeysWithValues: Ear.allCases.compactMap { ear in
+                CompressorFitting.delivery(rx, ear: ear, trusted: false).map { (ear, $0) }
+            })
+        return Targets(
+            rule: rx.rule.rawValue, version: rx.version, frequenciesHz: frequencies, left: ear(.left), right: ear(.right),
+            shortfall: CompressorFitting.shortfallSummary(rx), clinicalNote: ClinicalNote.text(rx, deliveries: deliveries))
     }
 }
 

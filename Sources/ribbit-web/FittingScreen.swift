@@ -139,6 +139,7 @@ enum FittingScreen {
               <section id="targets-card" class="card" aria-labelledby="targets-title">
                 <h2 id="targets-title">Target gains, dB</h2>
                 <p id="targets-state" class="hint" role="status">Enter 500, 1000, 2000 and 4000 Hz for an ear.</p>
+                <p id="targets-shortfall" class="hint" hidden></p>
                 <svg id="gain-chart" class="chart" viewBox="0 0 320 250" role="img" aria-labelledby="gain-chart-title"><title id="gain-chart-title">Target insertion gains: right ear in red, left ear in blue</title></svg>
                 <table class="grid">
                   <thead><tr><th scope="col">Hz</th><th scope="col" class="ear-right">Right</th><th scope="col" class="ear-left">Left</th></tr></thead>
@@ -295,6 +296,9 @@ enum FittingScreen {
             const targets = await response.json();
             $("targets-state").textContent = "By " + $("f-rule").selectedOptions[0].textContent + (targets.rule === "camfit" ? ", for 65 dB SPL speech." : ".");
             drawTargets(targets);
+            const short = [targets.shortfall ? "Short of target (ribbit plays at most +50 dB): " + targets.shortfall + "." : "", targets.clinicalNote || ""].filter((s) => s).join(" ");
+            $("targets-shortfall").textContent = short;
+            $("targets-shortfall").hidden = !short;
           } catch (error) {
             if (mine === sequence) $("targets-state").textContent = unreachable;
           }

@@ -42,7 +42,7 @@ enum HearingTestResultsRoutes {
             case .failure(let failure): return WebApp.plain(failure)
             }
         }
-        // `ribbitd audiogram fit ID --trial 15m`: camfit, gains above +50 dB capped, unsigned; the daemon's checks decide.
+        // `ribbitd audiogram fit ID --trial 15m`: camfit (above the maximum gain a band plays at it), unsigned; the daemon's checks decide.
         router.post("/api/hearing-test/fit") { request, context in
             let body = try await WebApp.decode(PrescriptionsScreen.HistoryIDBody.self, from: request, context: context)
             let found = await tests.run { store in try store.find(id: body.id) }

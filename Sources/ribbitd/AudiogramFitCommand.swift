@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RibbitAudiogramReport
 import RibbitAudiometry
+import RibbitFitting
 import RibbitPrescription
 import RibbitQR
 
@@ -13,8 +14,8 @@ struct AudiogramFitCommand: ParsableCommand {
             Named "self-test DATE", its note saying it is self-measured; unsigned. A no response is \
             fitted at the level tested (the real threshold is higher); undetermined and untested \
             frequencies are left out. An unreliable test (false alarms, a 1 kHz retest difference, \
-            nothing heard) is refused unless --force. A gain above ribbit's +50 dB is played at +50 dB and \
-            said (the thresholds stay; the gains become explicit ones). Without -o, --qr or --trial the text is printed. \
+            nothing heard) is refused unless --force. A gain above ribbit's maximum of +50 dB plays at \
+            +50 dB, and the shortfall is said, as `rx show` says it. Without -o, --qr or --trial the text is printed. \
             --trial applies it through the daemon as `ribbitd load --trial` does.
             """)
 
@@ -88,15 +89,13 @@ struct AudiogramFitCommand: ParsableCommand {
         if !fitting.undetermined.isEmpty { lines.append("undetermined, left out: \(list(fitting.undetermined, level: false))") }
         let untested = fitting.untested.filter { point in !fitting.earsLeftOut.contains { $0.ear == point.ear } }
         if !untested.isEmpty { lines.append("not tested, left out: \(list(untested, level: false))") }
-        if !fitting.capped.isEmpty {
-            let caps = fitting.capped.map {
-                "\($0.ear.rawValue) \($0.frequencyHz) Hz +\(Int($0.prescribedDB.rounded())) -> +\(Int($0.playedDB.rounded())) dB"
-            }
-            lines.append("capped: \(caps.joined(separator: ", "))")
-            if fitting.capped.contains(where: { $0.cutDB > ProposedFitting.audiologistCutDB }) {
-                lines.append("a loss this deep needs an audiologist's fitting")
-            }
-        }
+        let rx = fitting.prescription
+        if let short = CompressorFitting.shortfallSummary(rx) { lines.append("short of target: \(short)") }
+        let deliveries = Dictionary(
+            uniqueKeysWithValues: Ear.allCases.compactMap { ear in
+                CompressorFitting.delivery(rx, ear: ear, trusted: false).map { (ear, $0) }
+            })
+        if let note = ClinicalNote.text(rx, deliveries: deliveries) { lines.append("note: \(note)") }
         for (ear, missing) in fitting.earsLeftOut {
             lines.append(
                 "the \(ear.rawValue) ear is left out (not fitted): it has no level at \(missing.map(String.init).joined(separator: ", ")) Hz, which every prescription needs"

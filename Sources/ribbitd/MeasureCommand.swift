@@ -49,7 +49,7 @@ struct MeasureCommand: ParsableCommand {
             let strongest = frequencies.map { spectra.inputPowerDB(atHz: Double($0)) }.max() ?? 0
             var target = [String](), measured = [String]()
             for f in frequencies.map(Double.init) {
-                let goal = fitting.targetGainDB(for: ear, atHz: f)
+                let goal = fitting.playedGainDB(for: ear, atHz: f)
                 target.append(goal.isFinite ? String(format: "%.1f", (goal * 10).rounded() / 10) : "off")
                 // Below 60 dB under the strongest band there is too little input to measure.
                 guard spectra.inputPowerDB(atHz: f) > strongest - 60 else {

@@ -34,21 +34,17 @@ import Testing
     static let steep: [Int: Double] = [250: 20, 500: 25, 1000: 35, 2000: 45, 3000: 55, 4000: 60, 6000: 65, 8000: 70]
     static let normal: [Int: Double] = [250: 5, 500: 5, 1000: 0, 2000: 5, 3000: 5, 4000: 10, 6000: 10, 8000: 5]
 
-    @Test func aSteepLossIsFittedCappedAndRxShowShowsTheAudiogram() throws {
+    @Test func aSteepLossIsFittedAndRxShowShowsTheAudiogramAndTheShortfall() throws {
         let record = HearingTestRecords.record(thresholds: [.right: Self.steep, .left: Self.steep], seed: 3)
         #expect(record.result.flags.isEmpty, "flags \(record.result.flags)")
         try store([record])
         let rx = path("steep.rx")
         let fit = try ribbitd(["audiogram", "fit", "1", "-o", rx])
         #expect(fit.status == 0, "\(fit.stderr)")
-        let capLine = try #require(fit.stdout.split(separator: "\n").first { $0.hasPrefix("capped: ") })
-        #expect(capLine.contains("right 8000 Hz +") && capLine.contains("left 8000 Hz +") && capLine.hasSuffix(" -> +50 dB"))
+        let short = try #require(fit.stdout.split(separator: "\n").first { $0.hasPrefix("short of target: ") })
+        #expect(short.contains("right 8000 Hz +") && short.contains("left 8000 Hz +") && short.contains(" -> +50.0 dB at 50 dB SPL"))
         let parsed = try Prescription.parse(Array(try Data(contentsOf: URL(fileURLWithPath: rx))))
-        #expect(parsed.rule == .explicit && parsed.gains50[.right]?[8000] == 50 && parsed.gains80[.right]?[8000] ?? 99 <= 50)
-        // What camfit gives below the cap is played as it is.
-        let thresholds = try #require(parsed.thresholds[.right])
-        let camfit = Camfit.gains(thresholds: thresholds, speechDBSPL: 50)
-        for (hz, gain) in camfit where gain < 50 { #expect(abs(parsed.gains50[.right]![hz]! - gain) <= 0.05) }
+        #expect(parsed.rule == .camfit && parsed.extensions.isEmpty)
 
         let shown = try ribbitd(["rx", "show", "--json", rx])
         #expect(shown.status == 0, "\(shown.stderr)")
@@ -61,8 +57,14 @@ import Testing
                 })
             #expect(ears[ear.rawValue]?["thresholdsDBHL"] as? [String: Int] == expected)
         }
+        // Per band, the target and what plays: soft speech at 8 kHz capped at the maximum.
+        let bands = try #require(ears["right"]?["bands"] as? [[String: Any]])
+        let top = try #require(bands.last)
+        #expect(top["centreHz"] as? Double == 8000 && (top["target50DB"] as? Double ?? 0) > 50 && top["gain50DB"] as? Double == 50)
+        #expect((top["cappedBy"] as? [Any])?.first as? String == "maximum gain")
         let text = try ribbitd(["rx", "show", rx])
-        #expect(text.status == 0 && text.stdout.contains("8000"))
+        #expect(text.status == 0 && text.stdout.contains("\nshort of target (dB for speech at 50 / 65 / 80 dB SPL"))
+        #expect(text.stdout.contains("  right 8000 Hz: target ") && text.stdout.contains("(maximum gain)"))
     }
 
     @Test func aNormalHearingTestBecomesTheReferenceAndIsRemoved() throws {

@@ -135,13 +135,21 @@ import Testing
                 #expect(digital <= Calibration.maximumDigitalGainDB + 1e-9, "\(ear) \(band.centreHz) Hz: \(digital) dB")
             }
         }
-        // Uncalibrated (insertion gain = digital gain) the bound is far away: the volume's 10 dB
-        // moves every band by exactly 10.
+        // Uncalibrated (insertion gain = digital gain) the digital bound is far away: the volume's
+        // 10 dB moves every band's curve by exactly 10, up to the maximum gain of +50 dB.
         let plain = fitting.compressorPlan(ears: [.left, .right], trusted: false, calibration: .uncalibrated, volumeDB: 10)
         let atZero = fitting.compressorPlan(ears: [.left, .right], trusted: false, calibration: .uncalibrated, volumeDB: 0)
-        for channel in 0..<2 {
-            for (a, b) in zip(plain.settings[channel].bands, atZero.settings[channel].bands) {
-                #expect(abs(a.gainDB - b.gainDB - 10) < 1e-9)
+        for (channel, ear) in [Ear.left, .right].enumerated() {
+            let shape = fitting.curve(for: ear).gain
+            for (var a, var b) in zip(plain.settings[channel].bands, atZero.settings[channel].bands) {
+                (a.limitDBSPL, b.limitDBSPL) = (200, 200)
+                let s = shape.gainDB(atHz: a.centreHz)
+                for level in stride(from: 40.0, through: 100, by: 0.5) where level > a.expansionKneeDBSPL {
+                    let raised = b.gainDB(inputDBSPL: level) + s + 10
+                    #expect(
+                        abs(a.gainDB(inputDBSPL: level) + s - min(raised, Prescription.maxGainDB)) < 1e-9,
+                        "\(ear) \(a.centreHz) Hz at \(level)")
+                }
             }
         }
     }
