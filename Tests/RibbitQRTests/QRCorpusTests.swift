@@ -111,7 +111,15 @@ import Testing
 
 /// Prescriptions/*.png are `make codes` output: each must decode to its .rx source's prescription.
 @Suite struct SampleCodesTests {
-    @Test(arguments: QRCorpusTests.samples)
+    /// Every sample, the ten IEC 60118-15 standard audiograms included.
+    static let samples = ((try? FileManager.default.contentsOfDirectory(atPath: TestPaths.prescription("").path)) ?? [])
+        .filter { $0.hasSuffix(".rx") }.sorted()
+
+    @Test func everySampleHasItsCode() {
+        #expect(Self.samples.count >= 17 && Self.samples.contains("iec-s3.rx"), "\(Self.samples)")
+    }
+
+    @Test(arguments: samples)
     func sampleCodeMatchesItsSource(sample: String) throws {
         let source = try Prescription.parse(Data(contentsOf: TestPaths.prescription(sample)))
         let png = TestPaths.prescription(sample.replacingOccurrences(of: ".rx", with: ".png"))
