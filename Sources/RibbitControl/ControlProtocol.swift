@@ -267,6 +267,12 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var outputLimitDBSPL: [Double]
         /// Why the output limit is what it is (the OTC rule, a trusted audiologist's `limit:` ...).
         public var outputLimitReason: String?
+        /// The bands playing less than the rule's target, through this calibration, as `rx show`
+        /// lists them ("right 8000 Hz +60.8 -> +50.0 dB at 50 dB SPL (maximum gain), ..."); nil: none.
+        public var shortfall: String?
+        /// For a loss amplification cannot serve: where average speech stays inaudible, and what
+        /// may help (`ClinicalNote`); nil otherwise.
+        public var clinicalNote: String?
         public init(
             program: String, chosenBy: String, reason: String?, volumeDB: Double, volumeMinDB: Double, volumeMaxDB: Double,
             noiseReduction: Double, bands: Int, compressing: Bool, outputLimitDBSPL: [Double], outputLimitReason: String? = nil

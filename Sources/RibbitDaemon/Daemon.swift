@@ -707,7 +707,7 @@ public final class Daemon {
             CompressorFitting.settings(rx, ear: $0, trusted: active.trusted) ?? CompressorFitting.passThrough(rx, trusted: active.trusted)
         }
         let range = active.prescription.volumeRange
-        return DaemonStatus.Listening(
+        var listening = DaemonStatus.Listening(
             program: program.rawValue, chosenBy: state.programChosenBy,
             reason: state.listening.automatic ? state.automaticPick?.reason : nil,
             volumeDB: state.listening.volumeDB, volumeMinDB: range.lowerBound, volumeMaxDB: range.upperBound,
@@ -716,6 +716,13 @@ public final class Daemon {
             outputLimitDBSPL: ears.map { $0.bands.map(\.limitDBSPL).max() ?? CompressorFitting.otcLimitDBSPL },
             outputLimitReason: CompressorFitting.capReason(
                 rx, trusted: active.trusted, compressing: ears.contains { $0.bands.contains { $0.ratio > 1 } }))
+        listening.shortfall = CompressorFitting.shortfallSummary(rx, trusted: active.trusted, calibration: audio.calibration)
+        let deliveries = Dictionary(
+            uniqueKeysWithValues: Ear.allCases.compactMap { ear in
+                CompressorFitting.delivery(rx, ear: ear, trusted: active.trusted, calibration: audio.calibration).map { (ear, $0) }
+            })
+        listening.clinicalNote = ClinicalNote.text(rx, deliveries: deliveries)
+        return listening
     }
 
     private var calibrationStatus: DaemonStatus.Calibration {

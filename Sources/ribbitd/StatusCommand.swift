@@ -54,6 +54,8 @@ struct StatusCommand: ParsableCommand {
             lines.append("processing    \(listening.bands) bands, \(compression), \(noise)")
             lines.append(
                 "output limit  \(limits) dB SPL (left / right)" + (listening.outputLimitReason.map { ": \($0)" } ?? ""))
+            if let short = listening.shortfall { lines.append("shortfall     \(short)") }
+            if let note = listening.clinicalNote { lines.append("note          \(note)") }
         }
         if let problem = status.historyProblem { lines.append("history       \(problem)") }
         for problem in status.storageProblems ?? [] { lines.append("storage       \(problem)") }
