@@ -717,10 +717,7 @@ public final class Daemon {
             outputLimitReason: CompressorFitting.capReason(
                 rx, trusted: active.trusted, compressing: ears.contains { $0.bands.contains { $0.ratio > 1 } }))
         listening.shortfall = CompressorFitting.shortfallSummary(rx, trusted: active.trusted, calibration: audio.calibration)
-        let deliveries = Dictionary(
-            uniqueKeysWithValues: Ear.allCases.compactMap { ear in
-                CompressorFitting.delivery(rx, ear: ear, trusted: active.trusted, calibration: audio.calibration).map { (ear, $0) }
-            })
+        let deliveries = CompressorFitting.deliveries(rx, trusted: active.trusted, calibration: audio.calibration)
         listening.clinicalNote = ClinicalNote.text(rx, deliveries: deliveries)
         return listening
     }

@@ -80,6 +80,14 @@ extension CompressorFitting {
 }
 
 extension CompressorFitting {
+    /// `delivery` for each ear the prescription fits (what `ClinicalNote.text` reads).
+    public static func deliveries(_ rx: Prescription, trusted: Bool, calibration: Calibration = .uncalibrated) -> [Ear: [BandDelivery]] {
+        Dictionary(
+            uniqueKeysWithValues: Ear.allCases.compactMap { ear in
+                delivery(rx, ear: ear, trusted: trusted, calibration: calibration).map { (ear, $0) }
+            })
+    }
+
     /// The bands short of target for soft speech (50 dB SPL, where the gain is largest), right
     /// ear first: "right 6000 Hz +66.0 -> +50.0 dB (maximum gain), ..."; nil when none is.
     public static func shortfallSummary(_ rx: Prescription, trusted: Bool = false, calibration: Calibration = .uncalibrated) -> String? {

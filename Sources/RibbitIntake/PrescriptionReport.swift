@@ -76,10 +76,7 @@ public struct PrescriptionReport: Encodable, Sendable {
     public init(_ rx: Prescription, fitting: Fitting, signature: String, trusted: Bool) {
         let settings = Dictionary(
             uniqueKeysWithValues: Ear.allCases.map { ($0, CompressorFitting.settings(rx, ear: $0, trusted: trusted)) })
-        let deliveries = Dictionary(
-            uniqueKeysWithValues: Ear.allCases.compactMap { ear in
-                CompressorFitting.delivery(rx, ear: ear, trusted: trusted).map { (ear, $0) }
-            })
+        let deliveries = CompressorFitting.deliveries(rx, trusted: trusted)
         maximumGainDB = Prescription.maxGainDB
         clinicalNote = ClinicalNote.text(rx, deliveries: deliveries)
         func round1(_ x: Double) -> Double { (x * 10).rounded() / 10 + 0 }  // + 0: no -0.0

@@ -150,10 +150,7 @@ struct FittingForm: Decodable {
                     return (String(f), db.isFinite ? (db * 10).rounded() / 10 + 0 : nil)
                 })
         }
-        let deliveries = Dictionary(
-            uniqueKeysWithValues: Ear.allCases.compactMap { ear in
-                CompressorFitting.delivery(rx, ear: ear, trusted: false).map { (ear, $0) }
-            })
+        let deliveries = CompressorFitting.deliveries(rx, trusted: false)
         return Targets(
             rule: rx.rule.rawValue, version: rx.version, frequenciesHz: frequencies, left: ear(.left), right: ear(.right),
             shortfall: CompressorFitting.shortfallSummary(rx), clinicalNote: ClinicalNote.text(rx, deliveries: deliveries))

@@ -91,10 +91,7 @@ struct AudiogramFitCommand: ParsableCommand {
         if !untested.isEmpty { lines.append("not tested, left out: \(list(untested, level: false))") }
         let rx = fitting.prescription
         if let short = CompressorFitting.shortfallSummary(rx) { lines.append("short of target: \(short)") }
-        let deliveries = Dictionary(
-            uniqueKeysWithValues: Ear.allCases.compactMap { ear in
-                CompressorFitting.delivery(rx, ear: ear, trusted: false).map { (ear, $0) }
-            })
+        let deliveries = CompressorFitting.deliveries(rx, trusted: false)
         if let note = ClinicalNote.text(rx, deliveries: deliveries) { lines.append("note: \(note)") }
         for (ear, missing) in fitting.earsLeftOut {
             lines.append(

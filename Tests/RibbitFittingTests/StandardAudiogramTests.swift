@@ -40,6 +40,17 @@ import Testing
         }
     }
 
+    /// What the engine runs, the band curve on top of the filter's shape, is finite and at most
+    /// the maximum at every input level from 0 to 120 dB SPL.
+    static func expectNoBandAboveTheMaximum(_ plan: CompressorPlan, channel: Int, shape: GainCurve, step: Double, _ what: String) {
+        for band in plan.settings[channel].bands {
+            for level in stride(from: 0.0, through: 120, by: step) {
+                let gain = band.gainDB(inputDBSPL: level) + shape.gainDB(atHz: band.centreHz)
+                #expect(gain.isFinite && gain <= Prescription.maxGainDB + 1e-9, "\(what) \(band.centreHz) Hz at \(level)")
+            }
+        }
+    }
+
     @Test(arguments: rules)
     func everyStandardAudiogramFitsAndNoBandPlaysMoreThanTheMaximum(rule: FittingRule) throws {
         var capped: [String] = []
@@ -49,14 +60,7 @@ import Testing
             let fitting = try Fitting(prescription: rx, sampleRate: 48000)
             let plan = fitting.compressorPlan(ears: [.left, .right], trusted: false, calibration: .uncalibrated)
             for (channel, ear) in [Ear.left, .right].enumerated() {
-                // What the engine runs: the band curve on top of the filter's shape, at every level.
-                let shape = fitting.curve(for: ear).gain
-                for band in plan.settings[channel].bands {
-                    for level in stride(from: 0.0, through: 120, by: 1) {
-                        let gain = band.gainDB(inputDBSPL: level) + shape.gainDB(atHz: band.centreHz)
-                        #expect(gain.isFinite && gain <= Prescription.maxGainDB + 1e-9, "\(name) \(ear) \(band.centreHz) Hz at \(level)")
-                    }
-                }
+                Self.expectNoBandAboveTheMaximum(plan, channel: channel, shape: fitting.curve(for: ear).gain, step: 1, "\(name) \(ear)")
                 // Delivered = min(target, maximum) wherever the output limit does not bind.
                 let delivery = try #require(CompressorFitting.delivery(rx, ear: ear, trusted: false))
                 for band in delivery {
@@ -116,13 +120,7 @@ import Testing
             let fitting = try Fitting(prescription: rx, sampleRate: 48000)
             let plan = fitting.compressorPlan(ears: [.left, .right], trusted: false, calibration: .uncalibrated, volumeDB: 6)
             for (channel, ear) in [Ear.left, .right].enumerated() {
-                let shape = fitting.curve(for: ear).gain
-                for band in plan.settings[channel].bands {
-                    for level in stride(from: 0.0, through: 120, by: 5) {
-                        let gain = band.gainDB(inputDBSPL: level) + shape.gainDB(atHz: band.centreHz)
-                        #expect(gain.isFinite && gain <= Prescription.maxGainDB + 1e-9, "\(text) \(band.centreHz) Hz at \(level)")
-                    }
-                }
+                Self.expectNoBandAboveTheMaximum(plan, channel: channel, shape: fitting.curve(for: ear).gain, step: 5, text)
             }
         }
     }
