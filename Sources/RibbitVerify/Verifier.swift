@@ -296,6 +296,9 @@ public struct Verifier: Sendable {
         var result: [[EarReport.TargetMatch]] = Self.ears.map { _ in [] }
         let fitting = try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
         let lowpass = LowpassCurve(passHz: prescription.lowpassHz.map(Double.init))
+        let bands = Self.ears.enumerated().map { c, ear in
+            CompressorFitting.delivery(prescription, ear: ear, trusted: trusted, calibration: calibration, channel: c) ?? []
+        }
         for level in Self.speechLevelsDBSPL {
             let input = VerifyAnalysis.speechLikeSignal(
                 count: count, sampleRate: sampleRate, levelDBFS: level - calibration.inputDBSPLAtFullScale, seed: 2026)
@@ -309,11 +312,12 @@ public struct Verifier: Sendable {
                     guard let li = inLevels[i], let lo = outLevels[i] else { continue }
                     let inDB = li + calibration.inputDBSPLAtFullScale, outDB = lo + calibration.outputDBSPLAtFullScale[c]
                     let target = targetGainDB(ear: ear, hz: hz, speechDBSPL: level, fitting: fitting, lowpass: lowpass)
-                    let deviation = (outDB - inDB) - target
+                    let short = Self.shortfall(bands[c], atHz: hz, speechDBSPL: level)
+                    let deviation = (outDB - inDB) - (target - short.db)
                     rows.append(
                         EarReport.TargetRow(
                             hz: hz, inputDBSPL: inDB, outputDBSPL: outDB, measuredGainDB: outDB - inDB, targetGainDB: target,
-                            deviationDB: deviation, pass: abs(deviation) <= 5,
+                            deliveredGainDB: target - short.db, cappedBy: short.cap, deviationDB: deviation, pass: abs(deviation) <= 5,
                             strictPass: Self.strictRangeHz.contains(hz) ? abs(deviation) <= 3 : nil))
                 }
                 let worst = rows.max { abs($0.deviationDB) < abs($1.deviationDB) }
@@ -329,9 +333,23 @@ public struct Verifier: Sendable {
         return result
     }
 
+    /// How far below its target a frequency plays for speech at `speechDBSPL` (a level of
+    /// `BandDelivery.speechLevelsDBSPL`), and why: the bands' shortfalls interpolated in log
+    /// frequency (flat beyond the outer centres), the cap that of the nearer capped neighbour.
+    static func shortfall(_ bands: [BandDelivery], atHz hz: Double, speechDBSPL: Double) -> (db: Double, cap: GainCap?) {
+        guard let level = BandDelivery.speechLevelsDBSPL.firstIndex(of: speechDBSPL), !bands.isEmpty else { return (0, nil) }
+        let short = bands.map { (hz: $0.centreHz, db: max(0, $0.targetDB[level] - $0.deliveredDB[level])) }
+        let db = Camfit.interpolate(short, atHz: hz)
+        guard db >= 0.05 else { return (0, nil) }
+        let nearest = bands.indices.filter { bands[$0].cappedBy[level] != nil }.min {
+            abs(log(bands[$0].centreHz / hz)) < abs(log(bands[$1].centreHz / hz))
+        }
+        return (db, nearest.flatMap { bands[$0].cappedBy[level] })
+    }
+
     /// The prescription's target insertion gain at a frequency for speech at `speechDBSPL`.
     public func targetGainDB(ear: Ear, hz: Double, speechDBSPL: Double, fitting: Fitting, lowpass: LowpassCurve) -> Double {
-        guard let level = prescription.levelGains(for: ear) else { return fitting.playedGainDB(for: ear, atHz: hz) }
+        guard let level = prescription.levelGains(for: ear) else { return fitting.targetGainDB(for: ear, atHz: hz) }
         let gains = speechDBSPL <= 50 ? level.g50 : speechDBSPL >= 80 ? level.g80 : level.g65
         return Camfit.interpolate(gains, atHz: hz) + 20 * log10(max(lowpass.amplitude(atHz: hz), 1e-10))
     }

@@ -214,6 +214,12 @@ public enum VerifyHTML {
                     Series(
                         color: earColor(ear.ear), dash: "6 4", label: "\(earTitle(ear.ear)) target",
                         points: match.rows.map { ($0.hz, $0.targetGainDB) }))
+                if !match.cappedRows.isEmpty {
+                    series.append(
+                        Series(
+                            color: earColor(ear.ear), dash: "2 3", label: "\(earTitle(ear.ear)) played (capped)",
+                            points: match.rows.map { ($0.hz, $0.deliveredGainDB) }))
+                }
             }
             parts.append(
                 chart(
@@ -234,7 +240,11 @@ public enum VerifyHTML {
             the long-term average speech spectrum of Byrne et al. 1994, about four syllables a second, with pauses) at 50, 65 \
             and 80 dB SPL, as worn (volume 0). Measured insertion gain: the output's long-term one-third-octave level less \
             the input's, per audiometric frequency. Targets (dashed): the prescription's gains for that speech level \
-            (compressive fits: g50, g65, g80; linear fits: the one target), with its low-pass. Clinics accept +-5 dB; the \
+            (compressive fits: g50, g65, g80; linear fits: the one target), with its low-pass. Where a band's target is \
+            more than ribbit plays (its maximum gain, the digital gain the calibration allows, or the output limit: \
+            "capped by"), a dotted line shows what it plays, and the deviation is measured from that: the report judges \
+            whether ribbit plays what it means to, and the "target" and "plays" columns show by how much the fitting \
+            falls short of the rule. Clinics accept +-5 dB; the \
             stricter column asks +-3 dB from 250 to 2000 Hz. Where the output's peaks reach the output ceiling (marked \
             "output limit"), loud speech cannot get its target gain: the limit protects the wearer's ears, and only the \
             wearer's measured UCLs or a trusted audiologist's signature raise it.</p>
@@ -251,13 +261,14 @@ public enum VerifyHTML {
                 rows.append(
                     "<tr><td class=\"l \(ear.ear)\">\(earTitle(ear.ear))</td><td>\(num(row.hz))</td><td>\(String(fixed: row.inputDBSPL, 1))</td>"
                         + "<td>\(String(fixed: row.measuredGainDB, 1))</td><td>\(String(fixed: row.targetGainDB, 1))</td>"
+                        + "<td>\(String(fixed: row.deliveredGainDB, 1))</td><td class=\"l\">\(row.cappedBy?.rawValue ?? "")</td>"
                         + "<td>\(signed(row.deviationDB))</td><td>\(passWord(row.pass))</td><td>\(row.strictPass.map(passWord) ?? "")</td></tr>"
                 )
             }
         }
         return """
             <table>
-            <tr><th class="l">Ear</th><th>Hz</th><th>In (dB SPL)</th><th>Gain (dB)</th><th>Target (dB)</th><th>Deviation (dB)</th>\
+            <tr><th class="l">Ear</th><th>Hz</th><th>In (dB SPL)</th><th>Gain (dB)</th><th>Target (dB)</th><th>Plays (dB)</th><th class="l">Capped by</th><th>Deviation (dB)</th>\
             <th>+-5 dB</th><th>+-3 dB, 250-2000 Hz</th></tr>
             \(rows.joined(separator: "\n"))
             </table>
@@ -340,123 +351,16 @@ public enum VerifyHTML {
 
     // MARK: Charts
 
-    enum Marker { case circle, cross }
+    typealias Series = LineChart.Series
 
-    struct Series {
-        var color: String
-        var dash: String
-        var label: String
-        var points: [(Double, Double)]
-        var marker: Marker? = nil
-
-        init(color: String, dash: String, label: String, points: [(Double, Double)], marker: Marker? = nil) {
-            self.color = color
-            self.dash = dash
-            self.label = label
-            self.points = points
-            self.marker = marker
-        }
-
-        init(ear: String, label: String, points: [FrequencyPoint]) {
-            self.init(
-                color: earColor(ear), dash: "", label: label, points: points.compactMap { p in p.db.map { (p.hz, $0) } },
-                marker: ear == "right" ? .circle : .cross)
-        }
-    }
-
-    enum XAxis {
-        case logFrequency(Double, Double)
-        case linear(Double, Double, step: Double)
+    static func chart(
+        id: String, title: String?, x: LineChart.XAxis, xLabel: String, yLabel: String, series: [Series], diagonal: Bool = false
+    ) -> String {
+        LineChart.svg(id: id, title: title, x: x, xLabel: xLabel, yLabel: yLabel, series: series, diagonal: diagonal)
     }
 
     static func frequencyChart(id: String, yLabel: String, series: [Series]) -> String {
         chart(id: id, title: nil, x: .logFrequency(200, 8000), xLabel: "Frequency (Hz)", yLabel: yLabel, series: series)
-    }
-
-    static func chart(
-        id: String, title: String?, x: XAxis, xLabel: String, yLabel: String, series: [Series], diagonal: Bool = false
-    ) -> String {
-        let width = 660.0, height = 300.0
-        let left = 58.0, right = 150.0, top = title == nil ? 14.0 : 30.0, bottom = 44.0
-        let plotWidth = width - left - right, plotHeight = height - top - bottom
-        let values = series.flatMap { $0.points.map(\.1) }
-        var low = ((values.min() ?? 0) / 10).rounded(.down) * 10, high = ((values.max() ?? 10) / 10).rounded(.up) * 10
-        if diagonal {
-            low = min(low, 40)
-            high = max(high, 100)
-        }
-        if high - low < 20 { high = low + 20 }
-        let yStep = high - low > 80 ? 20.0 : 10.0
-        func y(_ v: Double) -> Double { top + plotHeight * (high - min(max(v, low), high)) / (high - low) }
-        let xOf: (Double) -> Double
-        var xTicks: [(Double, String)] = []
-        switch x {
-        case .logFrequency(let lo, let hi):
-            let axis = LogFrequencyAxis(left: left, width: plotWidth, lowHz: lo, highHz: hi)
-            xOf = axis.x
-            xTicks = axis.octaveTicksHz.map { (Double($0), frequencyLabel($0)) }
-        case .linear(let lo, let hi, let step):
-            xOf = { left + plotWidth * (min(max($0, lo), hi) - lo) / (hi - lo) }
-            xTicks = roundTicks(from: lo, to: hi, step: step).map { ($0, num($0)) }
-        }
-        var svg: [String] = []
-        svg.append(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"\(id)\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"11\">"
-        )
-        svg.append("<title>\(escape(title ?? yLabel))</title>")
-        if let title { svg.append("<text x=\"\(f(left))\" y=\"18\" font-size=\"12\" font-weight=\"bold\">\(escape(title))</text>") }
-        svg.append(
-            "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(plotHeight))\" fill=\"none\" stroke=\"#444\"/>")
-        for (value, label) in xTicks {
-            let px = xOf(value)
-            svg.append("<line x1=\"\(f(px))\" y1=\"\(f(top))\" x2=\"\(f(px))\" y2=\"\(f(top + plotHeight))\" stroke=\"#ddd\"/>")
-            svg.append("<text x=\"\(f(px))\" y=\"\(f(top + plotHeight + 14))\" text-anchor=\"middle\">\(label)</text>")
-        }
-        for value in roundTicks(from: low, to: high, step: yStep) {
-            let py = y(value)
-            svg.append("<line x1=\"\(f(left))\" y1=\"\(f(py))\" x2=\"\(f(left + plotWidth))\" y2=\"\(f(py))\" stroke=\"#ddd\"/>")
-            svg.append("<text x=\"\(f(left - 5))\" y=\"\(f(py + 4))\" text-anchor=\"end\">\(num(value))</text>")
-        }
-        svg.append("<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(height - 8))\" text-anchor=\"middle\">\(escape(xLabel))</text>")
-        svg.append(
-            "<text x=\"14\" y=\"\(f(top + plotHeight / 2))\" text-anchor=\"middle\" transform=\"rotate(-90 14 \(f(top + plotHeight / 2)))\">\(escape(yLabel))</text>"
-        )
-        if diagonal {
-            let a = max(low, 40.0), b = min(high, 100.0)
-            svg.append(
-                "<line x1=\"\(f(xOf(a)))\" y1=\"\(f(y(a)))\" x2=\"\(f(xOf(b)))\" y2=\"\(f(y(b)))\" stroke=\"#999\" stroke-dasharray=\"1 3\"/>"
-            )
-        }
-        for s in series where !s.points.isEmpty {
-            let path = s.points.map { "\(f(xOf($0.0))),\(f(y($0.1)))" }.joined(separator: " ")
-            let dash = s.dash.isEmpty ? "" : " stroke-dasharray=\"\(s.dash)\""
-            svg.append("<polyline points=\"\(path)\" fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"1.6\"\(dash)/>")
-            for p in s.points {
-                svg.append(marker(s.marker, x: xOf(p.0), y: y(p.1), color: s.color))
-            }
-        }
-        // Legend, right of the plot.
-        for (i, s) in series.enumerated() {
-            let ly = top + 10 + Double(i) * 16
-            let lx = left + plotWidth + 10
-            let dash = s.dash.isEmpty ? "" : " stroke-dasharray=\"\(s.dash)\""
-            svg.append(
-                "<line x1=\"\(f(lx))\" y1=\"\(f(ly))\" x2=\"\(f(lx + 22))\" y2=\"\(f(ly))\" stroke=\"\(s.color)\" stroke-width=\"1.6\"\(dash)/>"
-            )
-            svg.append(marker(s.marker, x: lx + 11, y: ly, color: s.color))
-            svg.append("<text x=\"\(f(lx + 27))\" y=\"\(f(ly + 4))\" font-size=\"10\">\(escape(s.label))</text>")
-        }
-        svg.append("</svg>")
-        return svg.joined(separator: "\n")
-    }
-
-    static func marker(_ marker: Marker?, x: Double, y: Double, color: String) -> String {
-        switch marker {
-        case .circle: "<circle cx=\"\(f(x))\" cy=\"\(f(y))\" r=\"3.5\" fill=\"white\" stroke=\"\(color)\" stroke-width=\"1.4\"/>"
-        case .cross:
-            "<path d=\"M\(f(x - 3.5)) \(f(y - 3.5))L\(f(x + 3.5)) \(f(y + 3.5))M\(f(x - 3.5)) \(f(y + 3.5))L\(f(x + 3.5)) \(f(y - 3.5))\" stroke=\"\(color)\" stroke-width=\"1.4\"/>"
-        case nil: ""
-        }
     }
 
     // MARK: Text
@@ -474,22 +378,10 @@ public enum VerifyHTML {
     public static func escape(_ text: String) -> String { xmlEscaped(text) }
 }
 
-extension String {
-    /// A number with `digits` decimals, without Foundation ("-0.0" becomes "0.0").
-    init(fixed value: Double, _ digits: Int) {
-        guard value.isFinite else {
-            self = value.isNaN ? "nan" : value > 0 ? "inf" : "-inf"
-            return
-        }
-        let scale = pow(10, Double(digits))
-        let scaled = (abs(value) * scale).rounded()
-        let whole = Int(scaled / scale)
-        let fraction = Int(scaled - Double(whole) * scale)
-        var text = String(whole)
-        if digits > 0 {
-            let f = String(fraction)
-            text += "." + String(repeating: "0", count: digits - f.count) + f
-        }
-        self = (value < 0 && scaled > 0 ? "-" : "") + text
+extension LineChart.Series {
+    init(ear: String, label: String, points: [FrequencyPoint]) {
+        self.init(
+            color: VerifyHTML.earColor(ear), dash: "", label: label, points: points.compactMap { p in p.db.map { (p.hz, $0) } },
+            marker: ear == "right" ? .circle : .cross)
     }
 }

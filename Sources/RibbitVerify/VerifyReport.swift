@@ -1,3 +1,5 @@
+import RibbitFitting
+
 /// What `ribbitd verify` measured, per ear, as an ANSI S3.22 / IEC 60118-0 style test-box
 /// report plus a target match. Plain Codable values (the `--json` output). Levels are dB SPL
 /// through the calibration; a level that cannot be given (digital silence: -inf) is nil.
@@ -161,6 +163,9 @@ public struct EarReport: Codable, Sendable {
         /// 1 dB): loud speech then gets less than its target gain, by design.
         public var outputPeakDBFS: Double?
         public var outputLimited: Bool
+
+        /// The rows short of their target (target - delivered >= 0.05 dB).
+        public var cappedRows: [TargetRow] { rows.filter { $0.cappedBy != nil } }
     }
 
     public struct TargetRow: Codable, Sendable, Equatable {
@@ -168,7 +173,14 @@ public struct EarReport: Codable, Sendable {
         public var inputDBSPL: Double
         public var outputDBSPL: Double
         public var measuredGainDB: Double
+        /// The rule's target for this speech level (above ribbit's maximum too).
         public var targetGainDB: Double
+        /// What ribbit means to play: the target, less the band's shortfall where a maximum
+        /// caps it (`CompressorFitting.delivery`). The deviation and the pass are judged on it.
+        public var deliveredGainDB: Double
+        /// What holds the band below its target (nil: it plays the target).
+        public var cappedBy: GainCap?
+        /// measured - delivered.
         public var deviationDB: Double
         public var pass: Bool
         /// nil outside 250-2000 Hz.

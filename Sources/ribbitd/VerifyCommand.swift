@@ -195,6 +195,13 @@ struct VerifyCommand: ParsableCommand {
                         "; worst \(String(format: "%+.1f", $0.worstDeviationDB)) dB at \(Prescription.number($0.worstHz)) Hz, \(Prescription.number($0.levelDBSPL)) dB SPL"
                     } ?? ""),
             ]
+            let capped = ear.targetMatch.flatMap { match in
+                match.cappedRows.map {
+                    "\(Prescription.number($0.hz)) Hz at \(Prescription.number(match.levelDBSPL)) dB SPL "
+                        + "\(String(format: "%.1f", $0.targetGainDB - $0.deliveredGainDB)) dB short (\($0.cappedBy?.rawValue ?? ""))"
+                }
+            }
+            if !capped.isEmpty { lines.append("  capped        " + capped.joined(separator: ", ")) }
         }
         if let output { lines.append("report        \(output)") }
         return lines.joined(separator: "\n")

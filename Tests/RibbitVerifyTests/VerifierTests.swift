@@ -156,6 +156,40 @@ import Testing
         }
     }
 
+    /// N5 of IEC 60118-15 (65-80 dB HL highs) asks camfit for more than ribbit's maximum gain
+    /// in its high bands: the report keeps the rule's target, says what plays instead and why,
+    /// and judges the measurement on what plays. The gain it measures falls short of the rule
+    /// by the shortfall `CompressorFitting.delivery` computes, and meets what plays within 2.5 dB.
+    /// Headphones that play 0 dBFS at 120 dB SPL: with the uncalibrated 100, N5's speech at 65
+    /// dB SPL already reaches the sample ceiling (the report says "output limit" for the level).
+    @Test func aCappedFittingIsJudgedOnWhatPlaysAndSaysItsShortfall() throws {
+        let rx = try Prescription.parse(Array(try String(contentsOf: TestPaths.prescription("iec-n5.rx"), encoding: .utf8).utf8))
+        let calibration = Calibration(inputDBSPLAtFullScale: 100, outputDBSPLAtFullScale: [120, 120])
+        let verifier = Verifier(prescription: rx, trusted: false, calibration: calibration)
+        let matches = try verifier.targetMatch(plan: try verifier.plan(volumeDB: 0))
+        var capped = 0
+        var largestShortDB = 0.0
+        for (c, ear) in Verifier.ears.enumerated() {
+            let bands = try #require(CompressorFitting.delivery(rx, ear: ear, trusted: false, calibration: calibration, channel: c))
+            for match in matches[c] {
+                // Loud speech's peaks reach the sample ceiling (its bands' output limits bind).
+                #expect(match.pass && (match.levelDBSPL == 80 || !match.outputLimited), "\(ear) at \(match.levelDBSPL) dB SPL")
+                for row in match.rows {
+                    let short = Verifier.shortfall(bands, atHz: row.hz, speechDBSPL: match.levelDBSPL)
+                    #expect(abs(row.targetGainDB - row.deliveredGainDB - short.db) < 1e-9)
+                    #expect((row.cappedBy != nil) == (short.db >= 0.05), "\(ear) \(row.hz) Hz")
+                    #expect(abs(row.deviationDB) <= 2.5, "\(ear) \(row.hz) Hz at \(match.levelDBSPL) dB SPL: \(row.deviationDB) dB")
+                    if row.cappedBy != nil { capped += 1 }
+                    largestShortDB = max(largestShortDB, row.targetGainDB - row.measuredGainDB)
+                }
+            }
+        }
+        print("N5: \(capped) capped rows; the measured gain falls up to \(String(fixed: largestShortDB, 1)) dB short of the rule's target")
+        // The shortfall is real: judged on the rule's target, N5 would fail.
+        #expect(capped > 0 && largestShortDB > 5)
+        #expect(matches[1][0].cappedRows.contains { $0.hz == 4000 && $0.cappedBy == .maximumGain })
+    }
+
     /// The detector's reading of speech is measured once per ear's settings and geometry; a
     /// prescription's own expansion knee (room noise, not speech) is not moved.
     @Test func detectorOffsetsAreMeasuredOnceAndMoveOnlySpeechKnees() throws {
