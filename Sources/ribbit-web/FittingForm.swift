@@ -117,12 +117,15 @@ struct FittingForm: Decodable {
         var frequenciesHz: [Int]
         var left: [String: Double?]?
         var right: [String: Double?]?
+        /// What plays at the same frequencies (the target up to ribbit's maximum gain,
+        /// `Fitting.playedGainDB`), per fitted ear ("left", "right").
+        var played: [String: [String: Double?]]
         /// The bands that play less than the target (`CompressorFitting.shortfallSummary`), and
         /// the clinical note for a loss amplification cannot serve; null when there is none.
         var shortfall: String?
         var clinicalNote: String?
 
-        private enum CodingKeys: String, CodingKey { case rule, version, frequenciesHz, left, right, shortfall, clinicalNote }
+        private enum CodingKeys: String, CodingKey { case rule, version, frequenciesHz, left, right, played, shortfall, clinicalNote }
 
         /// An ear not fitted as null, not left out: the page tells "not fitted" from "not sent".
         func encode(to encoder: any Encoder) throws {
@@ -132,6 +135,7 @@ struct FittingForm: Decodable {
             try container.encode(frequenciesHz, forKey: .frequenciesHz)
             try container.encode(left, forKey: .left)
             try container.encode(right, forKey: .right)
+            try container.encode(played, forKey: .played)
             try container.encode(shortfall, forKey: .shortfall)
             try container.encode(clinicalNote, forKey: .clinicalNote)
         }
@@ -142,17 +146,19 @@ struct FittingForm: Decodable {
         do { fitting = try Fitting(prescription: rx, sampleRate: sampleRate) } catch {
             throw Failure(status: 500, message: "cannot fit it: \(error)")
         }
-        func ear(_ ear: Ear) -> [String: Double?]? {
+        func ear(_ ear: Ear, _ gainDB: (Ear, Double) -> Double) -> [String: Double?]? {
             guard rx.targetGains(for: ear) != nil else { return nil }
             return Dictionary(
                 uniqueKeysWithValues: frequencies.map { f in
-                    let db = fitting.targetGainDB(for: ear, atHz: Double(f))
+                    let db = gainDB(ear, Double(f))
                     return (String(f), db.isFinite ? (db * 10).rounded() / 10 + 0 : nil)
                 })
         }
         let deliveries = CompressorFitting.deliveries(rx, trusted: false)
+        let played = Ear.allCases.compactMap { e in ear(e, fitting.playedGainDB).map { (e.rawValue, $0) } }
         return Targets(
-            rule: rx.rule.rawValue, version: rx.version, frequenciesHz: frequencies, left: ear(.left), right: ear(.right),
+            rule: rx.rule.rawValue, version: rx.version, frequenciesHz: frequencies, left: ear(.left, fitting.targetGainDB),
+            right: ear(.right, fitting.targetGainDB), played: Dictionary(uniqueKeysWithValues: played),
             shortfall: CompressorFitting.shortfallSummary(rx), clinicalNote: ClinicalNote.text(rx, deliveries: deliveries))
     }
 }

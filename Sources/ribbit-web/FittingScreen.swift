@@ -140,7 +140,7 @@ enum FittingScreen {
                 <h2 id="targets-title">Target gains, dB</h2>
                 <p id="targets-state" class="hint" role="status">Enter 500, 1000, 2000 and 4000 Hz for an ear.</p>
                 <p id="targets-shortfall" class="hint" hidden></p>
-                <svg id="gain-chart" class="chart" viewBox="0 0 320 250" role="img" aria-labelledby="gain-chart-title"><title id="gain-chart-title">Target insertion gains: right ear in red, left ear in blue</title></svg>
+                <svg id="gain-chart" class="chart" viewBox="0 0 320 250" role="img" aria-labelledby="gain-chart-title"><title id="gain-chart-title">Insertion gains ribbit plays: right ear in red, left ear in blue; dashed, the rule's target where it asks for more</title></svg>
                 <table class="grid">
                   <thead><tr><th scope="col">Hz</th><th scope="col" class="ear-right">Right</th><th scope="col" class="ear-left">Left</th></tr></thead>
                   <tbody id="targets-body"></tbody>
@@ -268,15 +268,34 @@ enum FittingScreen {
           const body = $("targets-body");
           body.replaceChildren();
           const chart = $("gain-chart");
-          const yOf = axes(chart, plot, 0, 50, [0, 10, 20, 30, 40, 50], false, "dB");
+          // Up to the highest target (the rule's wish above ribbit's maximum shows too), 50 at least.
+          const highest = targets ? Math.max(50, ...ears.flatMap((ear) => Object.values(targets[ear] || {}).filter((v) => v !== null))) : 50;
+          const top = Math.min(100, Math.ceil(highest / 10) * 10);
+          const yOf = axes(chart, plot, 0, top, Array.from({ length: top / 10 + 1 }, (_, i) => 10 * i), false, "dB");
           if (!targets) return;
-          const text = (ear, f) => targets[ear] ? (targets[ear][f] === null ? "off" : signed(targets[ear][f])) : "–";
-          for (const f of freqs) body.append(el("tr", {}, el("th", { scope: "row", text: String(f) }), el("td", { text: text("right", f) }), el("td", { text: text("left", f) })));
+          // A cell says the rule's target, and what plays where that is less (marked "capped").
+          const short = (ear, f) => targets[ear] && targets[ear][f] !== null && targets.played[ear][f] < targets[ear][f] - 0.05;
+          const cell = (ear, f) => {
+            if (!targets[ear]) return el("td", { text: "–" });
+            if (targets[ear][f] === null) return el("td", { text: "off" });
+            if (!short(ear, f)) return el("td", { text: signed(targets[ear][f]) });
+            return el("td", { class: "capped", title: "ribbit plays " + signed(targets.played[ear][f]) + " dB" },
+              signed(targets[ear][f]), el("span", { class: "plays", text: " → " + signed(targets.played[ear][f]) }));
+          };
+          for (const f of freqs) body.append(el("tr", {}, el("th", { scope: "row", text: String(f) }), cell("right", f), cell("left", f)));
           for (const ear of ears) {
             if (!targets[ear]) continue;
-            const points = freqs.filter((f) => targets[ear][f] !== null).map((f) => [f, Math.max(0, Math.min(50, targets[ear][f]))]);
-            line(chart, points, ear, yOf);
-            for (const [f, v] of points) chart.append(svg("circle", { cx: xOf(f), cy: yOf(v), r: 4, class: "dot " + ear }));
+            const heard = freqs.filter((f) => targets[ear][f] !== null);
+            const wish = heard.map((f) => [f, Math.max(0, Math.min(top, targets[ear][f]))]);
+            const plays = heard.map((f) => [f, Math.max(0, Math.min(top, targets.played[ear][f]))]);
+            if (heard.some((f) => short(ear, f))) {
+              if (wish.length > 1) chart.append(svg("polyline", { points: wish.map(([f, v]) => xOf(f) + "," + yOf(v)).join(" "), class: "trace wish " + ear }));
+              for (const f of heard.filter((f) => short(ear, f))) {
+                chart.append(svg("line", { x1: xOf(f), x2: xOf(f), y1: yOf(Math.min(top, targets[ear][f])), y2: yOf(targets.played[ear][f]), class: "gap " + ear }));
+              }
+            }
+            line(chart, plays, ear, yOf);
+            for (const [f, v] of plays) chart.append(svg("circle", { cx: xOf(f), cy: yOf(v), r: 4, class: "dot " + ear }));
           }
         }
 
@@ -296,7 +315,8 @@ enum FittingScreen {
             const targets = await response.json();
             $("targets-state").textContent = "By " + $("f-rule").selectedOptions[0].textContent + (targets.rule === "camfit" ? ", for 65 dB SPL speech." : ".");
             drawTargets(targets);
-            const short = [targets.shortfall ? "Short of target (ribbit plays at most +50 dB): " + targets.shortfall + "." : "", targets.clinicalNote || ""].filter((s) => s).join(" ");
+            const capped = ears.reduce((n, ear) => n + freqs.filter((f) => targets[ear] && targets[ear][f] !== null && targets.played[ear][f] < targets[ear][f] - 0.05).length, 0);
+            const short = [capped ? "Ribbit plays at most +50 dB: the dashed line is the rule's target, the cells with an arrow what plays." : "", targets.clinicalNote || ""].filter((s) => s).join(" ");
             $("targets-shortfall").textContent = short;
             $("targets-shortfall").hidden = !short;
           } catch (error) {
@@ -512,6 +532,10 @@ enum FittingScreen {
         .chart .mark { fill: none; stroke-width: 3; }
         .chart .dot.right { fill: var(--right); }
         .chart .dot.left { fill: var(--left); }
+        .chart .trace.wish { stroke-width: 1.5; stroke-dasharray: 6 4; }
+        .chart .gap { stroke-width: 8; stroke-opacity: 0.3; }
+        .grid td.capped { font-weight: 700; }
+        .grid td.capped .plays { font-weight: 400; color: var(--muted); white-space: nowrap; }
         .click-ear { grid-template-columns: 1fr 1fr; }
         .click-ear legend { position: static; width: auto; height: auto; clip: auto; grid-column: 1 / -1; font-weight: 600; margin-bottom: 0.3rem; }
         #trial-state { font-size: 1.15rem; overflow-wrap: anywhere; }

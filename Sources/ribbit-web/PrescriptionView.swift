@@ -21,6 +21,9 @@ struct PrescriptionView: Encodable, Sendable {
     var outputLimitDBSPL: [String: Double]
     /// A standalone `<svg>`, title and desc included.
     var audiogramSVG: String
+    /// The gains for soft speech: the rule's target and what plays, per ear, the bands short of
+    /// target marked (`gainChart`); absent when no ear is fitted.
+    var gainSVG: String?
 
     /// `trusted`: signed by a trusted key (the limits depend on it), as for the report.
     init(
@@ -39,6 +42,38 @@ struct PrescriptionView: Encodable, Sendable {
             }.sorted { $0.frequencyHz < $1.frequencyHz }
         }
         audiogramSVG = AudiogramSVG.chart(right: points(.right), left: points(.left), title: "Audiogram: \(report.name)")
+        gainSVG = Self.gainChart(report)
+    }
+
+    /// Soft speech (50 dB SPL), where the gains are largest and a maximum bites first: per ear
+    /// the rule's target (dashed) and what ribbit plays (solid, the ear's symbol at each band),
+    /// and a pale bar from one to the other over each band that falls short.
+    static func gainChart(_ report: PrescriptionReport) -> String? {
+        var series: [LineChart.Series] = []
+        for ear in [Ear.right, .left] {
+            guard let bands = report.ears[ear.rawValue]?.bands, !bands.isEmpty else { continue }
+            let name = ear == .right ? "Right" : "Left"
+            let short = bands.filter { $0.cappedBy[0] != nil }
+            if !short.isEmpty {
+                series.append(
+                    LineChart.Series(
+                        color: ear.plotColor, dash: "6 4", label: "\(name): target", points: bands.map { ($0.centreHz, $0.target50DB) }))
+            }
+            series.append(
+                LineChart.Series(
+                    color: ear.plotColor, dash: "", label: "\(name): plays", points: bands.map { ($0.centreHz, $0.gain50DB) },
+                    marker: ear == .right ? .circle : .cross))
+            for (i, band) in short.enumerated() {
+                series.append(
+                    LineChart.Series(
+                        color: ear.plotColor, dash: "", label: "\(name): short",
+                        points: [(band.centreHz, band.gain50DB), (band.centreHz, band.target50DB)], width: 8, inLegend: i == 0))
+            }
+        }
+        guard !series.isEmpty else { return nil }
+        return LineChart.svg(
+            id: "gains", title: "Gain for soft speech (50 dB SPL)", x: .logFrequency(200, 8000), xLabel: "Frequency (Hz)",
+            yLabel: "Insertion gain (dB)", series: series, yIncluding: [0])
     }
 
     var response: Response { WebApp.json(HistoryEntry.json(self)) }
@@ -105,12 +140,50 @@ struct PrescriptionView: Encodable, Sendable {
           field(facts, "Note", rx.note);
           if (data.file) field(facts, "File", data.file + " (" + data.kind + ")");
           if (data.entry) field(facts, "History id", data.entry.id);
-          const svg = new DOMParser().parseFromString(data.audiogramSVG, "image/svg+xml").documentElement;
-          const figure = el("figure", { class: "audiogram" });
-          if (svg.nodeName === "svg") figure.append(document.importNode(svg, true));
+          const figure = svgFigure(data.audiogramSVG, "audiogram");
           // The chart first (on a phone it is what shows), the facts beside it on a wide screen.
-          box.append(el("div", { class: "rx-grid" }, figure, facts,
-            el("div", { class: "tables" }, earTable(rx, "right", "Right ear (O)"), earTable(rx, "left", "Left ear (X)"))));
+          const grid = el("div", { class: "rx-grid" }, figure, facts);
+          if (data.gainSVG) grid.append(el("div", { class: "gain-chart" }, svgFigure(data.gainSVG, "gain-figure"), shortfall(rx)));
+          grid.append(el("div", { class: "tables" }, earTable(rx, "right", "Right ear (O)"), earTable(rx, "left", "Left ear (X)")));
+          box.append(grid);
+        }
+
+        function signed(db) { return (db > 0 ? "+" : "") + decibels(db); }
+
+        // A server-made chart, parsed as SVG (never as HTML).
+        function svgFigure(text, kind) {
+          const svg = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
+          const figure = el("figure", { class: kind });
+          if (svg.nodeName === "svg") figure.append(document.importNode(svg, true));
+          return figure;
+        }
+
+        // Where the fitting plays less than its rule asks, per ear and band (the largest gap of
+        // soft, average and loud speech), and the note for the audiologist: the same facts as
+        // `ribbitd rx show`.
+        function shortfall(rx) {
+          const box = el("div", { class: "shortfall", id: "rx-shortfall" });
+          const levels = [50, 65, 80];
+          const items = [];
+          for (const ear of ["right", "left"]) {
+            for (const band of (rx.ears[ear] && rx.ears[ear].bands) || []) {
+              const targets = [band.target50DB, band.target65DB, band.target80DB];
+              const gains = [band.gain50DB, band.gain65DB, band.gain80DB];
+              let worst = -1;
+              for (let i = 0; i < 3; i++) if (band.cappedBy[i] && (worst < 0 || targets[i] - gains[i] > targets[worst] - gains[worst])) worst = i;
+              if (worst < 0) continue;
+              items.push(el("li", { class: ear, text: (ear === "right" ? "Right " : "Left ") + band.centreHz + " Hz: "
+                + signed(targets[worst]) + " → " + signed(gains[worst]) + " dB at " + levels[worst] + " dB SPL (" + band.cappedBy[worst] + ")" }));
+            }
+          }
+          if (items.length === 0) {
+            box.append(el("p", { text: "Every band plays its target (ribbit's maximum gain: +" + rx.maximumGainDB + " dB)." }));
+          } else {
+            box.append(el("p", { text: "Short of target (ribbit plays at most +" + rx.maximumGainDB + " dB; the output limits protect the ears):" }));
+            box.append(el("ul", {}, ...items));
+          }
+          if (rx.clinicalNote) box.append(el("p", { class: "clinical-note", text: "Note for the audiologist: " + rx.clinicalNote }));
+          return box;
         }
 
         """#
@@ -121,7 +194,14 @@ struct PrescriptionView: Encodable, Sendable {
         .rx-view h3.name { font-size: 1.5rem; margin: 0.6rem 0 0.4rem; }
         .rx-grid { display: grid; grid-template-columns: 1fr; gap: 1rem; }
         @media (min-width: 60rem) { .rx-grid { grid-template-columns: minmax(0, 34rem) 1fr; align-items: start; } .rx-grid .tables { grid-column: 1 / -1; } }
-        .audiogram { margin: 0; }
+        .audiogram, .gain-figure { margin: 0; }
+        .gain-figure svg { display: block; width: 100%; max-width: 44rem; height: auto; background: #fff; border: 3px solid var(--line);
+          border-radius: 0.6rem; }
+        .gain-chart { grid-column: 1 / -1; }
+        .shortfall ul { margin: 0.2rem 0; padding-left: 1.2rem; columns: 2 16rem; }
+        .shortfall li.right { color: #d00000; }
+        .shortfall li.left { color: var(--accent); }
+        .clinical-note { font-weight: 700; }
         .audiogram svg { display: block; width: 100%; max-width: 34rem; height: auto; background: #fff; border: 3px solid var(--line);
           border-radius: 0.6rem; }
         .tables { display: grid; gap: 1rem; grid-template-columns: 1fr; }
@@ -142,6 +222,7 @@ struct PrescriptionView: Encodable, Sendable {
         #preview-title:focus { outline: none; box-shadow: none; }
         @media (prefers-color-scheme: dark) {
           table.gains.right caption { color: #ff8080; }
+          .shortfall li.right { color: #ff8080; }
           input[type="file"]::file-selector-button { color: #000; }
         }
 

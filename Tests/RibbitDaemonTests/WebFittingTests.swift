@@ -83,6 +83,23 @@ extension DaemonTests {
             "POST", "/api/fitting/targets", json: #"{"rule":"camfit","right":{"500":20,"1000":30,"2000":40,"4000":60}}"#)
         let deepText = String(decoding: deep.body, as: UTF8.self)
         #expect(deep.status == 200 && deepText.contains(#""shortfall" : "right "#) && deepText.contains("(maximum gain)"), "\(deepText)")
+        // What plays beside the target (the screen's, for 65 dB SPL speech): the target up to
+        // +50 dB, as the fitting plays it. A severe loss asks for more even for average speech.
+        struct Played: Decodable { var right: [String: Double?]; var played: [String: [String: Double?]] }
+        let severe = try web.request(
+            "POST", "/api/fitting/targets", json: #"{"rule":"camfit","right":{"500":40,"1000":60,"2000":80,"4000":100}}"#)
+        let deepTargets = try JSONDecoder().decode(Played.self, from: severe.body)
+        var deepRx = Prescription(
+            name: "fitting", environment: "quiet", rule: .camfit, thresholds: [.right: [500: 40, 1000: 60, 2000: 80, 4000: 100]])
+        deepRx.version = FittingRule.camfit.formatVersion
+        let deepFitting = try Fitting(prescription: deepRx, sampleRate: 48000)
+        #expect(deepTargets.played["left"] == nil && deepTargets.played["right"]?.count == deepTargets.right.count)
+        for (f, target) in deepTargets.right {
+            let played = try #require(deepTargets.played["right"]?[f] ?? nil)
+            #expect(abs(played - min(try #require(target), 50)) <= 0.05, "\(f) Hz: \(played) for \(String(describing: target))")
+            #expect(abs(played - deepFitting.playedGainDB(for: .right, atHz: Double(f)!)) <= 0.05)
+        }
+        #expect(deepTargets.right.values.contains { ($0 ?? 0) > 50 }, "a band asks for more than +50 dB")
 
         // Bad audiograms: one line, 4xx, and nothing changes.
         let bad = [
@@ -246,5 +263,25 @@ extension DaemonTests {
         #expect(console.isEmpty, "the page wrote to the console: \(console)")
 
         try web.screenshots(chromium, common, of: link, name: "web-fitting")
+
+        // A severe loss typed in: the cells where camfit asks for more than ribbit plays say
+        // both ("+65.4 → +50"), and the chart draws the rule's target dashed above what plays.
+        let browser = try DevToolsBrowser(chromium: chromium, directory: web.directory, url: link)
+        // After the page has filled itself from the active prescription (its targets drawn).
+        try browser.wait(for: ##"document.querySelectorAll("#targets-body tr").length > 0"##)
+        _ = try browser.evaluate(
+            #"document.getElementById("f-rule").value = "camfit"; for (const [f, v] of [[500, 40], [1000, 60], [2000, 80], [4000, 100]]) { const input = document.getElementById("t-right-" + f); input.value = String(v); input.dispatchEvent(new Event("input", { bubbles: true })); }"#
+        )
+        try browser.wait(for: ##"document.querySelectorAll("#targets-body td.capped").length > 0"##)
+        let capped =
+            try browser.evaluate(##"[...document.querySelectorAll("#targets-body td.capped")].map((td) => td.textContent).join("; ")"##)
+            as? String ?? ""
+        #expect(capped.contains("+65.4 → +50"), "\(capped)")
+        #expect(try browser.evaluate(##"document.querySelectorAll("#gain-chart .trace.wish.right").length"##) as? Int == 1)
+        #expect(try browser.evaluate(#"document.getElementById("targets-shortfall").hidden"#) as? Bool == false)
+        let shot = try browser.screenshot(width: 1280, height: 800)
+        if let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"] {
+            try shot.write(to: URL(fileURLWithPath: keep).appendingPathComponent("web-fitting-capped-laptop.png"))
+        }
     }
 }

@@ -33,6 +33,7 @@ extension DaemonTests {
         }
         var prescription: Report
         var audiogramSVG: String
+        var gainSVG: String?
         var kind: String?
         var entry: Entry?
     }
@@ -76,6 +77,39 @@ extension DaemonTests {
         print("ribbit-web load screen: audiogram SVG \(svg.utf8.count) B, preview JSON \(answer.body.count) B")
         #expect(try daemon.status().prescription?.name == quiet)
         #expect(try daemon.ribbitd(["list"]).stdout == listBefore)
+
+        // N7 of IEC 60118-15 (a severe loss) from its QR code: previewed, never refused; the
+        // gain chart draws the rule's target and what plays, a bar over each band short of it,
+        // and the report carries the same shortfall and note as `rx show --json`.
+        struct Shortfall: Decodable {
+            struct Ear: Decodable {
+                struct Band: Decodable { var centreHz: Double; var gain50DB, target50DB: Double; var cappedBy: [String?] }
+                var bands: [Band]?
+            }
+            var ears: [String: Ear]
+            var clinicalNote: String?
+        }
+        let severe = try Data(contentsOf: TestPaths.prescription("iec-n7.png"))
+        let severeAnswer = try web.upload("/api/preview?name=iec-n7.png", severe)
+        #expect(severeAnswer.status == 200, "\(severeAnswer.text)")
+        let severePreview = try JSONDecoder().decode(WebPreview.self, from: severeAnswer.body)
+        struct Wrapped: Decodable { var prescription: Shortfall }
+        let severeReport = try JSONDecoder().decode(Wrapped.self, from: severeAnswer.body).prescription
+        let severeCLI = try JSONDecoder().decode(
+            Shortfall.self, from: Data(try daemon.ribbitd(["rx", "show", "--json", TestPaths.prescription("iec-n7.png").path]).stdout.utf8))
+        let shortBands = try #require(severeReport.ears["right"]?.bands).filter { $0.cappedBy[0] != nil }
+        #expect(!shortBands.isEmpty && severeReport.clinicalNote != nil && severeReport.clinicalNote == severeCLI.clinicalNote)
+        #expect(shortBands.map(\.centreHz) == severeCLI.ears["right"]?.bands?.filter { $0.cappedBy[0] != nil }.map(\.centreHz))
+        let gainSVG = try #require(severePreview.gainSVG)
+        if let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"] {
+            try? FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
+            try Data(gainSVG.utf8).write(to: URL(fileURLWithPath: keep).appendingPathComponent("web-gains-n7.svg"))
+        }
+        #expect(gainSVG.hasPrefix("<svg") && gainSVG.contains("Gain for soft speech (50 dB SPL)"))
+        #expect(gainSVG.contains("Right: target") && gainSVG.contains("Left: plays") && gainSVG.contains("Left: short"))
+        // One pale bar per short band and ear, both ears the same audiogram.
+        #expect(gainSVG.components(separatedBy: "stroke-width=\"8.0\" stroke-opacity").count - 1 == 2 * shortBands.count + 2, "\(gainSVG)")
+        #expect(try daemon.status().prescription?.name == quiet)
 
         // A broken file: `ribbitd load`'s own line as a 4xx; nothing changes.
         let broken = web.directory.appendingPathComponent("broken.rx")
@@ -204,12 +238,20 @@ extension DaemonTests {
             try String(contentsOf: TestPaths.prescription("ski-slope.rx"), encoding: .utf8).split(separator: "\n")
                 .first { $0.hasPrefix("name: ") }?.dropFirst(6))
         #expect(shown.contains(skiSlope) && shown.contains("Target gain (dB)"), "\(shown)")
+        // The gain chart and what it cannot do: ski-slope's rule plays its whole target, and
+        // the note names the bands no gain makes speech audible in.
+        let shortfall = try browser.evaluate(#"document.getElementById("rx-shortfall").textContent"#) as? String ?? ""
+        #expect(shortfall.contains("Every band plays its target") && shortfall.contains("Note for the audiologist"), "\(shortfall)")
+        #expect(try browser.evaluate(##"document.querySelectorAll("#rx-view figure.gain-figure svg").length"##) as? Int == 1)
         let marks = try browser.evaluate(##"document.querySelectorAll("#rx-view svg .audiogram-right-mark").length"##) as? Int
         #expect((marks ?? 0) > 0)
         #expect(try daemon.status().prescription?.name != String(skiSlope), "nothing changes before Load")
         try check(try browser.screenshot(width: 390, height: 844), "web-load-phone.png", 390, 844)
         _ = try browser.evaluate("window.scrollTo(0, 0)")
         try check(try browser.screenshot(width: 1280, height: 800), "web-load-laptop.png", 1280, 800)
+        _ = try browser.evaluate(#"document.querySelector(".gain-chart").scrollIntoView()"#)
+        try check(try browser.screenshot(width: 1280, height: 800), "web-load-gains-laptop.png", 1280, 800)
+        _ = try browser.evaluate("window.scrollTo(0, 0)")
         _ = try browser.evaluate(#"document.getElementById("load").click()"#)
         try browser.wait(for: #"document.getElementById("connection").textContent.startsWith("Now using")"#)
         #expect(try daemon.status().prescription?.name == String(skiSlope))
