@@ -371,6 +371,7 @@ extension Decoder {
             settings.append(CompressorSettings(bands: bands, attackMs: attack, releaseMs: release))
             bandTaps.append(filters)
         }
+        // No `maximumGainDB`: the daemon capped the bands with it; here only levels convert.
         let calibration = Calibration(inputDBSPLAtFullScale: input, outputDBSPLAtFullScale: outputs, outputResponseDB: responses)
         return .some(
             CompressorPlan(

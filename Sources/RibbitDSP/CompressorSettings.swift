@@ -104,10 +104,18 @@ public struct Calibration: Sendable, Equatable {
     /// measured it; empty or missing: flat. Read on a log-frequency axis, flat beyond the points.
     public var outputResponseDB: [[Double: Double]]
 
-    public init(inputDBSPLAtFullScale: Double, outputDBSPLAtFullScale: [Double], outputResponseDB: [[Double: Double]] = []) {
+    /// The most insertion gain these headphones take before they whistle (the profile's
+    /// `max-gain`, open headphones); nil: ribbit's own maximum. Only ever lowers it.
+    public var maximumGainDB: Double?
+
+    public init(
+        inputDBSPLAtFullScale: Double, outputDBSPLAtFullScale: [Double], outputResponseDB: [[Double: Double]] = [],
+        maximumGainDB: Double? = nil
+    ) {
         self.inputDBSPLAtFullScale = inputDBSPLAtFullScale
         self.outputDBSPLAtFullScale = outputDBSPLAtFullScale
         self.outputResponseDB = outputResponseDB
+        self.maximumGainDB = maximumGainDB
     }
 
     /// The headphones' response of `channel` at `hz`, dB re 1 kHz (0 where nothing was measured).

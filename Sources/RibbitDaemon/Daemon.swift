@@ -718,7 +718,7 @@ public final class Daemon {
                 rx, trusted: active.trusted, compressing: ears.contains { $0.bands.contains { $0.ratio > 1 } }))
         listening.shortfall = CompressorFitting.shortfallSummary(rx, trusted: active.trusted, calibration: audio.calibration)
         let deliveries = CompressorFitting.deliveries(rx, trusted: active.trusted, calibration: audio.calibration)
-        listening.clinicalNote = ClinicalNote.text(rx, deliveries: deliveries)
+        listening.clinicalNote = ClinicalNote.text(rx, deliveries: deliveries, maximumDB: GainMaximum.headphonesDB(audio.calibration))
         return listening
     }
 

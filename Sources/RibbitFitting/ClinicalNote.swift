@@ -22,8 +22,9 @@ public enum ClinicalNote {
     }
 
     /// One paragraph for `rx show`, `status`, the web app and `audiogram fit`, or nil when
-    /// every band's average speech is audible.
-    public static func text(_ rx: Prescription, deliveries: [Ear: [BandDelivery]]) -> String? {
+    /// every band's average speech is audible. `maximumDB`: the maximum gain the deliveries were
+    /// capped at (lower than ribbit's with the headphones' `max-gain`).
+    public static func text(_ rx: Prescription, deliveries: [Ear: [BandDelivery]], maximumDB: Double = Prescription.maxGainDB) -> String? {
         var bands: [Ear: [Double]] = [:]
         var severe = false
         var steep = false
@@ -48,7 +49,8 @@ public enum ClinicalNote {
             bands.count == 2 && bands[.right] == bands[.left]
             ? "\(hz(bands[.right]!)) (both ears)"
             : [Ear.right, .left].compactMap { ear in bands[ear].map { "\(hz($0)) (\(ear.rawValue) ear)" } }.joined(separator: "; ")
-        var note = "Amplification cannot make average speech audible at \(where_): ribbit plays at most +\(Int(Prescription.maxGainDB)) dB."
+        var note =
+            "Amplification cannot make average speech audible at \(where_): ribbit plays at most +\(Prescription.number(maximumDB)) dB."
         if severe { note += " A power hearing aid fitted by an audiologist, or a cochlear-implant assessment, may be indicated." }
         if steep { note += " Frequency lowering, which many hearing aids offer, may bring these sounds within reach." }
         if !severe && !steep { note += " Ask an audiologist whether a more powerful hearing aid would help." }

@@ -21,8 +21,8 @@ public struct Fitting: Sendable {
     /// The combination curve of one ear as it plays: the rule's gains, none above
     /// `Prescription.maxGainDB`. An ear the prescription does not give is unprocessed: unity
     /// gain and no low-pass (a pure delay, so both ears stay in sync), ceiling still on.
-    public func curve(for ear: Ear) -> CombinationCurve {
-        ruleCurve(for: ear, maximumDB: Prescription.maxGainDB)
+    public func curve(for ear: Ear, maximumDB: Double = Prescription.maxGainDB) -> CombinationCurve {
+        ruleCurve(for: ear, maximumDB: min(maximumDB, Prescription.maxGainDB))
     }
 
     /// The rule's own curve, with gains up to `maximumDB` (nil: as the rule gives them).
@@ -44,10 +44,12 @@ public struct Fitting: Sendable {
         20 * log10(ruleCurve(for: ear).amplitude(atHz: frequencyHz))
     }
 
-    /// Filters for the given ears, in channel order (stereo: [.left, .right]).
-    public func filterSet(ears: [Ear]) -> FilterSet {
+    /// Filters for the given ears, in channel order (stereo: [.left, .right]), no gain above
+    /// `maximumDB`.
+    public func filterSet(ears: [Ear], maximumDB: Double = Prescription.maxGainDB) -> FilterSet {
         let taps = ears.map { ear in
-            LinearPhaseFIR.design(taps: geometry.filterLength, sampleRate: sampleRate, amplitude: curve(for: ear).amplitude)
+            LinearPhaseFIR.design(
+                taps: geometry.filterLength, sampleRate: sampleRate, amplitude: curve(for: ear, maximumDB: maximumDB).amplitude)
         }
         return FilterSet(taps: taps, fftLength: geometry.fftLength, ceilingDBFS: prescription.maxOutputDBFS)
     }
@@ -61,7 +63,7 @@ extension Fitting {
     public func processing(
         ears: [Ear], trusted: Bool, calibration: Calibration, program: Program? = nil, volumeDB: Double = 0
     ) -> (filters: FilterSet, compressor: CompressorPlan) {
-        let linear = filterSet(ears: ears)
+        let linear = filterSet(ears: ears, maximumDB: GainMaximum.headphonesDB(calibration))
         let ceiling = CompressorFitting.ceilingDBFS(prescription, ears: ears, trusted: trusted, calibration: calibration)
         return (
             FilterSet(taps: linear.taps, fftLength: linear.fftLength, ceilingDBFS: ceiling),

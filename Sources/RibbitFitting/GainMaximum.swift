@@ -5,7 +5,8 @@ import RibbitPrescription
 public enum GainCap: String, Sendable, Codable, CaseIterable {
     /// `Prescription.maxGainDB`: with the microphone a hand's width from the ear, more gain than
     /// this whistles (acoustic feedback) with all but closed headphones and lifts the
-    /// microphone's own noise into hearing (docs/prescription-format.md, "Maximum gain").
+    /// microphone's own noise into hearing (docs/prescription-format.md, "Maximum gain"); or
+    /// less, the calibration profile's `max-gain` for open headphones.
     case maximumGain = "maximum gain"
     /// `Calibration.maximumDigitalGainDB` through the calibration: this microphone and these
     /// headphones need more digital gain for the target than ribbit gives any band.
@@ -17,11 +18,19 @@ public enum GainCap: String, Sendable, Codable, CaseIterable {
 
 /// The most insertion gain ribbit plays in a band of one channel, and which bound sets it.
 public enum GainMaximum {
-    /// The smaller of `Prescription.maxGainDB` and the insertion gain that gives
-    /// `Calibration.maximumDigitalGainDB` of digital gain at `hz` through `calibration`.
+    /// The smaller of `Prescription.maxGainDB` (or the headphones' `max-gain`, when lower) and
+    /// the insertion gain that gives `Calibration.maximumDigitalGainDB` of digital gain at `hz`
+    /// through `calibration`.
     public static func db(calibration: Calibration, channel: Int, atHz hz: Double) -> (db: Double, cap: GainCap) {
         let digital = Calibration.maximumDigitalGainDB - calibration.digitalGainDB(insertionGainDB: 0, channel: channel, atHz: hz)
-        return digital < Prescription.maxGainDB ? (digital, .digitalGain) : (Prescription.maxGainDB, .maximumGain)
+        let maximum = headphonesDB(calibration)
+        return digital < maximum ? (digital, .digitalGain) : (maximum, .maximumGain)
+    }
+
+    /// Ribbit's maximum insertion gain for these headphones: `Prescription.maxGainDB`, or the
+    /// profile's `max-gain` when that is lower.
+    public static func headphonesDB(_ calibration: Calibration) -> Double {
+        min(calibration.maximumGainDB ?? Prescription.maxGainDB, Prescription.maxGainDB)
     }
 }
 

@@ -14,6 +14,6 @@ extension CalibrationProfile {
             outputResponseDB: ears.map { ear in
                 let measured = ear == .left ? responseLeft : responseRight
                 return Dictionary(uniqueKeysWithValues: measured.map { (Double($0.key), $0.value) })
-            })
+            }, maximumGainDB: maxGainDB)
     }
 }

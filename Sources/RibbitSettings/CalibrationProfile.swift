@@ -27,11 +27,15 @@ public struct CalibrationProfile: Sendable, Equatable {
     public var responseRight: [Int: Double]
     /// When it was measured (YYYY-MM-DD), as `ribbitd calibrate` writes it; for the record only.
     public var measured: String?
+    /// The most insertion gain these headphones take before they whistle, dB (`max-gain`):
+    /// open headphones let the ear's sound back into the microphone, and feedback starts well
+    /// below ribbit's maximum of 50 dB. nil: that maximum. It only ever lowers the gain.
+    public var maxGainDB: Double?
 
     public init(
         name: String, outputLeftDBSPL: Double = Self.uncalibratedDBSPL, outputRightDBSPL: Double = Self.uncalibratedDBSPL,
         inputDBSPL: Double = Self.uncalibratedDBSPL, responseLeft: [Int: Double] = [:], responseRight: [Int: Double] = [:],
-        measured: String? = nil
+        measured: String? = nil, maxGainDB: Double? = nil
     ) {
         self.name = name
         self.outputLeftDBSPL = outputLeftDBSPL
@@ -40,6 +44,7 @@ public struct CalibrationProfile: Sendable, Equatable {
         self.responseLeft = responseLeft
         self.responseRight = responseRight
         self.measured = measured
+        self.maxGainDB = maxGainDB
     }
 
     /// Without a profile: 100 dB SPL at 0 dBFS for the microphone and both ears (RibbitDSP's
@@ -52,7 +57,9 @@ public struct CalibrationProfile: Sendable, Equatable {
     public static let uncalibratedUncertaintyDB = 20.0
 
     /// The keys of a `[profile.NAME]` table, in the order the documentation gives them.
-    public static let knownKeys = ["output-left", "output-right", "input", "response-left", "response-right", "measured"]
+    public static let knownKeys = ["output-left", "output-right", "input", "response-left", "response-right", "measured", "max-gain"]
+    /// What `max-gain` may be, dB: up to ribbit's own maximum gain (`Prescription.maxGainDB`).
+    public static let maxGainRange = 0.0...50.0
     /// What a level may be, dB SPL for a 0 dBFS sine at the ear, or at the microphone that reads
     /// 0 dBFS. Headphones on a sound card give about 90 to 125 (with the mixer's volume), and a
     /// microphone's full scale lies about 95 to 135: a value outside 80 to 135 is a typo (a meter
@@ -87,6 +94,7 @@ public struct CalibrationProfile: Sendable, Equatable {
         return "calibration profile \(name)\(measured.map { " (measured \($0))" } ?? ""): output left \(Self.format(outputLeftDBSPL)), "
             + "right \(Self.format(outputRightDBSPL)), input \(Self.format(inputDBSPL)) dB SPL at 0 dBFS "
             + "(\(signed(offsets[0])) / \(signed(offsets[1])) / \(signed(offsets[2])) dB from the uncalibrated \(Self.format(Self.uncalibratedDBSPL)))"
+            + (maxGainDB.map { "; at most \(Self.format($0)) dB of gain (max-gain)" } ?? "")
     }
 
     /// Whether a level lies further from the default than an uncalibrated guess would (worth a
@@ -123,6 +131,14 @@ public struct CalibrationProfile: Sendable, Equatable {
             case "measured":
                 guard let text = value.string else { throw ConfigError("\(at): measured must be a \"quoted string\"") }
                 profile.measured = text
+            case "max-gain":
+                guard let db = number(value), maxGainRange.contains(db) else {
+                    throw ConfigError(
+                        "\(at): max-gain is the most insertion gain in dB these headphones take before they whistle, from "
+                            + "\(Int(maxGainRange.lowerBound)) to \(Int(maxGainRange.upperBound)) (ribbit's maximum), e.g. 30 for open headphones"
+                    )
+                }
+                profile.maxGainDB = db
             default: throw ConfigError("\(at): unknown key `\(key)`; known: \(knownKeys.joined(separator: ", "))")
             }
         }
@@ -168,6 +184,9 @@ public struct CalibrationProfile: Sendable, Equatable {
         if let measured { lines.append("measured = \"\(measured)\"") }
         lines.append("output-left = \(Self.format(outputLeftDBSPL))    # dB SPL at the left ear for a 0 dBFS 1 kHz sine")
         lines.append("output-right = \(Self.format(outputRightDBSPL))")
+        if let maxGainDB {
+            lines.append("max-gain = \(Self.format(maxGainDB))    # dB: the most gain these headphones take before they whistle")
+        }
         lines.append("input = \(Self.format(inputDBSPL))    # dB SPL at the microphone for 0 dBFS")
         for (key, points) in [("response-left", responseLeft), ("response-right", responseRight)] where !points.isEmpty {
             let items = points.keys.sorted().map { "\($0) = \(Self.format(points[$0]!))" }

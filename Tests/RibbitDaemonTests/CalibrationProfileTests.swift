@@ -1,4 +1,5 @@
 import Foundation
+import RibbitFitting
 import RibbitSettings
 import RibbitTestSupport
 import Testing
@@ -32,10 +33,25 @@ import Testing
         #expect(try DaemonConfig.parse("", path: "c").calibrationProfile == nil)
     }
 
+    /// Open headphones: `max-gain` lowers ribbit's maximum gain for them, and survives being
+    /// written back (`ribbitd calibrate` rewrites the file whole).
+    @Test func openHeadphonesSayTheirMaximumGain() throws {
+        let text = "calibration = \"open\"\n[profile.open]\noutput-left = 100.0\noutput-right = 100.0\ninput = 100.0\nmax-gain = 30\n"
+        let profile = try #require(try DaemonConfig.parse(text, path: "c").calibrationProfile)
+        #expect(profile.maxGainDB == 30 && profile.summary.hasSuffix("; at most 30.0 dB of gain (max-gain)"))
+        // What the daemon and `process` fit through.
+        #expect(
+            profile.calibration.maximumGainDB == 30 && GainMaximum.db(calibration: profile.calibration, channel: 1, atHz: 2000).db == 30)
+        #expect(profile.tomlText.contains("\nmax-gain = 30.0 "))
+        let again = try DaemonConfig.parse("calibration = \"open\"\n" + profile.tomlText, path: "c").calibrationProfile
+        #expect(again == profile)
+        #expect(try DaemonConfig.parse(Self.hd25, path: "c").calibrationProfile?.maxGainDB == nil)
+    }
+
     @Test(arguments: [
         (
             "[profile.a]\noutput-left = 100.0\noutput-rigth = 100.0\ninput = 100.0",
-            "c:1: [profile.a]: unknown key `output-rigth`; known: output-left, output-right, input, response-left, response-right, measured"
+            "c:1: [profile.a]: unknown key `output-rigth`; known: output-left, output-right, input, response-left, response-right, measured, max-gain"
         ),
         (
             "[profile.a]\noutput-left = 100.0\ninput = 100.0",
@@ -65,6 +81,15 @@ import Testing
         (
             "[profile.a]\noutput-left = 100.0\noutput-right = 100.0\ninput = 100.0\nresponse-left = { 4000 = 25.0 }",
             "c:1: [profile.a]: response-left: `4000` is not a frequency from 20 to 20000 Hz with a level from -20 to 20 dB re 1 kHz"
+        ),
+        (
+            // max-gain only lowers ribbit's maximum of 50 dB (a typo of 55 does not raise it).
+            "[profile.a]\noutput-left = 100.0\noutput-right = 100.0\ninput = 100.0\nmax-gain = 55",
+            "c:1: [profile.a]: max-gain is the most insertion gain in dB these headphones take before they whistle, from 0 to 50 (ribbit's maximum), e.g. 30 for open headphones"
+        ),
+        (
+            "[profile.a]\noutput-left = 100.0\noutput-right = 100.0\ninput = 100.0\nmax-gain = \"open\"",
+            "c:1: [profile.a]: max-gain is the most insertion gain in dB these headphones take before they whistle, from 0 to 50 (ribbit's maximum), e.g. 30 for open headphones"
         ),
         ("profile = 3", "c:1: profile is a table: [profile.NAME] with output-left = ..."),
         ("calibration = 3", "c:1: calibration must be a \"quoted string\""),

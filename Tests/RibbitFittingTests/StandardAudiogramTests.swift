@@ -42,11 +42,13 @@ import Testing
 
     /// What the engine runs, the band curve on top of the filter's shape, is finite and at most
     /// the maximum at every input level from 0 to 120 dB SPL.
-    static func expectNoBandAboveTheMaximum(_ plan: CompressorPlan, channel: Int, shape: GainCurve, step: Double, _ what: String) {
+    static func expectNoBandAboveTheMaximum(
+        _ plan: CompressorPlan, channel: Int, shape: GainCurve, step: Double, maximumDB: Double = Prescription.maxGainDB, _ what: String
+    ) {
         for band in plan.settings[channel].bands {
             for level in stride(from: 0.0, through: 120, by: step) {
                 let gain = band.gainDB(inputDBSPL: level) + shape.gainDB(atHz: band.centreHz)
-                #expect(gain.isFinite && gain <= Prescription.maxGainDB + 1e-9, "\(what) \(band.centreHz) Hz at \(level)")
+                #expect(gain.isFinite && gain <= maximumDB + 1e-9, "\(what) \(band.centreHz) Hz at \(level)")
             }
         }
     }
@@ -81,6 +83,40 @@ import Testing
         print("\(rule.rawValue): \(capped.count) ear-bands short of target")
     }
 
+    /// Open headphones whistle sooner: a profile's `max-gain = 30` caps every band of N5 at +30 dB,
+    /// the compressor, the linear filters that play while its tables build, and the shortfall
+    /// ribbit reports ("maximum gain") alike; the volume cannot lift a band past it.
+    @Test func openHeadphonesMaximumGainCapsEveryPathAndIsReported() throws {
+        let rx = try Prescription.parse(Array(try Self.text("n5").utf8))
+        let open = Calibration(inputDBSPLAtFullScale: 100, outputDBSPLAtFullScale: [100, 100], maximumGainDB: 30)
+        #expect(GainMaximum.db(calibration: open, channel: 0, atHz: 4000) == (30, .maximumGain))
+        let fitting = try Fitting(prescription: rx, sampleRate: 48000)
+        for volume in [0.0, 10] {
+            let plan = fitting.compressorPlan(ears: [.left, .right], trusted: false, calibration: open, volumeDB: volume)
+            for (channel, ear) in [Ear.left, .right].enumerated() {
+                Self.expectNoBandAboveTheMaximum(
+                    plan, channel: channel, shape: fitting.curve(for: ear).gain, step: 1, maximumDB: 30, "N5 \(ear) volume \(volume)")
+            }
+        }
+        let linear = fitting.processing(ears: [.left, .right], trusted: false, calibration: open).filters
+        for taps in linear.taps {
+            // The filter's own response (a direct DFT of its taps) stays under +30 dB with its ripple.
+            for hz in stride(from: 250.0, through: 8000, by: 250) {
+                var re = 0.0, im = 0.0
+                for (n, h) in taps.enumerated() {
+                    re += Double(h) * cos(2 * Double.pi * hz * Double(n) / 48000)
+                    im -= Double(h) * sin(2 * Double.pi * hz * Double(n) / 48000)
+                }
+                #expect(10 * log10(re * re + im * im) <= 30.5, "\(hz) Hz")
+            }
+        }
+        let delivery = try #require(CompressorFitting.delivery(rx, ear: .right, trusted: false, calibration: open))
+        let high = try #require(delivery.first { $0.centreHz == 4000 })
+        #expect(high.deliveredDB[0] == 30 && high.cappedBy[0] == .maximumGain && high.targetDB[0] > 45)
+        let note = ClinicalNote.text(rx, deliveries: CompressorFitting.deliveries(rx, trusted: false, calibration: open), maximumDB: 30)
+        #expect(note?.contains("ribbit plays at most +30 dB") == true, "\(note ?? "no note")")
+    }
+
     /// A capped band's static curve is min(the prescribed curve, the maximum) at every level above
     /// the expansion knee, for compressing and linear bands alike; one under the maximum is unchanged.
     @Test func aCappedBandIsThePrescribedCurveUpToTheMaximum() {
@@ -102,7 +138,10 @@ import Testing
     }
 
     /// Any audiogram an audiometer can record, under any rule: it parses, fits, and plays at most
-    /// the maximum; only malformed text is refused.
+    /// the maximum; only malformed text is refused. Every one through `CompressorFitting.delivery`
+    /// (the settings and the cap); every tenth also through the whole engine plan at +6 dB of
+    /// volume (its detector placement runs the engine on speech per fitting: 40 of them take
+    /// what 400 took, ~6 minutes of a core, before).
     @Test func anyRealAudiogramFits() throws {
         var generator = SeededRandom(seed: 60118)
         let frequencies = Prescription.audiometricFrequencies
@@ -118,6 +157,15 @@ import Testing
             let text = "RIBBIT-RX 2\nname: random \(trial)\nenv: quiet\nrule: \(rule.rawValue)\nleft: \(ear())\nright: \(ear())\n"
             let rx = try Prescription.parse(Array(text.utf8))
             let fitting = try Fitting(prescription: rx, sampleRate: 48000)
+            for ear in [Ear.left, .right] {
+                let bands = try #require(CompressorFitting.delivery(rx, ear: ear, trusted: false), "\(text)")
+                for band in bands {
+                    let played = band.deliveredDB.allSatisfy { $0.isFinite && $0 <= Prescription.maxGainDB + 1e-9 }
+                    let wished = band.targetDB.allSatisfy { $0.isFinite }
+                    #expect(played && wished, "\(text)")
+                }
+            }
+            guard trial % 10 == 0 else { continue }
             let plan = fitting.compressorPlan(ears: [.left, .right], trusted: false, calibration: .uncalibrated, volumeDB: 6)
             for (channel, ear) in [Ear.left, .right].enumerated() {
                 Self.expectNoBandAboveTheMaximum(plan, channel: channel, shape: fitting.curve(for: ear).gain, step: 5, text)
