@@ -122,41 +122,60 @@ import Testing
 
     /// A prescription change while a 1 kHz tone plays: the amplitude changes smoothly, with no
     /// sample-to-sample jump. For a sinusoid y'' = -w^2 y, so e = y[n+1] - 2y[n] + y[n-1] +
-    /// w^2 y[n] stays near 0 except where the waveform breaks.
+    /// w^2 y[n] stays near 0 except where the waveform breaks. A busy machine makes JACK miss
+    /// cycles, which break the waveform too: the long period makes that rare, samples near a
+    /// glitch JACK reported are not judged, and a switch that a glitch overlapped is played
+    /// again (at most 4 times, each counted).
     @Test func loadingDuringATonePlaysNoClick() throws {
-        let server = try JackTestServer(period: Self.quietPeriod)
+        let period = 2048
+        let server = try JackTestServer(period: period)
         let daemon = try DaemonUnderTest(
             server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("moderate-flat.rx").path])
         try daemon.waitUntilProcessing()
-        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 6)
-        try probe.waitUntilPlaying()
-        usleep(1_500_000)
-        let asked = Int(MonotonicSeconds.now() * 1e9)
-        #expect(try daemon.ribbitd(["load", TestPaths.prescription("normal-hearing.rx").path]).status == 0)
-        let answered = Int(MonotonicSeconds.now() * 1e9)
-        let recording = try probe.finish()
-        let y = recording.recorded[0]
-        let w = 2 * Double.pi * 1000 / Self.rate
-        let settled = y.count / 10
-        let peak = Double(y[settled...].map(abs).max()!)
-        var worst = 0.0
-        var worstAt = 0
-        for n in settled..<(y.count - 1) {
-            let e = Double(y[n + 1]) - 2 * Double(y[n]) + Double(y[n - 1]) + w * w * Double(y[n])
-            if abs(e) > worst { (worst, worstAt) = (abs(e), n) }
+        // JACK's report can trail the glitch; ribbit's output trails its input by a period.
+        let margin = 4 * period
+        var overlapped: [Int] = []
+        for (attempt, name) in ["normal-hearing.rx", "moderate-flat.rx", "normal-hearing.rx", "moderate-flat.rx"].enumerated() {
+            let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 6)
+            try probe.waitUntilPlaying()
+            usleep(1_500_000)
+            let asked = Int(MonotonicSeconds.now() * 1e9)
+            #expect(try daemon.ribbitd(["load", TestPaths.prescription(name).path]).status == 0)
+            let answered = Int(MonotonicSeconds.now() * 1e9)
+            let recording = try probe.finish()
+            let y = recording.recorded[0]
+            let settled = y.count / 10
+            // The switch happened: the tone's level changed by more than 3 dB, between before the
+            // load was asked and half a second after its answer (the crossfade), on the probe's clock.
+            let (askedFrame, answeredFrame) = (recording.frame(atNanoseconds: asked), recording.frame(atNanoseconds: answered))
+            let afterFrom = answeredFrame + Int(Self.rate / 2)
+            try #require(
+                askedFrame > settled + Int(Self.rate / 4) && afterFrom < y.count - Int(Self.rate / 4),
+                "frames \(askedFrame) \(answeredFrame)")
+            if recording.disturbances.contains(where: { (askedFrame - margin...afterFrom + margin).contains($0) }) && attempt < 3 {
+                overlapped.append(recording.xruns)
+                continue
+            }
+            let judged = (settled..<(y.count - 1)).filter { !recording.isDisturbed($0, margin: margin) }
+            let w = 2 * Double.pi * 1000 / Self.rate
+            let peak = Double(judged.map { abs(y[$0]) }.max() ?? 0)
+            var (worst, worstAt) = (0.0, 0)
+            for n in judged {
+                let e = Double(y[n + 1]) - 2 * Double(y[n]) + Double(y[n - 1]) + w * w * Double(y[n])
+                if abs(e) > worst { (worst, worstAt) = (abs(e), n) }
+            }
+            let before = Analysis.rms(y[settled..<askedFrame])
+            let after = Analysis.rms(y[afterFrom...])
+            #expect(abs(Analysis.decibels(after / before)) > 3)
+            // The crossfade itself bends the waveform by under 1 % of the peak (2 w |A'| with the
+            // amplitude changing over one hop); a click jumps by the order of the peak.
+            let said =
+                "\(judged.count) of \(y.count - 1 - settled) samples judged; xruns \(recording.xruns), "
+                + "switches played again for xruns \(overlapped)"
+            #expect(worst < 0.03 * peak, "curvature error \(worst / peak) of the peak at sample \(worstAt); \(said)")
+            #expect(judged.count > (y.count - settled) / 2, "too few samples judged: \(said)")
+            break
         }
-        // The switch happened: the tone's level changed by more than 3 dB, between before the load
-        // was asked and half a second after its answer (the crossfade), on the probe's clock.
-        let (askedFrame, answeredFrame) = (recording.frame(atNanoseconds: asked), recording.frame(atNanoseconds: answered))
-        let afterFrom = answeredFrame + Int(Self.rate / 2)
-        try #require(
-            askedFrame > settled + Int(Self.rate / 4) && afterFrom < y.count - Int(Self.rate / 4), "frames \(askedFrame) \(answeredFrame)")
-        let before = Analysis.rms(y[settled..<askedFrame])
-        let after = Analysis.rms(y[afterFrom...])
-        #expect(abs(Analysis.decibels(after / before)) > 3)
-        // The crossfade itself bends the waveform by under 1 % of the peak (2 w |A'| with the
-        // amplitude changing over one hop); a click jumps by the order of the peak.
-        #expect(worst < 0.03 * peak, "curvature error \(worst / peak) of the peak at sample \(worstAt) (xruns \(recording.xruns))")
         try daemon.stop()
     }
 }

@@ -225,6 +225,14 @@ final class Probe {
         /// (first frame, CLOCK_MONOTONIC ns) of every callback, in order: when each period was
         /// played and recorded, xruns included.
         var callbacks: [(frame: Int, nanoseconds: Int)] = []
+        /// Frames near which the recording may hold a glitch that is JACK's, not ribbit's: the
+        /// position at each xrun JACK reported, and each callback after a cycle the probe missed.
+        var disturbances: [Int] = []
+
+        /// Whether `frame` lies within `margin` frames of a disturbance.
+        func isDisturbed(_ frame: Int, margin: Int) -> Bool {
+            disturbances.contains { abs($0 - frame) <= margin }
+        }
 
         /// When the period holding `frame` was recorded.
         func nanoseconds(atFrame frame: Int) -> Int {
@@ -252,14 +260,20 @@ final class Probe {
         let words = out.split(separator: " ")
         let xruns = words.firstIndex(of: "xruns").flatMap { Int(words[$0 + 1]) } ?? -1
         let start = words.firstIndex(of: "start-ns").flatMap { Int(words[$0 + 1].trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
-        let callbacks = ((try? String(contentsOfFile: output.path + ".times", encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
-            line -> (frame: Int, nanoseconds: Int)? in
+        let lines = ((try? String(contentsOfFile: output.path + ".times", encoding: .utf8)) ?? "").split(separator: "\n")
+        let timed = lines.compactMap { line -> (frame: Int, nanoseconds: Int, jackFrame: UInt32)? in
             let parts = line.split(separator: " ")
-            guard parts.count == 2, let frame = Int(parts[0]), let time = Int(parts[1]) else { return nil }
-            return (frame, time)
+            guard parts.count == 3, let frame = Int(parts[0]), let time = Int(parts[1]), let jack = UInt32(parts[2]) else { return nil }
+            return (frame, time, jack)
+        }
+        // A JACK frame-time step longer than the frames between two callbacks: missed cycles.
+        let skipped = zip(timed, timed.dropFirst()).filter { $1.jackFrame &- $0.jackFrame > UInt32($1.frame - $0.frame) }.map(\.1.frame)
+        let reported = ((try? String(contentsOfFile: output.path + ".xruns", encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
+            Int($0)
         }
         return Recording(
-            played: Array(channels[0..<2]), recorded: Array(channels[2..<4]), xruns: xruns, startNanoseconds: start, callbacks: callbacks)
+            played: Array(channels[0..<2]), recorded: Array(channels[2..<4]), xruns: xruns, startNanoseconds: start,
+            callbacks: timed.map { ($0.frame, $0.nanoseconds) }, disturbances: (reported + skipped).sorted())
     }
 
     /// Waits until the probe has played its first period (it says so beside its recording).

@@ -160,7 +160,11 @@ extension DaemonTests {
         // for a quieter place; quiet again, the test goes on by itself.
         // The noise plays until the page has been looked at, however slow a loaded machine is.
         let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 60)
-        try browser.wait(for: #"!document.getElementById("noise").hidden && document.getElementById("where").textContent === "Paused""#)
+        // The daemon first (a loaded machine's slow page is then told apart from a test that
+        // never paused), then the page, which polls the daemon.
+        try until("paused for the room's noise") { $0.state == .pausedForNoise }
+        try browser.wait(
+            for: #"!document.getElementById("noise").hidden && document.getElementById("where").textContent === "Paused""#, seconds: 60)
         let noise = try browser.evaluate(#"document.getElementById("noise").textContent"#) as? String ?? ""
         #expect(noise.hasPrefix("Paused: the room is too loud around ") && noise.contains("dB SPL, at most"), "\(noise)")
         for (label, width, height) in [("phone", 390, 844), ("laptop", 1280, 800)] {

@@ -65,6 +65,13 @@ final class Probe: @unchecked Sendable {
     /// CLOCK_MONOTONIC (ns) of the callback that started at each frame (0 between): when each
     /// period was played and recorded, xruns included.
     let callbackNanoseconds: UnsafeMutablePointer<Int>
+    /// JACK's frame time of the callback that started at each frame: a jump of more than a
+    /// period between two callbacks is a cycle the probe missed.
+    let callbackFrameTimes: UnsafeMutablePointer<UInt32>
+    /// Where the recording was (its position) when JACK reported each xrun, the first 1024.
+    let xrunPositions: UnsafeMutablePointer<Int>
+    static let maxXruns = 1024
+    var client: OpaquePointer?
     var ports: [OpaquePointer] = []
     let allocate: Bool
 
@@ -82,6 +89,10 @@ final class Probe: @unchecked Sendable {
         }
         callbackNanoseconds = .allocate(capacity: signal[0].count)
         callbackNanoseconds.initialize(repeating: 0, count: signal[0].count)
+        callbackFrameTimes = .allocate(capacity: signal[0].count)
+        callbackFrameTimes.initialize(repeating: 0, count: signal[0].count)
+        xrunPositions = .allocate(capacity: Self.maxXruns)
+        xrunPositions.initialize(repeating: 0, count: Self.maxXruns)
         self.allocate = allocate
     }
 }
@@ -104,6 +115,7 @@ enum Callbacks {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)  // vDSO: no system call, no lock
         probe.callbackNanoseconds[at] = now.tv_sec * 1_000_000_000 + now.tv_nsec
+        probe.callbackFrameTimes[at] = jack_last_frame_time(probe.client)
         if at == 0 { probe.startNanoseconds.store(probe.callbackNanoseconds[at], ordering: .relaxed) }
         outL.update(from: probe.play[0] + at, count: count)
         outR.update(from: probe.play[1] + at, count: count)
@@ -117,8 +129,10 @@ enum Callbacks {
     /// Counts xruns while recording only (connecting clients causes some before).
     static let xrun: JackXRunCallback = { arg in
         let probe = Unmanaged<Probe>.fromOpaque(arg!).takeUnretainedValue()
-        if probe.running.load(ordering: .relaxed) && probe.position.load(ordering: .relaxed) < probe.frames {
-            probe.xruns.add(1, ordering: .relaxed)
+        let at = probe.position.load(ordering: .relaxed)
+        if probe.running.load(ordering: .relaxed) && at < probe.frames {
+            let index = probe.xruns.wrappingAdd(1, ordering: .relaxed).oldValue
+            if index < Probe.maxXruns { probe.xrunPositions[index] = at }
         }
         return 0
     }
@@ -159,6 +173,7 @@ case let s where s.hasPrefix("sine:"):
 default: fail("unknown signal \(options.signal)")
 }
 let probe = Probe(signal: signal, allocate: options.allocate)
+probe.client = client
 for (name, isOutput) in [("out_1", true), ("out_2", true), ("in_1", false), ("in_2", false)] {
     let flags = UInt(isOutput ? JackPortIsOutput.rawValue : JackPortIsInput.rawValue)
     guard let port = jack_port_register(client, name, JACK_DEFAULT_AUDIO_TYPE, flags, 0) else { fail("cannot register \(name)") }
@@ -197,9 +212,15 @@ do {
         Array(UnsafeBufferPointer(start: probe.record[1], count: frames)),
     ])
     try writer.close()
-    // Beside the recording: "FRAME NANOSECONDS" for each callback.
-    let times = (0..<frames).filter { probe.callbackNanoseconds[$0] != 0 }.map { "\($0) \(probe.callbackNanoseconds[$0])\n" }
+    // Beside the recording: "FRAME NANOSECONDS JACK-FRAME-TIME" for each callback, and the
+    // position at each xrun JACK reported.
+    let times = (0..<frames).filter { probe.callbackNanoseconds[$0] != 0 }.map {
+        "\($0) \(probe.callbackNanoseconds[$0]) \(probe.callbackFrameTimes[$0])\n"
+    }
     try times.joined().write(toFile: options.out + ".times", atomically: true, encoding: .utf8)
+    let reported = min(probe.xruns.load(ordering: .relaxed), Probe.maxXruns)
+    let xruns = (0..<reported).map { "\(probe.xrunPositions[$0])\n" }
+    try xruns.joined().write(toFile: options.out + ".xruns", atomically: true, encoding: .utf8)
 } catch {
     fail("\(error)", code: 73)
 }
