@@ -1,3 +1,5 @@
+import Glibc
+
 /// One ear. Audiology draws the right ear in red with O and the left in blue with X.
 public enum Ear: String, Sendable, CaseIterable, Codable {
     case left, right
@@ -10,6 +12,35 @@ public enum Expansion: Sendable, Equatable {
     case on
     /// Below this band input level in dB SPL.
     case knee(Double)
+}
+
+/// Nonlinear frequency compression above a cut-off (version 2, `lowering-left: 2000 2`): a
+/// sound at f above `cutoffHz` is played at cutoffHz (f / cutoffHz)^(1 / ratio), so cues from
+/// 4 to 8 kHz land where a steep high-frequency loss still hears (Simpson et al. 2005). Below
+/// the cut-off nothing moves. docs/prescription-format.md, "Frequency lowering".
+public struct FrequencyLowering: Sendable, Hashable {
+    /// Where lowering starts, Hz.
+    public var cutoffHz: Double
+    /// The compression ratio on a log-frequency axis above the cut-off (2: an octave above it
+    /// lands half an octave above it).
+    public var ratio: Double
+
+    public static let cutoffRangeHz = 1500.0...6000.0
+    public static let ratioRange = 1.5...4.0
+
+    public init(cutoffHz: Double, ratio: Double) {
+        self.cutoffHz = cutoffHz
+        self.ratio = ratio
+    }
+
+    /// Where a sound at `hz` is played: itself up to the cut-off, cutoffHz (hz / cutoffHz)^(1 /
+    /// ratio) above it.
+    public func mappedHz(_ hz: Double) -> Double {
+        hz <= cutoffHz ? hz : cutoffHz * pow(hz / cutoffHz, 1 / ratio)
+    }
+
+    /// The value as written after `lowering-left:`: the cut-off in Hz and the ratio.
+    public var text: String { "\(Prescription.number(cutoffHz)) \(Prescription.number(ratio))" }
 }
 
 /// A hearing-aid prescription: format version 1 or 2 (docs/prescription-format.md).
@@ -84,6 +115,9 @@ public struct Prescription: Sendable, Equatable {
     public var limitDBSPL: Double?
     /// How far the wearer may turn the volume up or down, dB; nil: `defaultVolumeRangeDB`.
     public var volumeRangeDB: Double?
+    /// Frequency lowering per ear (`lowering-left`, `lowering-right`); an ear without it is not
+    /// lowered (the default).
+    public var lowering: [Ear: FrequencyLowering] = [:]
 
     /// The wearer's volume range when the prescription does not set one.
     public static let defaultVolumeRangeDB = 10.0
@@ -127,7 +161,7 @@ public struct Prescription: Sendable, Equatable {
             && a.extensions.map(\.key) == b.extensions.map(\.key) && a.extensions.map(\.value) == b.extensions.map(\.value)
             && a.signature == b.signature && a.version == b.version && a.gains50 == b.gains50 && a.gains80 == b.gains80
             && a.attackMs == b.attackMs && a.releaseMs == b.releaseMs && a.expansion == b.expansion && a.ucl == b.ucl
-            && a.limitDBSPL == b.limitDBSPL && a.volumeRangeDB == b.volumeRangeDB
+            && a.limitDBSPL == b.limitDBSPL && a.volumeRangeDB == b.volumeRangeDB && a.lowering == b.lowering
     }
 
     /// The target insertion gains in dB at the given frequencies for one ear, or nil when the
@@ -202,6 +236,9 @@ public struct Prescription: Sendable, Equatable {
         }
         if let limitDBSPL { lines.append("limit: \(Self.number(limitDBSPL))") }
         if let volumeRangeDB { lines.append("volume-range: \(Self.number(volumeRangeDB))") }
+        for ear in Ear.allCases {
+            if let lowering = lowering[ear] { lines.append("lowering-\(ear.rawValue): \(lowering.text)") }
+        }
         lines.append("lowpass: " + (lowpassHz.map(String.init) ?? "none"))
         lines.append("max-output: \(Self.number(maxOutputDBFS))")
         if let note { lines.append("note: \(note)") }

@@ -84,5 +84,38 @@ extension Prescription {
             rx.gains50[ear] = g50
             rx.gains80[ear] = g80
         }
+        // After the gains: lowering needs the ear fitted.
+        for ear in Ear.allCases {
+            let key = "lowering-\(ear.rawValue)"
+            if let (line, value) = fields[key] { rx.lowering[ear] = try parseLowering(value, key: key, line: line, ear: ear, rx) }
+        }
+    }
+
+    /// `lowering-left: CUTOFF RATIO`: the cut-off in Hz and the ratio, for an ear the
+    /// prescription fits, the cut-off below the low-pass corner.
+    static func parseLowering(_ value: String, key: String, line: Int, ear: Ear, _ rx: Prescription) throws(PrescriptionError)
+        -> FrequencyLowering
+    {
+        let cutoffs = FrequencyLowering.cutoffRangeHz, ratios = FrequencyLowering.ratioRange
+        let parts = value.split(separator: " ", omittingEmptySubsequences: true)
+        guard parts.count == 2, let cutoff = Double(parts[0]), let ratio = Double(parts[1]), cutoffs.contains(cutoff),
+            ratios.contains(ratio)
+        else {
+            throw PrescriptionError(
+                line: line,
+                "'\(key)': '\(value.prefix(24))' must be a cut-off in Hz from \(Prescription.number(cutoffs.lowerBound)) to \(Prescription.number(cutoffs.upperBound)) and a ratio from \(Prescription.number(ratios.lowerBound)) to \(Prescription.number(ratios.upperBound)), e.g. '\(key): 2000 2'"
+            )
+        }
+        guard rx.targetGains(for: ear) != nil else {
+            throw PrescriptionError(
+                line: line, "'\(key)' lowers the \(ear.rawValue) ear, which this prescription does not fit; fit that ear or remove it")
+        }
+        if let lowpass = rx.lowpassHz, cutoff >= Double(lowpass) {
+            throw PrescriptionError(
+                line: line,
+                "'\(key)': the cut-off \(Prescription.number(cutoff)) Hz is not below 'lowpass: \(lowpass)'; nothing above the low-pass plays, so lower the cut-off"
+            )
+        }
+        return FrequencyLowering(cutoffHz: cutoff, ratio: ratio)
     }
 }

@@ -81,7 +81,7 @@ func variant2(adding line: String) -> String { minimal2 + line + "\n" }
             variant2(adding: "colour: blue"),
             PrescriptionError(
                 line: 6,
-                "unknown key 'colour' (known: name, env, audiologist, patient, date, note, rule, left, right, gain-left, gain-right, lowpass, max-output, ucl-left, ucl-right, g50-left, g80-left, g50-right, g80-right, attack, release, expansion, limit, volume-range; prefix your own keys with 'x-')"
+                "unknown key 'colour' (known: name, env, audiologist, patient, date, note, rule, left, right, gain-left, gain-right, lowpass, max-output, ucl-left, ucl-right, g50-left, g80-left, g50-right, g80-right, attack, release, expansion, limit, volume-range, lowering-left, lowering-right; prefix your own keys with 'x-')"
             )
         ),
         (
