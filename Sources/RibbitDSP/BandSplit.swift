@@ -88,6 +88,16 @@ public enum BandSplit {
         for m in stride(from: 1, through: d, by: 1) { a += 2 * h[d + m] * cos(Double(m) * w) }
         return a
     }
+
+    /// The real amplitude A~(w) of an antisymmetric FIR (h[D + m] = -h[D - m]):
+    /// H(e^iw) = -i e^(-i w D) A~(w), A~ = 2 sum_m h[D + m] sin(m w). Double precision.
+    static func hilbertAmplitude(of h: [Double], cyclesPerSample f: Double) -> Double {
+        let d = (h.count - 1) / 2
+        let w = 2 * Double.pi * f
+        var a = 0.0
+        for m in stride(from: 1, through: d, by: 1) { a += 2 * h[d + m] * sin(Double(m) * w) }
+        return a
+    }
 }
 
 /// Float log2 and exp2 without libm, for the audio thread (a compressor needs one of each per

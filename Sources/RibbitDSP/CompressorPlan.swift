@@ -14,16 +14,20 @@ public struct CompressorPlan: Sendable, Equatable {
     public var transitionHz: Double
     /// Per-band noise reduction on top of the bands' gains (the program's strength).
     public var noiseReduction: NoiseReductionSettings
+    /// Per channel, frequency lowering or nil (empty: no channel is lowered, as before lowering
+    /// existed). A lowered channel's `bandTaps` carry only what stays in place.
+    public var lowering: [LoweringPlan?]
 
     public init(
         settings: [CompressorSettings], bandTaps: [[[Double]]], calibration: Calibration, transitionHz: Double,
-        noiseReduction: NoiseReductionSettings = .off
+        noiseReduction: NoiseReductionSettings = .off, lowering: [LoweringPlan?] = []
     ) {
         self.settings = settings
         self.bandTaps = bandTaps
         self.calibration = calibration
         self.transitionHz = transitionHz
         self.noiseReduction = noiseReduction
+        self.lowering = lowering
     }
 
     /// The highest output limit (dB SPL) of any band of `channel`: no steady output of that ear
@@ -42,13 +46,14 @@ extension CompressorConfig {
     public convenience init(plan: CompressorPlan, fftLength: Int, hopSize: Int, sampleRate: Double) {
         self.init(
             settings: plan.settings, bandTaps: plan.bandTaps, calibration: plan.calibration, fftLength: fftLength, hopSize: hopSize,
-            sampleRate: sampleRate, transitionHz: plan.transitionHz, noiseReduction: plan.noiseReduction)
+            sampleRate: sampleRate, transitionHz: plan.transitionHz, noiseReduction: plan.noiseReduction, lowering: plan.lowering)
     }
 
     /// What this config runs, as a plan (for the link and for tests).
     public var plan: CompressorPlan {
         CompressorPlan(
-            settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transitionHz, noiseReduction: noiseReduction)
+            settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transitionHz, noiseReduction: noiseReduction,
+            lowering: lowering)
     }
 }
 

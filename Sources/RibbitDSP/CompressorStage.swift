@@ -67,6 +67,10 @@ public final class CompressorConfig: @unchecked Sendable {
     public let noiseReduction: NoiseReductionSettings
     let noise: NoiseReductionParameters
     let noiseBias: UnsafeMutablePointer<Float>
+    /// Frequency lowering per channel (nil, or a list shorter than the channels: not lowered).
+    public let lowering: [LoweringPlan?]
+    /// The lowering's tables (`LoweringTables`; a channel with 0 sub-bands reads none of them).
+    let lowered: LoweringTables
 
     /// Compression off: the engine's FilterStage runs alone.
     public static func off(channelCount: Int, fftLength: Int) -> CompressorConfig {
@@ -92,6 +96,8 @@ public final class CompressorConfig: @unchecked Sendable {
         noiseReduction = .off
         noise = NoiseReductionParameters()
         noiseBias = .allocate(capacity: 1)
+        lowering = []
+        lowered = LoweringTables(channelCount: channelCount)
     }
 
     /// - Parameters:
@@ -100,26 +106,42 @@ public final class CompressorConfig: @unchecked Sendable {
     ///   - taps: the band filters' length (the engine's filter length, odd).
     ///   - transitionHz: the narrowest crossover; default `BandSplit.minimumTransitionHz`.
     ///   - noiseReduction: per-band noise reduction on top of the bands' gains (default off).
+    ///   - lowering: per channel, frequency lowering's cut-off (Hz) and ratio, or nil (default: none).
     public convenience init(
         settings: [CompressorSettings], amplitude: [(Double) -> Double], calibration: Calibration, taps: Int, fftLength: Int,
-        hopSize: Int, sampleRate: Double, transitionHz: Double? = nil, noiseReduction: NoiseReductionSettings = .off
+        hopSize: Int, sampleRate: Double, transitionHz: Double? = nil, noiseReduction: NoiseReductionSettings = .off,
+        lowering: [(cutoffHz: Double, ratio: Double)?] = []
     ) {
         precondition(!settings.isEmpty && settings.count == amplitude.count)
         let centres = settings[0].bands.map(\.centreHz)
         let transition = transitionHz ?? BandSplit.minimumTransitionHz(taps: taps, sampleRate: sampleRate)
+        let plans = amplitude.indices.map { c -> LoweringPlan? in
+            guard c < lowering.count, let setting = lowering[c] else { return nil }
+            return LoweringPlan.design(
+                cutoffHz: setting.cutoffHz, ratio: setting.ratio, sampleRate: sampleRate, fftLength: fftLength, taps: taps,
+                centresHz: centres, amplitude: amplitude[c])
+        }
         self.init(
             settings: settings,
-            bandTaps: amplitude.map {
-                BandSplit.bandFilters(taps: taps, sampleRate: sampleRate, centres: centres, transitionHz: transition, amplitude: $0)
+            bandTaps: amplitude.indices.map { c in
+                let split =
+                    plans[c].map {
+                        LoweringPlan.unmovedAmplitude(
+                            cutoffHz: $0.cutoffHz, ratio: $0.ratio, sampleRate: sampleRate, fftLength: fftLength, amplitude: amplitude[c])
+                    } ?? amplitude[c]
+                return BandSplit.bandFilters(
+                    taps: taps, sampleRate: sampleRate, centres: centres, transitionHz: transition, amplitude: split)
             }, calibration: calibration, fftLength: fftLength, hopSize: hopSize, sampleRate: sampleRate, transitionHz: transition,
-            noiseReduction: noiseReduction)
+            noiseReduction: noiseReduction, lowering: plans)
     }
 
     /// From band filters designed elsewhere (the daemon designs them, the audio process only
     /// builds the tables): `bandTaps[channel][band]`, each symmetric, odd and of one length.
+    /// A lowered channel's band filters carry only what stays (`LoweringPlan.unmovedAmplitude`).
     public init(
         settings: [CompressorSettings], bandTaps: [[[Double]]], calibration: Calibration, fftLength: Int, hopSize: Int,
-        sampleRate: Double, transitionHz transition: Double, noiseReduction: NoiseReductionSettings = .off
+        sampleRate: Double, transitionHz transition: Double, noiseReduction: NoiseReductionSettings = .off,
+        lowering: [LoweringPlan?] = []
     ) {
         precondition(!settings.isEmpty && settings.count == bandTaps.count && calibration.outputDBSPLAtFullScale.count >= settings.count)
         let centres = settings[0].bands.map(\.centreHz)
@@ -223,7 +245,11 @@ public final class CompressorConfig: @unchecked Sendable {
                 // The output limit on the combined output, digital: the band limit made absolute
                 // by the channel's filter at the centre (the bands may carry the prescription's
                 // shape), less the calibration's output level and the 1/N the amplitudes carry.
-                let shape = bandTaps[c].reduce(0) { $0 + BandSplit.amplitude(of: $1, cyclesPerSample: band.centreHz / sampleRate) }
+                // A lowered ear's band filters lack what moves, so its shape is the plan's.
+                let shape =
+                    lowering.count > c && lowering[c] != nil
+                    ? lowering[c]!.centreAmplitudes[b]
+                    : bandTaps[c].reduce(0) { $0 + BandSplit.amplitude(of: $1, cyclesPerSample: band.centreHz / sampleRate) }
                 let outputThreshold =
                     band.limitDBSPL + 20 * log10(max(abs(shape), 1e-12)) - calibration.outputDBSPL(channel: c, atHz: band.centreHz)
                     - 20 * log10(Double(fftLength))
@@ -234,6 +260,13 @@ public final class CompressorConfig: @unchecked Sendable {
                 for (i, v) in values.enumerated() { curves[(c * bandCount + b) * p + i] = Float(v) }
             }
         }
+        self.lowering = lowering
+        let (weights, ranges, bandTotal) = (detector, detectorRange, bandCount)
+        let detectorRows = (0..<bandTotal).map { Array(UnsafeBufferPointer(start: weights + $0 * bins, count: bins)) }
+        let rowRanges = (0..<bandTotal).map { (ranges[2 * $0], ranges[2 * $0 + 1]) }
+        lowered = LoweringTables(
+            lowering, channelCount: settings.count, centresHz: centres, transitionHz: transition, detector: detectorRows,
+            detectorRange: rowRanges, fftLength: fftLength, hopSize: hopSize, sampleRate: sampleRate)
     }
 
     deinit {
@@ -245,6 +278,7 @@ public final class CompressorConfig: @unchecked Sendable {
         }
         detectorRange.deallocate()
         noiseBias.deallocate()
+        lowered.deallocate()
     }
 
     /// The one-pole time constant (seconds) that makes a step of the band level `from` ->
@@ -349,6 +383,15 @@ public struct CompressorStage: SpectralGainStage {
     let noiseRing: UnsafeMutablePointer<Float>
     let noiseCounters: UnsafeMutablePointer<Int>
     let noisePrimed: UnsafeMutablePointer<Bool>
+    /// Frequency lowering: [channel] hops advanced (mod fftLength: the frame's first sample
+    /// mod N is (hops + 1) hopSize, the engine's first frame starting hopSize - N); scratch
+    /// for one channel: the input in the filters' phase and the moved spectrum (complex), the
+    /// sub-bands' gains, each pair's output power per unit gain.
+    let frames: UnsafeMutablePointer<Int>
+    let phased: UnsafeMutablePointer<Float>
+    let movedSpectrum: UnsafeMutablePointer<Float>
+    let subbandGains: UnsafeMutablePointer<Float>
+    let pairPower: UnsafeMutablePointer<Float>
 
     public init(fftLength: Int, channelCount: Int) {
         self.channelCount = channelCount
@@ -369,6 +412,12 @@ public struct CompressorStage: SpectralGainStage {
         noiseCounters.initialize(repeating: 0, count: 2 * channelCount)
         noisePrimed = .allocate(capacity: channelCount)
         noisePrimed.initialize(repeating: false, count: channelCount)
+        frames = .allocate(capacity: channelCount)
+        frames.initialize(repeating: 0, count: channelCount)
+        phased = RealFFT.allocateComplex(fftLength / 2 + 1)
+        movedSpectrum = RealFFT.allocateComplex(fftLength / 2 + 1)
+        subbandGains = RealFFT.allocateReal(LoweringLayout.maxSubbands)
+        pairPower = RealFFT.allocateReal(LoweringTables.maxPairs)
     }
 
     func deallocate() {
@@ -380,6 +429,8 @@ public struct CompressorStage: SpectralGainStage {
         noiseRing.deallocate()
         noiseCounters.deallocate()
         noisePrimed.deallocate()
+        frames.deallocate()
+        for p in [phased, movedSpectrum, subbandGains, pairPower] { RealFFT.free(p) }
     }
 
     /// The smoothed level of a band (for tests; not while the audio thread runs).
@@ -452,10 +503,21 @@ public struct CompressorStage: SpectralGainStage {
             let hopInWindow = noiseCounters[2 * channel]
             let slot = noiseCounters[2 * channel + 1]
             let closing = hopInWindow + 1 >= nr.hopsPerSubwindow
+            // Frequency lowering: the detectors read the lowered input (`LoweringTables`).
+            let low = cfg.lowered
+            let subbands = low.counts[channel]
+            let detector = subbands > 0 ? low.detector + channel * cfg.bandCount * bins : cfg.detector
+            let pairBase = channel * (cfg.bandCount + 1)
             for b in 0..<bands {
-                let weights = cfg.detector + b * bins
+                let weights = detector + b * bins
                 var sum: Float = 1e-30
                 for k in cfg.detectorRange[2 * b]..<cfg.detectorRange[2 * b + 1] { sum += weights[k] * power[k] }
+                if subbands > 0 {
+                    for pair in low.pairStart[pairBase + b]..<low.pairStart[pairBase + b + 1] {
+                        let (lo, hi, at) = (low.pairs[4 * pair + 1], low.pairs[4 * pair + 2], low.pairs[4 * pair + 3])
+                        for j in lo..<hi { sum += low.pairInput[at + j - lo] * power[j] }
+                    }
+                }
                 let target = cfg.inputDBSPLAtFullScale + scaleDB * FastMath.log2(sum)
                 if advancesState, channel < InputLevelTotals.channels {
                     totals.pointee.bandPower[channel * Self.maxBands + b] += Double(sum)
@@ -505,6 +567,16 @@ public struct CompressorStage: SpectralGainStage {
             // Combined real amplitude sum_b g_b A_b, then the common linear phase.
             let amplitudes = cfg.amplitudes + channel * cfg.bandCount * bins
             Self.combine(gains, amplitudes, bands: bands, bins: bins, into: combined)
+            if subbands > 0 {
+                // What each pair's moved output would put into its band's detector at unit gain.
+                for pair in low.pairStart[pairBase]..<low.pairStart[pairBase + bands] {
+                    let (lo, hi, at) = (low.pairs[4 * pair + 1], low.pairs[4 * pair + 2], low.pairs[4 * pair + 3])
+                    var sum: Float = 0
+                    for j in lo..<hi { sum += low.pairOutput[at + j - lo] * power[j] }
+                    pairPower[pair - low.pairStart[pairBase]] = sum
+                }
+                Self.subbandGains(low, channel: channel, subbands: subbands, gains: gains, bands: bands, into: subbandGains)
+            }
             // The output limit on what actually plays: each band's curve limits its own input
             // level, but bands that share a centre add up (a steady tone between two centres
             // was measured 3.8 dB over the limit). Read the combined output through each
@@ -519,6 +591,12 @@ public struct CompressorStage: SpectralGainStage {
                     for k in cfg.detectorRange[2 * b]..<cfg.detectorRange[2 * b + 1] {
                         sum += weights[k] * combined[k] * combined[k] * power[k]
                     }
+                    if subbands > 0 {
+                        for pair in low.pairStart[pairBase + b]..<low.pairStart[pairBase + b + 1] {
+                            let g = subbandGains[low.pairs[4 * pair]]
+                            sum += g * g * pairPower[pair - low.pairStart[pairBase]]
+                        }
+                    }
                     let over = scaleDB * FastMath.log2(sum) - cfg.curves[(channel * cfg.bandCount + b) * p + 9]
                     if over > 0.05 {
                         gains[b] *= FastMath.exp2(-dbToLog2 * over)
@@ -527,12 +605,88 @@ public struct CompressorStage: SpectralGainStage {
                 }
                 if !lowered { break }
                 Self.combine(gains, amplitudes, bands: bands, bins: bins, into: combined)
+                if subbands > 0 {
+                    Self.subbandGains(low, channel: channel, subbands: subbands, gains: gains, bands: bands, into: subbandGains)
+                }
+            }
+            if subbands > 0 {
+                // The moved sub-bands, from the input before it is overwritten.
+                for k in 0..<bins {
+                    let (x, y) = (spectrum[2 * k], spectrum[2 * k + 1])
+                    let (c, s) = (cfg.phase[2 * k], cfg.phase[2 * k + 1])
+                    phased[2 * k] = x * c - y * s
+                    phased[2 * k + 1] = x * s + y * c
+                }
+                let firstSample = (frames[channel] + 1) * low.hopSize % low.fftLength
+                Self.lower(
+                    low, channel: channel, subbands: subbands, firstSample: firstSample, gains: subbandGains, input: phased,
+                    into: movedSpectrum)
             }
             for k in 0..<bins {
                 let (x, y) = (spectrum[2 * k], spectrum[2 * k + 1])
                 let (c, s) = (cfg.phase[2 * k] * combined[k], cfg.phase[2 * k + 1] * combined[k])
                 spectrum[2 * k] = x * c - y * s
                 spectrum[2 * k + 1] = x * s + y * c
+            }
+            if subbands > 0 {
+                for i in 0..<(2 * bins) { spectrum[i] += movedSpectrum[i] }
+            }
+            if advancesState { frames[channel] = (frames[channel] + 1) % max(low.fftLength, 1) }
+        }
+    }
+
+    /// G_i = sum_b gainWeights[i][b] g_b: each sub-band's gain where it lands.
+    @inline(__always)
+    static func subbandGains(
+        _ low: LoweringTables, channel: Int, subbands: Int, gains: UnsafeMutablePointer<Float>, bands: Int,
+        into result: UnsafeMutablePointer<Float>
+    ) {
+        for i in 0..<subbands {
+            let w = low.gainWeights + (channel * LoweringTables.stride + i) * low.bandCount
+            var g: Float = 0
+            for b in 0..<bands { g += w[b] * gains[b] }
+            result[i] = g
+        }
+    }
+
+    /// The moved half spectrum (`LoweringTables`): every sub-band of `channel` shifted down by
+    /// its bins and turned by e^(-2 pi i m t0 / N), t0 = `firstSample` (the frame's first
+    /// sample mod N), times its gain. `input` is X e^(-2 pi i k D / N).
+    @inline(__always)
+    static func lower(
+        _ low: LoweringTables, channel: Int, subbands: Int, firstSample t0: Int, gains: UnsafeMutablePointer<Float>,
+        input x: UnsafeMutablePointer<Float>, into out: UnsafeMutablePointer<Float>
+    ) {
+        let bins = low.bins
+        let half = bins - 1  // N / 2
+        let n = low.fftLength
+        for i in 0..<(2 * bins) { out[i] = 0 }
+        for i in 0..<subbands {
+            let m = low.shifts[channel * LoweringTables.stride + i]
+            let p = low.moved + (channel * LoweringTables.stride + i) * bins
+            let q = low.image + (channel * LoweringTables.stride + i) * bins
+            let turn = m * t0 % n
+            let g = gains[i]
+            let (cr, ci) = (g * low.rotation[2 * turn], g * low.rotation[2 * turn + 1])
+            for k in 0...half {
+                // c times the down-shifted part: X'[k+m] P[k+m], mirrored past N/2.
+                var (a, b): (Float, Float)
+                if k + m <= half {
+                    (a, b) = (x[2 * (k + m)] * p[k + m], x[2 * (k + m) + 1] * p[k + m])
+                } else {
+                    let j = n - k - m
+                    (a, b) = (x[2 * j] * q[j], -x[2 * j + 1] * q[j])
+                }
+                // conj(c) times the up-shifted image: X'[k-m] Q[k-m], mirrored below 0.
+                var (e, f): (Float, Float)
+                if k >= m {
+                    (e, f) = (x[2 * (k - m)] * q[k - m], x[2 * (k - m) + 1] * q[k - m])
+                } else {
+                    let j = m - k
+                    (e, f) = (x[2 * j] * p[j], -x[2 * j + 1] * p[j])
+                }
+                out[2 * k] += cr * a - ci * b + cr * e + ci * f
+                out[2 * k + 1] += cr * b + ci * a + cr * f - ci * e
             }
         }
     }

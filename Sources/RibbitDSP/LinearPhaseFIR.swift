@@ -71,6 +71,42 @@ public enum LinearPhaseFIR {
         return h
     }
 
+    /// The Hilbert partner of `design`'s filter for the same target: `taps` coefficients,
+    /// antisymmetric about the middle (h[D + k] = -h[D - k], h[D] = 0), fitted by the same
+    /// weighted least squares with the sine basis: its response is -i e^(-i w D) A~(w) with
+    /// A~(w) = 2 sum_k h[D + k] sin(k w) ~ amplitude (odd in w, 0 at DC and Nyquist, so only
+    /// targets that vanish there fit). With h = `design(...)` of the same target, h + i h~ has
+    /// the response e^(-i w D) (A(w) + A~(w)): about twice the target at positive frequencies,
+    /// about 0 at negative ones: the analytic filter frequency lowering shifts
+    /// (`LoweringPlan`). Same length and middle, so the same delay.
+    public static func designHilbert(taps: Int, sampleRate: Double, amplitude: (Double) -> Double) -> [Double] {
+        precondition(taps >= 3 && taps % 2 == 1, "taps must be odd")
+        let order = (taps - 1) / 2
+        let normal = normalEquations(taps: taps, sampleRate: sampleRate)
+        var b = [Double](repeating: 0, count: order)
+        for p in normal.grid.indices {
+            let weighted = normal.grid[p].weight * amplitude(normal.frequenciesHz[p])
+            guard weighted != 0 else { continue }
+            // sin(m w) by the recurrence sin((m+1)w) = 2 cos(w) sin(mw) - sin((m-1)w).
+            let twoCos = 2 * normal.cosines[p]
+            var previous = 0.0  // sin(0)
+            var current = sin(normal.grid[p].omega)
+            for m in 0..<order {
+                b[m] += 2 * weighted * current
+                let next = twoCos * current - previous
+                previous = current
+                current = next
+            }
+        }
+        let c = solveFactored(normal.sineFactor, b, n: order)
+        var h = [Double](repeating: 0, count: taps)
+        for k in 1...order {
+            h[order + k] = c[k - 1]
+            h[order - k] = -c[k - 1]
+        }
+        return h
+    }
+
     /// The grid and the Cholesky factor of the normal equations: they depend on the length and
     /// the rate, not on the target, so the 20 band filters of a compressor and both ears share
     /// them (a fitting took 10-15 ms of design before, most of it here).
@@ -80,6 +116,8 @@ public enum LinearPhaseFIR {
         /// cos(omega) of each grid point.
         let cosines: [Double]
         let factor: [Double]
+        /// The same for the sine basis 2 sin(k w), k = 1...order (`designHilbert`).
+        let sineFactor: [Double]
     }
 
     struct NormalKey: Hashable {
@@ -142,8 +180,15 @@ public enum LinearPhaseFIR {
         // A little ridge keeps the solve stable for long filters; it is far below the fit error.
         let ridge = 1e-10 * r[0]
         for k in 0..<n { m[k * n + k] += ridge }
+        // The sine basis: 4 sum w sin(kw) sin(lw) = 2 (r_|k-l| - r_(k+l)), k, l = 1...order.
+        var sineMatrix = [Double](repeating: 0, count: max(order * order, 1))
+        for k in 1...max(order, 1) where order > 0 {
+            for l in 1...order { sineMatrix[(k - 1) * order + l - 1] = 2 * (r[abs(k - l)] - r[k + l]) }
+            sineMatrix[(k - 1) * order + k - 1] += ridge
+        }
         let normal = NormalEquations(
-            grid: grid, frequenciesHz: frequencies, cosines: grid.map { cos($0.omega) }, factor: choleskyFactor(m, n: n))
+            grid: grid, frequenciesHz: frequencies, cosines: grid.map { cos($0.omega) }, factor: choleskyFactor(m, n: n),
+            sineFactor: order > 0 ? choleskyFactor(sineMatrix, n: order) : [])
         normalCache.withLock { cache in
             if cache.count > 64 { cache.removeAll() }  // bounded: a process uses a few lengths
             cache[key] = normal
