@@ -292,7 +292,8 @@ private struct Decoder {
 
 // The compressor plan: a presence byte, the calibration, the transition, the noise reduction's
 // strength, then per channel the
-// times, the bands (seven numbers each) and the band filters.
+// times, the bands (seven numbers each), the band filters and the lowering (a presence byte,
+// cut-off, ratio, the sub-bands' filters and Hilbert partners, the amplitudes at the centres).
 extension Encoder {
     fileprivate mutating func compressorPlan(_ plan: CompressorPlan?) {
         guard let plan else {
@@ -332,6 +333,20 @@ extension Encoder {
                 int(taps.count)
                 for tap in taps { double(tap) }
             }
+            guard channel < plan.lowering.count, let lowering = plan.lowering[channel] else {
+                byte(0)
+                continue
+            }
+            byte(1)
+            double(lowering.cutoffHz)
+            double(lowering.ratio)
+            for set in [lowering.taps, lowering.hilbertTaps, [lowering.centreAmplitudes]] {
+                int(set.count)
+                for values in set {
+                    int(values.count)
+                    for value in values { double(value) }
+                }
+            }
         }
     }
 }
@@ -352,6 +367,7 @@ extension Decoder {
         guard let transition = double(), let strength = double(), let channels = count(8) else { return nil }
         var settings: [CompressorSettings] = []
         var bandTaps: [[[Double]]] = []
+        var lowering: [LoweringPlan?] = []
         for _ in 0..<channels {
             guard let attack = double(), let release = double(), let bandCount = count(56) else { return nil }
             var bands: [CompressorBand] = []
@@ -370,13 +386,35 @@ extension Decoder {
             }
             settings.append(CompressorSettings(bands: bands, attackMs: attack, releaseMs: release))
             bandTaps.append(filters)
+            guard let lowered = byte() else { return nil }
+            if lowered == 0 {
+                lowering.append(nil)
+                continue
+            }
+            guard lowered == 1, let cutoff = double(), let ratio = double(), LoweringLayout.cutoffRangeHz.contains(cutoff),
+                LoweringLayout.ratioRange.contains(ratio)
+            else { return nil }
+            var sets: [[[Double]]] = []
+            for _ in 0..<3 {
+                guard let setCount = count(8) else { return nil }
+                var set: [[Double]] = []
+                for _ in 0..<setCount {
+                    guard let values = doubles() else { return nil }
+                    set.append(values)
+                }
+                sets.append(set)
+            }
+            guard sets[2].count == 1 else { return nil }
+            lowering.append(
+                LoweringPlan(cutoffHz: cutoff, ratio: ratio, taps: sets[0], hilbertTaps: sets[1], centreAmplitudes: sets[2][0]))
         }
         // No `maximumGainDB`: the daemon capped the bands with it; here only levels convert.
         let calibration = Calibration(inputDBSPLAtFullScale: input, outputDBSPLAtFullScale: outputs, outputResponseDB: responses)
         return .some(
             CompressorPlan(
                 settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transition,
-                noiseReduction: NoiseReductionSettings(strength: strength)))
+                noiseReduction: NoiseReductionSettings(strength: strength),
+                lowering: lowering.contains { $0 != nil } ? lowering : []))
     }
 
     /// A count, then that many doubles.

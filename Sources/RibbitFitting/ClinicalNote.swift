@@ -52,7 +52,21 @@ public enum ClinicalNote {
         var note =
             "Amplification cannot make average speech audible at \(where_): ribbit plays at most +\(Prescription.number(maximumDB)) dB."
         if severe { note += " A power hearing aid fitted by an audiologist, or a cochlear-implant assessment, may be indicated." }
-        if steep { note += " Frequency lowering, which many hearing aids offer, may bring these sounds within reach." }
+        if steep {
+            // Said of the ears it is about: on where the prescription lowers them, else suggested.
+            let lowered = [Ear.right, .left].filter { bands[$0] != nil && rx.lowering[$0] != nil }
+            if lowered.count == bands.count {
+                note +=
+                    " Frequency lowering is on (\(lowered.map { "lowering-\($0.rawValue)" }.joined(separator: ", ")))"
+                    + ": these sounds play lower down, where the ear hears them."
+            } else {
+                let key =
+                    [Ear.right, .left].first { bands[$0] != nil && rx.lowering[$0] == nil }.map { "lowering-\($0.rawValue)" }
+                    ?? "lowering-right"
+                note +=
+                    " Frequency lowering ('\(key):' in the prescription, as many hearing aids offer) may bring these sounds within reach."
+            }
+        }
         if !severe && !steep { note += " Ask an audiologist whether a more powerful hearing aid would help." }
         return note
     }

@@ -111,13 +111,31 @@ extension Fitting {
             return relative
         }
         let transition = BandSplit.minimumTransitionHz(taps: geometry.filterLength, sampleRate: sampleRate)
-        let bandTaps = ears.map { ear in
-            BandSplit.bandFilters(
+        let lowering = ears.map { loweringPlan(for: $0, centresHz: centres) }
+        let bandTaps = ears.indices.map { channel in
+            let amplitude = curve(for: ears[channel]).amplitude
+            return BandSplit.bandFilters(
                 taps: geometry.filterLength, sampleRate: sampleRate, centres: centres, transitionHz: transition,
-                amplitude: curve(for: ear).amplitude)
+                amplitude: lowering[channel].map {
+                    LoweringPlan.unmovedAmplitude(
+                        cutoffHz: $0.cutoffHz, ratio: $0.ratio, sampleRate: sampleRate, fftLength: geometry.fftLength,
+                        amplitude: amplitude)
+                } ?? amplitude)
         }
         return CompressorPlan(
             settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transition,
-            noiseReduction: NoiseReductionSettings(strength: program.noiseReductionStrength))
+            noiseReduction: NoiseReductionSettings(strength: program.noiseReductionStrength),
+            lowering: lowering.contains { $0 != nil } ? lowering : [])
+    }
+
+    /// The ear's frequency lowering (`lowering-left`, `lowering-right`) as the engine runs it,
+    /// or nil when the prescription does not lower it: the moved sub-bands carry the ear's
+    /// curve at their destinations. Only the compressor lowers; the linear filters that play
+    /// while its tables are built do not.
+    public func loweringPlan(for ear: Ear, centresHz: [Double] = Camfit.defaultCentresHz) -> LoweringPlan? {
+        guard let setting = prescription.lowering[ear] else { return nil }
+        return LoweringPlan.design(
+            cutoffHz: setting.cutoffHz, ratio: setting.ratio, sampleRate: sampleRate, fftLength: geometry.fftLength,
+            taps: geometry.filterLength, centresHz: centresHz, amplitude: curve(for: ear).amplitude)
     }
 }

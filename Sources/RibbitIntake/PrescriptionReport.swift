@@ -22,6 +22,14 @@ public struct PrescriptionReport: Encodable, Sendable {
         public var bands: [BandReport]?
     }
 
+    /// Frequency lowering of one ear (`lowering-left`, `lowering-right`).
+    public struct LoweringReport: Encodable, Sendable {
+        public var cutoffHz: Double
+        public var ratio: Double
+        /// Where sound at 3, 4, 6 and 8 kHz (those above the cut-off) is played, Hz, by the curve.
+        public var mappedHz: [String: Double]
+    }
+
     /// One compressor band (`CompressorFitting`): what it does to steady LTASS speech.
     public struct BandReport: Encodable, Sendable {
         public var centreHz: Double
@@ -71,6 +79,11 @@ public struct PrescriptionReport: Encodable, Sendable {
     /// For the audiologist and the wearer when average speech stays inaudible somewhere
     /// (`ClinicalNote`); absent otherwise.
     public var clinicalNote: String?
+    /// Frequency lowering by ear ("left", "right"); absent when no ear is lowered (the default).
+    public var lowering: [String: LoweringReport]?
+
+    /// The frequencies `LoweringReport.mappedHz` shows, where they lie above the cut-off.
+    public static let loweringShownHz = [3000, 4000, 6000, 8000]
 
     /// `trusted`: the signature is by a trusted key (the output limits depend on it).
     public init(_ rx: Prescription, fitting: Fitting, signature: String, trusted: Bool) {
@@ -79,6 +92,20 @@ public struct PrescriptionReport: Encodable, Sendable {
         let deliveries = CompressorFitting.deliveries(rx, trusted: trusted)
         maximumGainDB = Prescription.maxGainDB
         clinicalNote = ClinicalNote.text(rx, deliveries: deliveries)
+        lowering =
+            rx.lowering.isEmpty
+            ? nil
+            : Dictionary(
+                uniqueKeysWithValues: rx.lowering.map { ear, setting in
+                    let shown = Self.loweringShownHz.filter { Double($0) > setting.cutoffHz }
+                    return (
+                        ear.rawValue,
+                        LoweringReport(
+                            cutoffHz: setting.cutoffHz, ratio: setting.ratio,
+                            mappedHz: Dictionary(
+                                uniqueKeysWithValues: shown.map { (String($0), (setting.mappedHz(Double($0)) * 10).rounded() / 10) }))
+                    )
+                })
         func round1(_ x: Double) -> Double { (x * 10).rounded() / 10 + 0 }  // + 0: no -0.0
         formatVersion = rx.version
         let times = CompressorSettings.speechTimes
@@ -161,6 +188,19 @@ public struct PrescriptionReport: Encodable, Sendable {
             "compressor",
             "attack \(Prescription.number(attackMs)) ms, release \(Prescription.number(releaseMs)) ms, expansion "
                 + (expansionKneeDBSPL.map { "below \(Prescription.number($0)) dB SPL" } ?? "off"))
+        if let lowering {
+            field(
+                "lowering",
+                [Ear.right, .left].compactMap { ear in
+                    lowering[ear.rawValue].map { report in
+                        let shown = Self.loweringShownHz.filter { report.mappedHz[String($0)] != nil }
+                        let moves = shown.map { "\($0) -> \(Int(report.mappedHz[String($0)]!.rounded()))" }.joined(separator: ", ")
+                        return
+                            "\(ear.rawValue) above \(Prescription.number(report.cutoffHz)) Hz, ratio \(Prescription.number(report.ratio))"
+                            + (moves.isEmpty ? "" : " (Hz: \(moves))")
+                    }
+                }.joined(separator: "; "))
+        }
         field("signature", signature)
         field("note", note)
         lines.append("")

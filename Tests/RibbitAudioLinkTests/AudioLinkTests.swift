@@ -32,10 +32,22 @@ import Testing
             noiseReduction: NoiseReductionSettings(strength: 0.5))
     }
 
+    /// `plan` with the right ear lowered (the link carries the sub-band filters as designed).
+    var lowered: CompressorPlan {
+        var lowered = plan
+        lowered.lowering = [
+            nil,
+            LoweringPlan(
+                cutoffHz: 2000, ratio: 2.5, taps: [[0.25, 0.5, 0.25], [1e-9, 1, 1e-9]], hilbertTaps: [[-0.5, 0, 0.5], [-1, 0, 1]],
+                centreAmplitudes: [1, 2.5]),
+        ]
+        return lowered
+    }
+
     var everyMessage: [AudioMessage] {
         [
             .filters(ceilingDBFS: -3, fftLength: 256, taps: [[0.5, -0.25, 1e-9], [1, 0, 0]]), .paused(true), .dump(false), .stop,
-            .compressor(nil), .compressor(plan),
+            .compressor(nil), .compressor(plan), .compressor(lowered),
             .tone(frequencyHz: 1000, levelDBFS: -30, left: false, right: true, seconds: 12.5),
             .tone(frequencyHz: 4000, levelDBFS: -50, left: true, right: false, seconds: 0.2, pulses: 3, offSeconds: 0.2),
             .tone(frequencyHz: 8000, levelDBFS: -3, left: false, right: true, seconds: 0.2, pulses: 3, offSeconds: 0.2, hearingTest: true),

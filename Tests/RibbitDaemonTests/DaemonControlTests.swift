@@ -11,8 +11,9 @@ import Testing
 extension DaemonTests {
     /// The audio thread in every mode the daemon has, at period 64 with noise playing: each
     /// program and the automatic one, program and volume changes in the middle of a crossfade,
-    /// prescription switches, a trial and its automatic revert, pause storms, bypass, a dump
-    /// and a voice client, a calibration tone, a hearing test (held, then let go), period
+    /// prescription switches (one to frequency lowering), a trial and its automatic revert,
+    /// pause storms, bypass, a dump and a voice client, a calibration tone, a hearing test
+    /// (held, then let go), period
     /// changes and a JACK restart (a new audio process, audited too). An LD_PRELOAD shim around
     /// JACK's process callback counts malloc, free, mutex locks and system calls made inside
     /// it (`expectCleanAudioThread`): none. The live measurement's own JACK client is audited
@@ -42,7 +43,10 @@ extension DaemonTests {
         try run([["program", "noisy"], ["volume", "+3"], ["program", "music"], ["volume", "-3"], ["program", "auto"]], pause: 0)
         try run([["volume", "+2"], ["volume", "0"]], pause: 0)
         usleep(2_000_000)  // auto listens to the noise
-        try run([["load", TestPaths.prescription("ski-slope.rx").path], ["load", TestPaths.prescription("mild-presbycusis.rx").path]])
+        try run([
+            ["load", TestPaths.prescription("ski-slope.rx").path], ["load", TestPaths.prescription("steep-lowering.rx").path],
+            ["program", "noisy"], ["volume", "+2"], ["load", TestPaths.prescription("mild-presbycusis.rx").path],
+        ])
         try run([["load", "--trial", "2s", TestPaths.prescription("asymmetric.rx").path]])
         #expect(try daemon.wait(until: { $0.trial == nil }), "the trial did not revert by itself")
         for _ in 0..<10 { try run([["pause"], ["resume"]], pause: 0) }

@@ -178,6 +178,22 @@ do {
             settings: [ear, ear], amplitude: [.left, .right].map { fitting.curve(for: $0).amplitude }, calibration: .uncalibrated,
             taps: g.filterLength, fftLength: g.fftLength, hopSize: g.hopSize, sampleRate: rate, noiseReduction: .default)
     }
+    // The same compressor with frequency lowering on both ears: the layout the worked example
+    // uses (1500 Hz, 3: 16 sub-bands) and the most sub-bands the ranges allow (1500 Hz, 4).
+    let loweringSettings = [(1500.0, 3.0), (1500, 4)]
+    var lowering: [CompressorConfig] = []
+    var prepareLowering: [Double] = []
+    for (cutoff, ratio) in loweringSettings {
+        var made: CompressorConfig?
+        prepareLowering.append(
+            bestOf(repeats) {
+                made = CompressorConfig(
+                    settings: [ear, ear], amplitude: [.left, .right].map { fitting.curve(for: $0).amplitude }, calibration: .uncalibrated,
+                    taps: g.filterLength, fftLength: g.fftLength, hopSize: g.hopSize, sampleRate: rate,
+                    lowering: [(cutoff, ratio), (cutoff, ratio)])
+            })
+        lowering.append(made!)
+    }
     let linear = try! OverlapSaveEngine(geometry: g, sampleRate: rate, filters: filters, blockSize: g.hopSize)
     let compressing = try! OverlapSaveEngine(geometry: g, sampleRate: rate, filters: filters, blockSize: g.hopSize)
     try! compressing.publish(compressor!)
@@ -208,6 +224,11 @@ do {
     let linearSeconds = run(linear)
     let compressorSeconds = run(compressing)
     let reducingSeconds = run(reducing)
+    let loweringSeconds = lowering.map { config -> Double in
+        let engine = try! OverlapSaveEngine(geometry: g, sampleRate: rate, filters: filters, blockSize: g.hopSize)
+        try! engine.publish(config)
+        return run(engine)
+    }
     let fft = RealFFT(length: g.fftLength)
     let real = RealFFT.allocateReal(g.fftLength)
     let complex = RealFFT.allocateComplex(fft.complexCount)
@@ -235,6 +256,14 @@ do {
             BandSplit.audiometricCentresHz.count, g.description, NoiseReductionSettings.default.strength,
             reducingSeconds / Double(hops) * 1e6, linearSeconds / Double(hops) * 1e6, fftwSeconds / Double(hops) * 1e6,
             (reducingSeconds - compressorSeconds) / Double(hops) * 1e6, prepareDenoising * 1000))
+    for (i, (cutoff, ratio)) in loweringSettings.enumerated() {
+        print(
+            String(
+                format:
+                    "compressor + lowering %.0f Hz / %.0f (%d sub-bands, %@, stereo): %.2f us per stereo hop; + lowering - compressor %.2f us; prepare %.1f ms CPU",
+                cutoff, ratio, lowering[i].lowering[0]?.taps.count ?? 0, g.description, loweringSeconds[i] / Double(hops) * 1e6,
+                (loweringSeconds[i] - compressorSeconds) / Double(hops) * 1e6, prepareLowering[i] * 1000))
+    }
     for p in inBuffers + outBuffers { p.deallocate() }
     inputs.deallocate()
     outputs.deallocate()
