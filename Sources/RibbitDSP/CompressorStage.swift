@@ -385,7 +385,8 @@ public struct CompressorStage: SpectralGainStage {
     let noisePrimed: UnsafeMutablePointer<Bool>
     /// Frequency lowering: [channel] hops advanced (mod fftLength: the frame's first sample
     /// mod N is (hops + 1) hopSize, the engine's first frame starting hopSize - N); scratch
-    /// for one channel: the input in the filters' phase and the moved spectrum (complex), the
+    /// for one channel: the input in the filters' phase and the moved spectrum (complex, as
+    /// real parts then imaginary parts), the
     /// sub-bands' gains, each pair's output power per unit gain.
     let frames: UnsafeMutablePointer<Int>
     let phased: UnsafeMutablePointer<Float>
@@ -614,8 +615,8 @@ public struct CompressorStage: SpectralGainStage {
                 for k in 0..<bins {
                     let (x, y) = (spectrum[2 * k], spectrum[2 * k + 1])
                     let (c, s) = (cfg.phase[2 * k], cfg.phase[2 * k + 1])
-                    phased[2 * k] = x * c - y * s
-                    phased[2 * k + 1] = x * s + y * c
+                    phased[k] = x * c - y * s
+                    phased[bins + k] = x * s + y * c
                 }
                 let firstSample = (frames[channel] + 1) * low.hopSize % low.fftLength
                 Self.lower(
@@ -629,7 +630,10 @@ public struct CompressorStage: SpectralGainStage {
                 spectrum[2 * k + 1] = x * s + y * c
             }
             if subbands > 0 {
-                for i in 0..<(2 * bins) { spectrum[i] += movedSpectrum[i] }
+                for k in 0..<bins {
+                    spectrum[2 * k] += movedSpectrum[k]
+                    spectrum[2 * k + 1] += movedSpectrum[bins + k]
+                }
             }
             if advancesState { frames[channel] = (frames[channel] + 1) % max(low.fftLength, 1) }
         }
@@ -651,7 +655,8 @@ public struct CompressorStage: SpectralGainStage {
 
     /// The moved half spectrum (`LoweringTables`): every sub-band of `channel` shifted down by
     /// its bins and turned by e^(-2 pi i m t0 / N), t0 = `firstSample` (the frame's first
-    /// sample mod N), times its gain. `input` is X e^(-2 pi i k D / N).
+    /// sample mod N), times its gain. `input` is X e^(-2 pi i k D / N) and `out` the result,
+    /// each as bins real parts, then bins imaginary parts (contiguous, so the loops vectorise).
     @inline(__always)
     static func lower(
         _ low: LoweringTables, channel: Int, subbands: Int, firstSample t0: Int, gains: UnsafeMutablePointer<Float>,
@@ -660,6 +665,7 @@ public struct CompressorStage: SpectralGainStage {
         let bins = low.bins
         let half = bins - 1  // N / 2
         let n = low.fftLength
+        let (xr, xi, yr, yi) = (x, x + bins, out, out + bins)
         for i in 0..<(2 * bins) { out[i] = 0 }
         for i in 0..<subbands {
             let m = low.shifts[channel * LoweringTables.stride + i]
@@ -668,26 +674,49 @@ public struct CompressorStage: SpectralGainStage {
             let turn = m * t0 % n
             let g = gains[i]
             let (cr, ci) = (g * low.rotation[2 * turn], g * low.rotation[2 * turn + 1])
-            for k in 0...half {
-                // c times the down-shifted part: X'[k+m] P[k+m], mirrored past N/2.
-                var (a, b): (Float, Float)
-                if k + m <= half {
-                    (a, b) = (x[2 * (k + m)] * p[k + m], x[2 * (k + m) + 1] * p[k + m])
-                } else {
-                    let j = n - k - m
-                    (a, b) = (x[2 * j] * q[j], -x[2 * j + 1] * q[j])
-                }
-                // conj(c) times the up-shifted image: X'[k-m] Q[k-m], mirrored below 0.
-                var (e, f): (Float, Float)
-                if k >= m {
-                    (e, f) = (x[2 * (k - m)] * q[k - m], x[2 * (k - m) + 1] * q[k - m])
-                } else {
-                    let j = m - k
-                    (e, f) = (x[2 * j] * p[j], -x[2 * j + 1] * p[j])
-                }
-                out[2 * k] += cr * a - ci * b + cr * e + ci * f
-                out[2 * k + 1] += cr * b + ci * a + cr * f - ci * e
-            }
+            // The mirror splits each term in two: four runs of one multiply-add.
+            // c X'[k+m] P[k+m], and past N/2 its mirror c conj(X'[N-k-m] Q[N-k-m]).
+            accumulate(yr, yi, from: 0, to: half - m + 1, xr, xi, p, first: m, step: 1, conjugate: false, cr, ci)
+            accumulate(yr, yi, from: half - m + 1, to: half + 1, xr, xi, q, first: n - half - 1, step: -1, conjugate: true, cr, ci)
+            // conj(c) X'[k-m] Q[k-m] (the image), and below 0 its mirror conj(c) conj(X'[m-k] P[m-k]).
+            accumulate(yr, yi, from: m, to: half + 1, xr, xi, q, first: 0, step: 1, conjugate: false, cr, -ci)
+            accumulate(yr, yi, from: 0, to: m, xr, xi, p, first: m, step: -1, conjugate: true, cr, -ci)
+        }
+    }
+
+    /// y[k] += (cr + i ci) (a + i b) for k in `from`..<`to`, (a, b) = (xr[j] w[j], +-xi[j] w[j])
+    /// (minus when `conjugate`), j = first + step (k - from), step 1 or -1. Four at a time.
+    @inline(__always)
+    static func accumulate(
+        _ yr: UnsafeMutablePointer<Float>, _ yi: UnsafeMutablePointer<Float>, from start: Int, to end: Int,
+        _ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>, _ w: UnsafeMutablePointer<Float>, first: Int, step: Int,
+        conjugate: Bool, _ cr: Float, _ ci: Float
+    ) {
+        @inline(__always) func load(_ p: UnsafeMutablePointer<Float>, _ j: Int) -> SIMD4<Float> {
+            // Four from j on, or when stepping down, from j down to j - 3 (reversed).
+            let v = UnsafeRawPointer(p + (step > 0 ? j : j &- 3)).loadUnaligned(as: SIMD4<Float>.self)
+            return step > 0 ? v : SIMD4(v[3], v[2], v[1], v[0])
+        }
+        let sign: Float = conjugate ? -1 : 1
+        var k = start
+        var j = first
+        while k &+ 4 <= end {
+            let weight = load(w, j)
+            let a = load(xr, j) * weight
+            let b = sign * load(xi, j) * weight
+            let real = UnsafeMutableRawPointer(yr + k)
+            let imaginary = UnsafeMutableRawPointer(yi + k)
+            real.storeBytes(of: real.loadUnaligned(as: SIMD4<Float>.self) + cr * a - ci * b, as: SIMD4<Float>.self)
+            imaginary.storeBytes(of: imaginary.loadUnaligned(as: SIMD4<Float>.self) + cr * b + ci * a, as: SIMD4<Float>.self)
+            k = k &+ 4
+            j = j &+ 4 &* step
+        }
+        while k < end {
+            let (a, b) = (xr[j] * w[j], sign * xi[j] * w[j])
+            yr[k] += cr * a - ci * b
+            yi[k] += cr * b + ci * a
+            k = k &+ 1
+            j = j &+ step
         }
     }
 }
