@@ -56,6 +56,28 @@ extension DaemonTests {
             #expect(loudest <= low, "\(mode): loudest output \(loudest), ceiling \(low)")
             if mode != "paused" { #expect(loudest > low / 2, "\(mode): limited, not muted (\(loudest))") }
         }
+        // Frequency lowering adds moved sub-bands to the output after the bands' gains: the
+        // same ceiling holds on what they add.
+        let lowered = directory.appendingPathComponent("quiet-ceiling-lowering.rx")
+        try Data(
+            """
+            RIBBIT-RX 2
+            name: Low ceiling, lowered
+            env: quiet
+            rule: camfit
+            left: 250=20 500=20 750=25 1000=25 1500=35 2000=55 3000=75 4000=95 6000=95 8000=95
+            right: 250=20 500=20 750=25 1000=25 1500=35 2000=55 3000=75 4000=95 6000=95 8000=95
+            lowering-left: 1500 3
+            lowering-right: 1500 3
+            max-output: -20
+
+            """.utf8
+        ).write(to: lowered)
+        #expect(try daemon.ribbitd(["load", lowered.path]).status == 0)
+        #expect(try daemon.ribbitd(["resume"]).status == 0)
+        #expect(try daemon.status().ceilingDBFS == -20)
+        let loudestLowered = try loudestOutput(server)
+        #expect(loudestLowered <= low && loudestLowered > low / 2, "lowering: loudest output \(loudestLowered), ceiling \(low)")
         try daemon.stop()
 
         // No prescription, empty history: the default ceiling, -1 dBFS.
