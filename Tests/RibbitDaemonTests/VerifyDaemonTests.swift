@@ -70,7 +70,8 @@ import Testing
             #expect(abs((levels[name] ?? .nan) - value) <= tolerance, "\(name): live \(levels[name] ?? .nan), offline \(value)")
         }
         let latency = try #require(a["latency"] as? [String: Any])
-        #expect(latency["measuredFrames"] as? Int == 96 && latency["reportedFrames"] as? Int == 96 && latency["loopFrames"] as? Int == period)
+        #expect(
+            latency["measuredFrames"] as? Int == 96 && latency["reportedFrames"] as? Int == 96 && latency["loopFrames"] as? Int == period)
 
         // Everything as it was.
         #expect(try Built.run(lsp, ["-c"], environment: server.environment).stdout == connected)
