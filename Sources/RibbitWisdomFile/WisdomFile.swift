@@ -9,7 +9,7 @@ import RibbitDSP
 public final class WisdomFile {
     public let path: String
     /// The wisdom as read (or last written), to write only what is new.
-    private var known = ""
+    private(set) var known = ""
 
     public init(path: String) { self.path = path }
 
