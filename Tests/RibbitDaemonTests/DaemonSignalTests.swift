@@ -170,8 +170,8 @@ import Testing
             // The crossfade itself bends the waveform by under 1 % of the peak (2 w |A'| + |A''|
             // with a smoothstep over one 64-sample hop); the compressor settling to the new
             // fitting steps its gain once a hop, a few % more (3.1 % seen once in a loaded run,
-            // with no xrun). A switch without a crossfade jumps by the whole change, ~97 % of the
-            // peak here (moderate-flat to normal-hearing), times |sin| of the phase it lands on.
+            // with no xrun). A switch without a crossfade jumps by the whole change in amplitude
+            // (at least 29 % of the peak: the level changes by over 3 dB), times |sin| of its phase.
             let said =
                 "\(judged.count) of \(y.count - 1 - settled) samples judged; xruns \(recording.xruns), "
                 + "switches played again for xruns \(overlapped)"
