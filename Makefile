@@ -42,12 +42,14 @@ run: deps build
 
 # The release products first (what ships: the integration tests run them and the real-time
 # audit judges them), the compiler's real-time check, then only what the tests need in debug
-# (`test-build`). The formatting check runs first: it takes seconds, the build minutes.
+# (`test-build`). The formatting check runs first: it takes seconds, the build minutes. The
+# suites run in three processes at once (`--lanes`: the daemon's end-to-end tests mostly wait
+# for sound played in real time).
 test: dev-deps lint $(AXE) $(FHIR_R4)
 	$(MAKE) build
 	$(MAKE) rt-check
 	$(MAKE) test-build
-	scripts/swift-test.sh --skip-build
+	scripts/swift-test.sh --lanes
 
 # The test bundle and the helpers the tests start (the JACK probe, the wear-log writer, the
 # LD_PRELOAD audit library), in debug. Not the products themselves, which the tests take from
@@ -66,8 +68,8 @@ check: lint
 	$(RELEASE) --product ribbit-audio
 	$(MAKE) rt-check
 	$(MAKE) test-build
-	scripts/swift-test.sh --skip-build $(CHECK_SKIP)
-	scripts/swift-test.sh --skip-build --filter theAudioThreadStaysCleanInEveryMode
+	scripts/swift-test.sh $(CHECK_SKIP)
+	scripts/swift-test.sh --filter theAudioThreadStaysCleanInEveryMode
 
 # axe-core, fetched once.
 $(AXE):

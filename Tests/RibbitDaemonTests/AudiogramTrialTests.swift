@@ -3,7 +3,7 @@ import RibbitStore
 import RibbitTestSupport
 import Testing
 
-extension DaemonTests {
+extension HearingTestDaemonTests {
     /// `audiogram fit --trial` through a running daemon, as `load --trial`: the proposed
     /// prescription plays as a trial and `revert` goes back. The hearing tests are written and
     /// read beside the history the daemon holds open.

@@ -4,10 +4,13 @@ import RibbitControl
 import RibbitTestSupport
 import Testing
 
+/// Calibrated levels and tones end to end: one test at a time.
+@Suite(.serialized) struct CalibrationDaemonTests {}
+
 /// The output limit in dB SPL on the real daemon: with loud headphones (a profile where 0 dBFS
 /// plays at 125 dB SPL) every mode's sample ceiling comes down to the limit through the
 /// calibration, and no hostile input gets above it.
-extension DaemonTests {
+extension CalibrationDaemonTests {
     @Test func theOutputLimitInDBSPLHoldsInEveryModeThroughTheCalibration() throws {
         let server = try JackTestServer(period: 256)
         let directory = try TestPaths.temporaryDirectory()
@@ -36,7 +39,7 @@ extension DaemonTests {
             #expect(result.status == 0, "\(mode): \(result.stderr)")
             let status = try daemon.status()
             #expect(status.ceilingDBFS == ceiling, "\(mode): ceiling \(status.ceilingDBFS ?? .nan)")
-            let loudest = try loudestOutput(server)
+            let loudest = try Probe.loudestOutput(server)
             let limit = Float(pow(10, ceiling / 20))
             #expect(loudest <= limit, "\(mode): loudest \(20 * log10(Double(loudest))) dBFS, over \(ceiling)")
             if mode != "tone" { #expect(loudest > limit / 2, "\(mode): limited, not muted (\(loudest))") }

@@ -7,12 +7,7 @@ import Testing
 
 /// The calibration tone on the real daemon and a dummy JACK server: what comes out, how it
 /// starts and stops, what the microphone reading stores, and that the RT thread stays clean.
-extension DaemonTests {
-    /// The largest step between neighbouring samples of a sine of peak `amplitude`:
-    /// amplitude x 2 pi f / rate. A tone that started or stopped without a ramp would jump by
-    /// up to its whole amplitude in one sample.
-    static func sineSlope(amplitude: Double, hz: Double, rate: Double) -> Double { amplitude * 2 * .pi * hz / rate }
-
+extension CalibrationDaemonTests {
     @Test func theCalibrationToneIsClampedRampedAndStopsByItself() throws {
         let server = try JackTestServer(period: 256)
         let daemon = try DaemonUnderTest(server: server, audit: true)
@@ -59,7 +54,7 @@ extension DaemonTests {
         // An xrun breaks the probe's own signal (JACK's click, not the tone's): judged only
         // without one (a loaded CI run once had 3, and a step in the probe's sine before the tone).
         #expect(
-            recording.xruns > 0 || steepest <= Self.sineSlope(amplitude: amplitude, hz: hz, rate: rate) * 1.02,
+            recording.xruns > 0 || steepest <= Probe.sineSlope(amplitude: amplitude, hz: hz, rate: rate) * 1.02,
             "a step of \(steepest) at \(at) (tone \(first)...\(last)), xruns \(recording.xruns): \(left[max(0, at - 3)...min(left.count - 1, at + 3)])"
         )
         let rightDuringTone = right[first...last].map(abs).max() ?? 1

@@ -7,10 +7,13 @@ import RibbitPrescription
 import RibbitTestSupport
 import Testing
 
-/// ribbitd against real `jackd -d dummy` servers, one per test. All daemon tests (this file and
-/// the extension in DaemonControlTests.swift) run one at a time: they share the CPU with JACK's
-/// threads, and JACK clients opening at the same moment, even on different servers, can fail
-/// (seen here with two concurrent jack_wait; libjack's shared-memory registry is global).
+/// ribbitd against real `jackd -d dummy` servers, one per test. The daemon's end-to-end tests
+/// are suites that each run one test at a time (a test shares the CPU with its JACK server's
+/// threads): the daemon itself (this suite, extended in the other files), the hearing test, the
+/// web app, the calibrated limits, `verify` and the wear log. `make test` runs them in parallel
+/// lanes (scripts/swift-test.sh), since most of their time is sound playing in real time.
+/// A server that misses jack_wait's window when several start at once is started again
+/// (JackTestServer); a recording that a reported xrun disturbed is made again.
 @Suite(.serialized) struct DaemonTests {
     static let rate = 48000.0
     /// Sample-exact comparisons need a recording without xruns, which a --no-realtime server

@@ -82,11 +82,11 @@ extension DaemonTests {
             server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("mild-presbycusis.rx").path])
         try daemon.waitUntilProcessing()
         let script = try #require(Built.tool("script"), "script(1) is missing (util-linux)")
-        func view(_ variables: [String: String]) throws -> String {
+        func view(_ variables: [String: String], seconds: Double = 2.5) throws -> String {
             var environment = daemon.environment
             environment["NO_COLOR"] = nil  // only where the case sets it
             environment.merge(variables) { $1 }
-            let command = "stty cols 100 rows 30; exec '\(DaemonUnderTest.binary.path)' dump --duration 2.5"
+            let command = "stty cols 100 rows 30; exec '\(DaemonUnderTest.binary.path)' dump --duration \(seconds)"
             let result = try Built.run(script, ["-qec", command, "/dev/null"], environment: environment, timeoutSeconds: 30)
             #expect(result.status == 0, "\(variables): \(result.stdout.suffix(300)) \(result.stderr)")
             return result.stdout
@@ -106,7 +106,8 @@ extension DaemonTests {
         let labels = plain.matches(of: /(-?\d+)│/).map { Int($0.1)! }
         #expect(!labels.isEmpty && labels.allSatisfy { $0 % 30 == 0 && (-90...0).contains($0) }, "\(Set(labels))")
 
-        let dumb = try view(["TERM": "dumb"])
+        // Six seconds: a line a second gives up to six, however late a busy machine starts them.
+        let dumb = try view(["TERM": "dumb"], seconds: 6)
         #expect(!dumb.contains("\u{1B}"), "no escape at all on a dumb terminal: \(dumb.debugDescription.prefix(300))")
         let lines = dumb.split(separator: "\r\n").map(String.init)
         #expect(lines.first?.hasPrefix("ribbit dump  Mild sloping high-frequency loss (quiet, nal-r)  processing") == true, "\(lines)")
@@ -115,7 +116,7 @@ extension DaemonTests {
             $0.firstMatch(
                 of: /^\d+\.\d s  right in -?\d+\.\d out -?\d+\.\d dBFS( \(-?\d+\.\d \/ -?\d+\.\d dB SPL\))?  left in .* xruns \d+$/) != nil
         }
-        #expect((1...3).contains(levels.count) && lines.count <= 5, "a line a second: \(lines)")
+        #expect((1...6).contains(levels.count) && lines.count <= 8, "a line a second: \(lines)")
         try daemon.stop()
     }
 

@@ -294,3 +294,19 @@ final class Probe {
         try Probe(server: server, signal: signal, levelDBFS: levelDBFS, seconds: seconds).finish()
     }
 }
+
+extension Probe {
+    /// Plays every hostile input (a full-scale square, DC, NaN, +-Inf, +-3e38, full-scale noise)
+    /// into ribbit and returns the loudest recorded sample (NaN if any was not finite).
+    static func loudestOutput(_ server: JackTestServer) throws -> Float {
+        let recording = try record(server: server, signal: "hostile", levelDBFS: 0, seconds: 1.6)
+        let samples = recording.recorded.joined()
+        guard samples.allSatisfy(\.isFinite) else { return .nan }
+        return samples.map(abs).max() ?? 0
+    }
+
+    /// The largest step between neighbouring samples of a sine of peak `amplitude`:
+    /// amplitude x 2 pi f / rate. A tone that started or stopped without a ramp would jump by
+    /// up to its whole amplitude in one sample.
+    static func sineSlope(amplitude: Double, hz: Double, rate: Double) -> Double { amplitude * 2 * .pi * hz / rate }
+}

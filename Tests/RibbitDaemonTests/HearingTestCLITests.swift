@@ -6,12 +6,15 @@ import RibbitSettings
 import RibbitTestSupport
 import Testing
 
+/// The hearing test end to end (terminal and web), its fitting and its trial: one test at a time.
+@Suite(.serialized) struct HearingTestDaemonTests {}
+
 /// `ribbitd hearing-test` end to end: the real daemon runs the procedure on a dummy JACK server,
 /// and a simulated listener (Tests/tools/simulated-listener.py) takes the test in a pty as a
 /// person would, hearing the tones through JACK from ribbit's outputs (their level and
 /// frequency measured in the samples, not taken from the daemon) and answering through a
 /// logistic psychometric function.
-extension DaemonTests {
+extension HearingTestDaemonTests {
     /// What the listener wrote.
     struct ListenerReport: Decodable {
         struct Heard: Decodable {

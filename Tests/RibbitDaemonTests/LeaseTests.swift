@@ -146,29 +146,43 @@ extension DaemonTests {
     }
 
     /// 100 pause and resume requests as fast as they come, the last a pause: once its reply
-    /// arrives, the output is silent. Read from the output, frame by frame, whatever the load.
+    /// arrives, the output is silent. Read from the output, frame by frame, whatever the load:
+    /// samples near a JACK xrun (a cycle a busy machine missed, whose buffers JACK may hand on
+    /// unprocessed) are not judged, and a storm recorded with too few undisturbed seconds after
+    /// it is played again (3 times at most, the xruns reported).
     @Test func aPauseStormEndsInSilenceWhenTheLastReplyComes() throws {
         let server = try JackTestServer(period: 256)
         let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path])
         try daemon.waitUntilProcessing()
-        // Long enough to leave over a second after the storm however slow a loaded machine is.
-        let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 10)
-        try probe.waitUntilPlaying()
-        usleep(1_000_000)
-        for index in 0..<100 {
-            let reply = try ControlClient.send(ControlRequest(command: index % 2 == 0 ? .resume : .pause), socketPath: socket(daemon))
-            #expect(reply.ok)
+        let margin = 4 * server.period
+        for attempt in 1...3 {
+            #expect(try daemon.ribbitd(["resume"]).status == 0)
+            // Long enough to leave over a second after the storm however slow a loaded machine is.
+            let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 10)
+            try probe.waitUntilPlaying()
+            usleep(1_000_000)
+            for index in 0..<100 {
+                let reply = try ControlClient.send(ControlRequest(command: index % 2 == 0 ? .resume : .pause), socketPath: socket(daemon))
+                #expect(reply.ok)
+            }
+            let answered = Int(MonotonicClock.seconds() * 1e9)
+            #expect(try daemon.status().output == .paused)
+            let recording = try probe.finish()
+            // From the second period the probe recorded after the reply came (JACK may hand it
+            // ribbit's output of the cycle before, the one in which the ramp reached silence).
+            let from = recording.frame(atNanoseconds: answered) + server.period
+            let judged = (min(from, recording.recorded[0].count)..<recording.recorded[0].count).filter {
+                !recording.isDisturbed($0, margin: margin)
+            }
+            if judged.count < 48000 && attempt < 3 {
+                print("pause storm: \(recording.xruns) xruns left \(judged.count) undisturbed frames after the reply; again")
+                continue
+            }
+            let loudest = judged.map { max(abs(recording.recorded[0][$0]), abs(recording.recorded[1][$0])) }.max() ?? 1
+            #expect(judged.count >= 48000, "too little undisturbed output after the last reply (\(judged.count) frames)")
+            #expect(loudest == 0, "the output played \(loudest) after the reply to the last pause (\(recording.xruns) xruns)")
+            break
         }
-        let answered = Int(MonotonicClock.seconds() * 1e9)
-        #expect(try daemon.status().output == .paused)
-        let recording = try probe.finish()
-        // From the second period the probe recorded after the reply came (JACK may hand it
-        // ribbit's output of the cycle before, the one in which the ramp reached silence): silent.
-        let from = recording.frame(atNanoseconds: answered) + 256
-        let after = recording.recorded.map { Array($0[min(from, $0.count)...]) }
-        let loudest = after.flatMap { $0 }.map { abs($0) }.max() ?? 1
-        #expect(after[0].count > 48000, "too little was recorded after the last reply (\(after[0].count) frames)")
-        #expect(loudest == 0, "the output played \(loudest) after the reply to the last pause (\(recording.xruns) xruns)")
         try daemon.stop()
     }
 

@@ -65,7 +65,7 @@ extension DaemonTests {
         // quiet until then, amplify); that is JACK's click, not the crossfade's: judged only
         // without one (make test saw one once, at the moment the new program was built).
         #expect(
-            recording.xruns > 0 || steepest <= Self.sineSlope(amplitude: peak, hz: 1000, rate: Double(rate)) * 1.05,
+            recording.xruns > 0 || steepest <= Probe.sineSlope(amplitude: peak, hz: 1000, rate: Double(rate)) * 1.05,
             "a step of \(steepest) at \(0.5 + Double(at) / Double(rate)) s (peak \(peak)): \(settled[max(0, at - 4)...min(settled.count - 1, at + 4)])"
         )
 

@@ -26,15 +26,6 @@ extension DaemonTests {
         return url
     }
 
-    /// Plays every hostile input (a full-scale square, DC, NaN, +-Inf, +-3e38, full-scale noise)
-    /// into ribbit and returns the loudest recorded sample (NaN if any was not finite).
-    func loudestOutput(_ server: JackTestServer) throws -> Float {
-        let recording = try Probe.record(server: server, signal: "hostile", levelDBFS: 0, seconds: 1.6)
-        let samples = recording.recorded.joined()
-        guard samples.allSatisfy(\.isFinite) else { return .nan }
-        return samples.map(abs).max() ?? 0
-    }
-
     /// Defect 1: bypass and pass-through kept no ceiling, and +-Inf came out at 1e6. Now every
     /// mode plays under the active prescription's ceiling, or with none the strictest in the
     /// history (at most the default -1 dBFS), for every input.
@@ -52,7 +43,7 @@ extension DaemonTests {
             let result = try daemon.ribbitd(command)
             #expect(result.status == 0, "\(mode): \(result.stderr)")
             #expect(try daemon.status().ceilingDBFS == -20)
-            let loudest = try loudestOutput(server)
+            let loudest = try Probe.loudestOutput(server)
             #expect(loudest <= low, "\(mode): loudest output \(loudest), ceiling \(low)")
             if mode != "paused" { #expect(loudest > low / 2, "\(mode): limited, not muted (\(loudest))") }
         }
@@ -76,7 +67,7 @@ extension DaemonTests {
         #expect(try daemon.ribbitd(["load", lowered.path]).status == 0)
         #expect(try daemon.ribbitd(["resume"]).status == 0)
         #expect(try daemon.status().ceilingDBFS == -20)
-        let loudestLowered = try loudestOutput(server)
+        let loudestLowered = try Probe.loudestOutput(server)
         #expect(loudestLowered <= low && loudestLowered > low / 2, "lowering: loudest output \(loudestLowered), ceiling \(low)")
         try daemon.stop()
 
@@ -85,7 +76,7 @@ extension DaemonTests {
         try empty.waitUntilProcessing()
         #expect(try empty.status().ceilingDBFS == -1)
         let defaultCeiling = Float(pow(10, -1.0 / 20))
-        let loudest = try loudestOutput(server)
+        let loudest = try Probe.loudestOutput(server)
         #expect(loudest <= defaultCeiling && loudest > defaultCeiling / 2, "pass-through: loudest output \(loudest)")
 
         // A trial of the low-ceiling fitting that reverts to no prescription: pass-through then
@@ -94,7 +85,7 @@ extension DaemonTests {
         #expect(try empty.wait(until: { $0.trial == nil }))
         let status = try empty.status()
         #expect(status.prescription == nil && status.ceilingDBFS == -20)
-        let afterTrial = try loudestOutput(server)
+        let afterTrial = try Probe.loudestOutput(server)
         #expect(afterTrial <= low, "pass-through after the trial: loudest output \(afterTrial)")
         try empty.stop()
     }

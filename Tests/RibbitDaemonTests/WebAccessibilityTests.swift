@@ -6,7 +6,7 @@ import Testing
 /// and labels, contrast, roles, landmarks, focus order, language) in headless Chromium, on a
 /// phone and a laptop, light and dark, and at the largest text size; and reached by keyboard.
 /// `make test` fetches axe.min.js into .build/test-tools (see the Makefile).
-extension DaemonTests {
+extension WebDaemonTests {
     static let screensToAudit = ["/", "/prescriptions", "/load", "/details?id=1", "/live", "/fitting", "/hearing-test"]
 
     @Test func webAppScreensPassAnAccessibilityAudit() throws {

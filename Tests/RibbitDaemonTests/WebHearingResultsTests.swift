@@ -12,7 +12,7 @@ import Testing
 /// a trial through the daemon; then a test taken by the simulated listener, its "after" view
 /// with the links, in headless Chromium, audited by axe.
 /// RIBBIT_WEB_SCREENSHOTS=DIR keeps the screenshots (docs/images/web-hearing-test-after-*.png).
-extension DaemonTests {
+extension HearingTestDaemonTests {
     @Test(.timeLimit(.minutes(8))) func webHearingTestResultsGiveAReportFHIRAndATrial() throws {
         let chromium = try #require(Built.tool("chromium"), "chromium is needed (make dev-deps installs it)")
         let server = try JackTestServer(period: 256)

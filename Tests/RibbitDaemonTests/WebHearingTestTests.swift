@@ -8,7 +8,7 @@ import Testing
 /// with nothing on the console; and a short test (one ear, 1 kHz) started, answered from the
 /// page's own keyboard handler, and stopped, each step as `ribbitd status` reports it.
 /// RIBBIT_WEB_SCREENSHOTS=DIR keeps the screenshots (the README's are docs/images/web-hearing-test-*.png).
-extension DaemonTests {
+extension HearingTestDaemonTests {
     static func keepScreenshot(_ png: Data, _ name: String) throws {
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(name) is not a PNG")
         guard let directory = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"] else { return }

@@ -6,7 +6,7 @@ import Testing
 
 /// What the web app starts ends with its owner: a hearing test with the page that runs it (left,
 /// or gone quiet), and everything it holds with ribbit-web itself.
-extension DaemonTests {
+extension WebDaemonTests {
     @Test func aWebHearingTestEndsWithItsPageAndWithRibbitWeb() throws {
         let chromium = try #require(Built.tool("chromium"), "chromium is needed (make dev-deps installs it)")
         let server = try JackTestServer()

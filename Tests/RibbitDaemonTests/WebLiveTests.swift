@@ -6,7 +6,7 @@ import Testing
 
 /// The Live screen: a real daemon on a private jackd playing a 1 kHz tone, `ribbitd web`, its
 /// WebSocket read by URLSessionWebSocketTask and by headless Chromium.
-extension DaemonTests {
+extension WebDaemonTests {
     /// With the session and the app's own Origin: 10 or more frames a second whose levels
     /// are the tone's; without the session, or from another origin, no upgrade; Save's CSV has
     /// the CLI's header and a row per frame and ear, its SVG every series.

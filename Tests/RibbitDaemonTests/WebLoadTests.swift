@@ -11,7 +11,7 @@ import Testing
 /// The Load and Details screens against a real daemon on a private jackd: a QR code's picture
 /// previewed and loaded through the daemon as `ribbitd load` does, `ribbitd load`'s refusals,
 /// a history entry's details, and both pages in headless Chromium.
-extension DaemonTests {
+extension WebDaemonTests {
     /// The preview's JSON, as much as the tests read.
     struct WebPreview: Decodable {
         struct Report: Decodable {

@@ -9,7 +9,7 @@ import Testing
 /// to read or act with; a guesser's wrong tokens never stop the wearer's right one; 1,100 idle
 /// connections under a 1,024-descriptor limit leave the web app reachable; and Home and Details
 /// show the output limit in force in dB SPL.
-extension DaemonTests {
+extension WebDaemonTests {
     /// The wearer logs in with the personal link; then the same browser visits a page another
     /// local user serves on another port of 127.0.0.1 (a small Python server that writes down
     /// every request it gets). Cookies are shared by all ports of a host, localStorage is not.

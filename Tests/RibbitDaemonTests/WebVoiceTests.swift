@@ -8,7 +8,7 @@ import Testing
 /// The Voice games screen and its games: a real daemon on a private jackd, `ribbitd web`, the
 /// store in voice.sqlite beside the daemon's history, and for the end-to-end tests ribbit-probe playing a
 /// generated voice into ribbit's inputs while headless Chromium runs the game.
-extension DaemonTests {
+extension WebDaemonTests {
     /// Children: added, listed, renamed, their settings checked (one line, nothing saved), archived;
     /// the page and the game page are served; a game socket with no such child says so.
     @Test func webVoiceChildrenAndSettings() throws {
