@@ -234,6 +234,20 @@ final class Probe {
             disturbances.contains { abs($0 - frame) <= margin }
         }
 
+        /// The largest step between neighbouring recorded samples of `channel` from `start` on
+        /// (where, and how many steps were judged), leaving out those within `margin` frames of
+        /// a disturbance: a click there may be JACK's, and anywhere else it is ribbit's.
+        func steepestStep(channel: Int, from start: Int = 0, margin: Int) -> (step: Double, at: Int, judged: Int) {
+            let samples = recorded[channel]
+            var steepest = (step: 0.0, at: start, judged: 0)
+            for index in start..<max(start, samples.count - 1) where !isDisturbed(index, margin: margin) {
+                let step = Double(abs(samples[index + 1] - samples[index]))
+                steepest.judged += 1
+                if step > steepest.step { (steepest.step, steepest.at) = (step, index) }
+            }
+            return steepest
+        }
+
         /// When the period holding `frame` was recorded.
         func nanoseconds(atFrame frame: Int) -> Int {
             var low = 0
