@@ -38,7 +38,12 @@ extension DaemonTests {
         let fitting = try Fitting(prescription: rx, sampleRate: 48000)
         let band = try #require(DumpAnalyzer.bandCentersHz.firstIndex(of: 1000))
         let bin = Int(1000 / DumpAnalyzer.spectrumBinHz(sampleRate: 48000))  // 21.33 -> bin 21 at 984 Hz
-        for frame in frames.suffix(10) {
+        // Frames whose analysis window an xrun may have glitched (the count moved within the
+        // last two frames, a window's span) are not judged: JACK's click, not ribbit's gain (l4,
+        // loaded: the input read off -40 dBFS in such frames). At least five must be left.
+        let clean = frames.indices.dropFirst(2).filter { frames[$0].xruns == frames[$0 - 2].xruns }.map { frames[$0] }
+        #expect(clean.count >= 5, "\(frames.count - clean.count) of \(frames.count) frames near an xrun")
+        for frame in clean.suffix(10) {
             #expect(frame.sampleRate == 48000 && frame.latencyFrames == 96 && frame.output == .processing)
             #expect(frame.prescription?.name == rx.name && frame.droppedFrames == 0)
             for ear in Ear.allCases {
