@@ -45,7 +45,7 @@ run() {
 # Lanes only on a machine with CPU to spare: on one already busy (other work, a build beside
 # it), four daemon tests at once beside the unit tests leave JACK's periods too little CPU, and
 # the tests' recordings more xruns than glitch-aware judging can work around (a loaded run with
-# lanes: eight failures). There the suites run in one process, slower and sure. Judged on how
+# lanes: seven tests failed). There the suites run in one process, slower and sure. Judged on how
 # idle the CPUs were over three seconds before the tests start (the load average would still
 # count the build that just ended).
 idle_percent() {
