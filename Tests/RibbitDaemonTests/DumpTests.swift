@@ -18,31 +18,41 @@ extension DaemonTests {
         let rxPath = TestPaths.prescription("mild-presbycusis.rx").path
         let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", rxPath])
         try daemon.waitUntilProcessing()
-        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 30)
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -40, seconds: 60)
         try probe.waitUntilPlaying()
         usleep(500_000)
         let csv = daemon.directory.appendingPathComponent("dump.csv").path
         let svg = daemon.directory.appendingPathComponent("dump.svg").path
-        let result = try daemon.ribbitd(["dump", "--json", "--duration", "3", "--csv", csv, "--svg", svg])
-        probe.cancel()
-        #expect(result.status == 0, "\(result.stderr)")
-        let frames = try result.stdout.split(separator: "\n").map { try JSONDecoder().decode(DumpFrame.self, from: Data($0.utf8)) }
-        // 20 a second on a fixed grid: 3 s gives 60 (61 with one at each end). A loaded machine
-        // sends some late or drops some (fewer), or ends the client's 3 s late (62 seen); the
-        // rate itself is the grid, read from the frames' own times.
-        #expect((30...63).contains(frames.count), "\(frames.count) frames in 3 s")
-        let gaps = zip(frames, frames.dropFirst()).map { $1.time - $0.time }.sorted()
-        let spacing = gaps[gaps.count / 2]
-        #expect(abs(spacing - 0.05) < 0.005, "frames every \(spacing) s (median)")
         let rx = try Prescription.parse(Data(contentsOf: URL(fileURLWithPath: rxPath)))
         let fitting = try Fitting(prescription: rx, sampleRate: 48000)
         let band = try #require(DumpAnalyzer.bandCentersHz.firstIndex(of: 1000))
         let bin = Int(1000 / DumpAnalyzer.spectrumBinHz(sampleRate: 48000))  // 21.33 -> bin 21 at 984 Hz
         // Frames whose analysis window an xrun may have glitched (the count moved within the
         // last two frames, a window's span) are not judged: JACK's click, not ribbit's gain (l4,
-        // loaded: the input read off -40 dBFS in such frames). At least five must be left.
-        let clean = frames.indices.dropFirst(2).filter { frames[$0].xruns == frames[$0 - 2].xruns }.map { frames[$0] }
-        #expect(clean.count >= 5, "\(frames.count - clean.count) of \(frames.count) frames near an xrun")
+        // loaded: the input read off -40 dBFS in such frames). At least five must be left; while
+        // fewer are, the dump is taken again, at most four times, each retake printed, and the clean
+        // frames of every take are judged (CI, three lanes on two cores: 57 of 61 near an xrun).
+        var frames: [DumpFrame] = []
+        var clean: [DumpFrame] = []
+        for take in 1...4 {
+            let result = try daemon.ribbitd(["dump", "--json", "--duration", "3", "--csv", csv, "--svg", svg])
+            #expect(result.status == 0, "\(result.stderr)")
+            frames = try result.stdout.split(separator: "\n").map { try JSONDecoder().decode(DumpFrame.self, from: Data($0.utf8)) }
+            // 20 a second on a fixed grid: 3 s gives 60 (61 with one at each end). A loaded machine
+            // sends some late or drops some (fewer), or ends the client's 3 s late (62 seen); the
+            // rate itself is the grid, read from the frames' own times.
+            #expect((30...63).contains(frames.count), "\(frames.count) frames in 3 s")
+            guard frames.count >= 3 else { break }
+            let gaps = zip(frames, frames.dropFirst()).map { $1.time - $0.time }.sorted()
+            let spacing = gaps[gaps.count / 2]
+            #expect(abs(spacing - 0.05) < 0.005, "frames every \(spacing) s (median)")
+            let cleanHere = frames.indices.dropFirst(2).filter { frames[$0].xruns == frames[$0 - 2].xruns }
+            clean += cleanHere.map { frames[$0] }
+            if clean.count >= 5 || result.status != 0 { break }
+            print("dump take \(take): \(frames.count - cleanHere.count) of \(frames.count) frames near an xrun; taken again")
+        }
+        probe.cancel()
+        #expect(clean.count >= 5, "\(clean.count) frames far from an xrun in four takes")
         for frame in clean.suffix(10) {
             #expect(frame.sampleRate == 48000 && frame.latencyFrames == 96 && frame.output == .processing)
             #expect(frame.prescription?.name == rx.name && frame.droppedFrames == 0)
