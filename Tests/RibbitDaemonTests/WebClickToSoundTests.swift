@@ -14,8 +14,9 @@ extension WebDaemonTests {
         #expect(try web.logIn().status == 200)
 
         // A steady 1 kHz tone: 48-frame blocks hold exactly one period, so a block's level is exact.
-        // Long enough for three clicks 3 s apart and their answers however slow a loaded machine is.
-        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -30, seconds: 14)
+        // Long enough for three clicks 3 s apart and the last one's 12 s, however slow a loaded
+        // machine is.
+        let probe = try Probe(server: server, signal: "sine:1000", levelDBFS: -30, seconds: 30)
         try probe.waitUntilPlaying()
         let clicks: [(label: String, path: String, json: String)] = [
             ("pause", "/api/pause", "{}"), ("resume", "/api/resume", "{}"), ("volume -6 dB", "/api/volume", #"{"stepDB":-6}"#),
@@ -28,6 +29,8 @@ extension WebDaemonTests {
             #expect(answer.status == 200, "\(click.label): \(String(decoding: answer.body, as: UTF8.self))")
         }
         let recording = try probe.finish()
+        // What the daemon says it plays, for a failure's message (a change that never came, or came late).
+        let status = String(decoding: try web.request("GET", "/api/status").body, as: UTF8.self)
         #expect(recording.startNanoseconds > 0, "the probe did not say when it started")
 
         let block = 48
@@ -40,9 +43,10 @@ extension WebDaemonTests {
         var report: [String] = []
         for (index, (click, at)) in zip(clicks, sent).enumerated() {
             let clicked = blockAt(at)
-            // Up to the next click (3 s later), or 3 s for the last: a volume step refits the
-            // filters, which a busy machine can take over a second to do.
-            let end = index + 1 < sent.count ? blockAt(sent[index + 1]) : clicked + 3000
+            // Up to the next click (3 s later), or 12 s for the last, the volume step: it refits
+            // every filter and compressor table, which took over 3 s beside stress-ng (p1 of
+            // 8268ba9: no change within 3 s; 18 to 64 ms on a quiet machine).
+            let end = index + 1 < sent.count ? blockAt(sent[index + 1]) : clicked + 12000
             guard clicked > 500, end <= levels.count, end - clicked > 1500 else {
                 Issue.record("\(click.label) fell outside the recording (blocks \(clicked) to \(end) of \(levels.count))")
                 continue
@@ -52,7 +56,7 @@ extension WebDaemonTests {
             // between them, in dB.
             let before = Self.median(levels[clicked - 500..<clicked])
             let after = Self.median(levels[end - 500..<end])
-            #expect(abs(before - after) > 5, "\(click.label): \(before) dB -> \(after) dB, no change")
+            #expect(abs(before - after) > 5, "\(click.label): \(before) dB -> \(after) dB, no change; the daemon's status: \(status)")
             let halfway = (before + after) / 2
             let changed = try #require(
                 (clicked - 100..<end - 500).first { index in after < before ? levels[index] < halfway : levels[index] > halfway },
@@ -60,7 +64,9 @@ extension WebDaemonTests {
             // The period that recorded the changed block, on the clock the request was sent by.
             let milliseconds = Double(recording.nanoseconds(atFrame: changed * block) - at) / 1e6
             // Before the click would mean the clocks disagree: the measurement, not ribbit, is wrong.
-            #expect(milliseconds > -1 && milliseconds < 2500, "\(click.label): \(milliseconds) ms")
+            // Pause and resume switch a flag; the volume step waits for a refit (issue 29 makes it a trim).
+            let bound = click.label.hasPrefix("volume") ? 11_000.0 : 2500.0
+            #expect(milliseconds > -1 && milliseconds < bound, "\(click.label): \(milliseconds) ms")
             report.append(String(format: "%@ %.1f ms", click.label, milliseconds))
         }
         print(
