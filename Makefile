@@ -42,9 +42,9 @@ run: deps build
 
 # The release products first (what ships: the integration tests run them and the real-time
 # audit judges them), the compiler's real-time check, then only what the tests need in debug
-# (`test-build`). The formatting check runs first: it takes seconds, the build minutes. The
-# suites run in three processes at once (`--lanes`: the daemon's end-to-end tests mostly wait
-# for sound played in real time).
+# (`test-build`). The formatting check runs first: it takes seconds, the build minutes. On four
+# idle cores or more the suites run in three processes at once (`--lanes`: the daemon's
+# end-to-end tests mostly wait for sound played in real time); on two, in one.
 test: dev-deps lint $(AXE) $(FHIR_R4)
 	$(MAKE) build
 	$(MAKE) rt-check
