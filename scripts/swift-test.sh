@@ -47,7 +47,8 @@ run() {
 # the tests' recordings more xruns than glitch-aware judging can work around (a loaded run with
 # lanes: seven tests failed). On two idle cores the three lanes starve each other just the same
 # (a quiet clean clone of 52f8b31: a daemon that answered nothing for 5 and 10 s, a listener's
-# answers late, five tests failed; one process, quiet or beside stress-ng, fails none of them).
+# answers late, five tests failed; in one process, quiet or beside stress-ng, four of them never
+# failed and the fifth only in a milder form).
 # So lanes need four cores or more and half of them idle; elsewhere the suites run in one
 # process, slower and sure. Idleness is judged over three seconds before the tests start (the
 # load average would still count the build that just ended).
