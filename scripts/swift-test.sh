@@ -7,12 +7,12 @@
 #   scripts/swift-test.sh [-c debug|release] [--lanes] [--filter REGEX] [--skip REGEX] ...
 #
 # --lanes runs the daemon's end-to-end suites in two processes of their own beside a third for
-# everything else, on a machine with four cores or more that are mostly idle (see below). Those suites run one test at a
-# time and spend most of it waiting for sound played in real time, so one process (whose test
-# threads are as many as the cores) would leave the CPU idle for most of the run; each lane is
-# a separate process because swift-testing runs at most one test per core in a process. The
-# test bundle is run directly, not through `swift test`, which would hold the build directory's
-# lock for the whole run.
+# everything else, on a machine with four cores or more that are mostly idle (see below). Those
+# suites run one test at a time and spend most of it waiting for sound played in real time, so
+# one process (whose test threads are as many as the cores) would leave the CPU idle for most of
+# the run; each lane is a separate process because swift-testing runs at most one test per core
+# in a process. The test bundle is run directly, not through `swift test`, which would hold the
+# build directory's lock for the whole run.
 set -uo pipefail
 configuration=debug
 lanes=false
@@ -48,10 +48,9 @@ run() {
 # lanes: seven tests failed). On two idle cores the three lanes starve each other just the same
 # (a quiet clean clone of 52f8b31: a daemon that answered nothing for 5 and 10 s, a listener's
 # answers late, five tests failed; in one process, quiet or beside stress-ng, four of them never
-# failed and the fifth only in a milder form).
-# So lanes need four cores or more and half of them idle; elsewhere the suites run in one
-# process, slower and sure. Idleness is judged over three seconds before the tests start (the
-# load average would still count the build that just ended).
+# failed and the fifth only in a milder form). So lanes need four cores or more and half of them
+# idle; elsewhere the suites run in one process, slower and sure. Idleness is judged over three
+# seconds before the tests start (the load average would still count the build that just ended).
 idle_percent() {
 	local a b
 	read -r -a a </proc/stat
