@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # What building and running need (Debian package names): the libraries and a JACK server. `make run`
 # installs only these, so a wearer's box gets no test tools.
 RUN_PACKAGES := pkg-config libfftw3-dev libsndfile1-dev libjack-jackd2-dev libpng-dev libturbojpeg0-dev \
-	libzbar-dev libqrencode-dev libsqlite3-dev jackd2
+	libzbar-dev libqrencode-dev libsqlite3-dev libsodium-dev jackd2
 # What testing, the demo, the bench and the package add: JACK's example clients come with jackd2
 # (jack_lsp, jack_iodelay ...); espeak-ng and sox for the demo speech, bc for the bench,
 # ImageMagick to make the tests' photo-like QR pictures, tmux for the terminal-view tests;

@@ -45,13 +45,16 @@ let package = Package(
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CZbar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
         // The real-time primitives: config slot, seqlock, SPSC ring, block/hop adapter; the rules.
         .target(name: "RibbitRealtime"),
+        // System calls retried when a signal interrupts them, and their errors by name. Glibc only.
+        .target(name: "RibbitSystem"),
         // Pure math: windows, FIR design, the staged overlap-save engine, limiter. No I/O, no Foundation.
         .target(name: "RibbitDSP", dependencies: ["CFFTW", "RibbitRealtime"]),
         // The FFTW wisdom file in $XDG_CACHE_HOME/ribbit/, for the audio process and the CLI. Glibc only.
-        .target(name: "RibbitWisdomFile", dependencies: ["RibbitDSP"]),
+        .target(name: "RibbitWisdomFile", dependencies: ["RibbitDSP", "RibbitSystem"]),
         // Seeded test signals (noise, sines, impulses) for the tests, the probe and the bench.
         .target(name: "RibbitSignals"),
         // The prescription text format and the fitting rules. No I/O.
@@ -79,18 +82,17 @@ let package = Package(
         // QR codes: decoding photos with zbar, making codes with libqrencode.
         .target(name: "RibbitQR", dependencies: ["RibbitImage", "CZbar", "CQRencode"]),
         // Where ribbit's files are (XDG), its config file, small-file reading, the version.
-        .target(name: "RibbitSettings", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
+        .target(name: "RibbitSettings", dependencies: ["RibbitSystem", .product(name: "TOMLKit", package: "TOMLKit")]),
         // The prescription history, the active one and a trial, in SQLite (GRDB).
-        .target(name: "RibbitStore", dependencies: ["RibbitSettings", "RibbitPrescription", "RibbitAudiometry", "RibbitVoice", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "RibbitStore", dependencies: ["RibbitSettings", "RibbitSystem", "RibbitPrescription", "RibbitAudiometry", "RibbitVoice", .product(name: "GRDB", package: "GRDB.swift")]),
         // Ed25519 signatures on prescriptions and the wearer's trusted keys; private keys
-        // protected by a passphrase (scrypt from _CryptoExtras, ChaCha20-Poly1305).
-        .target(
-            name: "RibbitSignature",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]),
+        // protected by a passphrase (scrypt, ChaCha20-Poly1305). libsodium from Debian, not
+        // swift-crypto: ribbitd and the tests then compile no BoringSSL of their own.
+        .target(name: "RibbitSignature", dependencies: ["CSodium"]),
         // The JACK client and what runs on its real-time thread.
         .target(name: "RibbitJack", dependencies: ["CJack", "RibbitDSP", "RibbitRealtime"]),
         // The control protocol and its Unix socket, for the daemon and its clients.
-        .target(name: "RibbitControl", dependencies: ["RibbitSettings", "RibbitAudiometry", "RibbitVoice"]),
+        .target(name: "RibbitControl", dependencies: ["RibbitSettings", "RibbitAudiometry", "RibbitVoice", "RibbitSystem"]),
         // What the dump shows: analysers, the frame and its JSON, the frame builder. Never on the RT thread.
         .target(name: "RibbitMonitor", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl"]),
         // The dump's files (CSV rows, the averaged SVG) and its stream from the daemon, shared by
@@ -105,13 +107,13 @@ let package = Package(
             ]
         ),
         // The daemon <-> audio process link: binary messages on a socket pair. No Foundation.
-        .target(name: "RibbitAudioLink", dependencies: ["RibbitDSP"]),
+        .target(name: "RibbitAudioLink", dependencies: ["RibbitDSP", "RibbitSystem"]),
         // `ribbitd run`: the services (history, control socket, audio process, dump, systemd) on one poll loop.
         .target(
             name: "RibbitDaemon",
             dependencies: [
                 "RibbitAudioLink", "RibbitControl", "RibbitMonitor", "RibbitFitting", "RibbitPrescription", "RibbitStore", "RibbitIntake",
-                "RibbitAudiometry", "RibbitSignals", "RibbitVoice",
+                "RibbitAudiometry", "RibbitSignals", "RibbitVoice", "RibbitDSP", "RibbitSystem",
                 "RibbitSettings",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -123,7 +125,7 @@ let package = Package(
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
                 "RibbitControl", "RibbitMonitor", "RibbitDumpFiles", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
                 "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", "RibbitAudiometry", "RibbitAudiogramReport", "RibbitVoice",
-                "RibbitWisdomFile", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "RibbitWisdomFile", "RibbitSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: bindNow
@@ -139,7 +141,7 @@ let package = Package(
             dependencies: [
                 "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", "RibbitIntake", "RibbitPlot", "RibbitPrescription",
                 "RibbitFitting", "RibbitSignature", "RibbitImage", "RibbitMonitor", "RibbitDumpFiles", "RibbitAudiometry",
-                "RibbitAudiogramReport", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+                "RibbitAudiogramReport", "RibbitVoice", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -186,21 +188,23 @@ let package = Package(
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "CJack", "RibbitControl"]),
         .testTarget(name: "RibbitRealtimeTests", dependencies: ["RibbitRealtime"]),
-        .testTarget(name: "RibbitAudioLinkTests", dependencies: ["RibbitAudioLink"]),
+        .testTarget(name: "RibbitSystemTests", dependencies: ["RibbitSystem"]),
+        .testTarget(name: "RibbitAudioLinkTests", dependencies: ["RibbitAudioLink", "RibbitDSP"]),
         .testTarget(
             name: "RibbitControlTests", dependencies: ["RibbitControl", "RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitTestSupport"]),
         .testTarget(
             name: "RibbitDaemonTests",
             dependencies: [
                 "RibbitTestSupport", "RibbitControl", "RibbitMonitor", "RibbitDaemon", "RibbitAudioFile", "RibbitAudioLink", "RibbitDSP", "RibbitFitting",
-                "RibbitPrescription", "RibbitStore", "RibbitSettings", "RibbitAudiometry", .product(name: "Logging", package: "swift-log"),
+                "RibbitPrescription", "RibbitStore", "RibbitSettings", "RibbitAudiometry", "RibbitSignals", "RibbitVoice",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "RibbitCLITests",
             dependencies: [
                 "RibbitAudioFile", "RibbitDSP", "RibbitSignals", "RibbitTestSupport", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitControl",
-                "RibbitMonitor", "RibbitAudiometry", "RibbitPrescription", "RibbitSettings",
+                "RibbitMonitor", "RibbitAudiometry", "RibbitPrescription", "RibbitSettings", "RibbitFitting",
             ],
             // The snapshots are read from the source tree at run time, not bundled.
             exclude: ["HelpSnapshots"]

@@ -1,3 +1,5 @@
+import RibbitSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -46,11 +48,9 @@ public final class AudioLinkSocket {
     /// Sends what is queued, as far as the socket takes it.
     public func flush() {
         while !outgoing.isEmpty, !isClosed {
-            let sent = outgoing.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let sent = Syscall.retrying { outgoing.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
             if sent > 0 {
                 outgoing.removeFirst(sent)
-            } else if sent < 0, errno == EINTR {
-                continue
             } else {
                 if sent < 0, errno != EAGAIN, errno != EWOULDBLOCK { isClosed = true }
                 return
@@ -63,13 +63,11 @@ public final class AudioLinkSocket {
     /// Every complete message that arrived; marks the link closed at end of file or on garbage.
     public func receive() -> [AudioMessage] {
         while !isClosed {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let count = Syscall.retrying { chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } }
             if count > 0 {
                 incoming.append(contentsOf: chunk[0..<count])
             } else if count == 0 {
                 isClosed = true
-            } else if errno == EINTR {
-                continue
             } else {
                 if errno != EAGAIN, errno != EWOULDBLOCK { isClosed = true }
                 break

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RibbitSystem
 
 public enum ControlClientError: Error, CustomStringConvertible {
     case notRunning(socket: String)
@@ -117,11 +118,10 @@ public final class LineReader {
             let left = deadline - MonotonicClock.seconds()
             guard left > 0 else { return .timedOut }
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&entry, 1, Int32((left * 1000).rounded(.up)))
-            if ready < 0 && errno == EINTR { continue }
+            let ready = Syscall.retrying { poll(&entry, 1, Int32((left * 1000).rounded(.up))) }
             guard ready > 0 else { return ready == 0 ? .timedOut : .closed }
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { continue }
+            let n = Syscall.retrying { read(fd, &chunk, chunk.count) }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { continue }
             guard n > 0 else { return .closed }
             buffer.append(contentsOf: chunk[0..<n])
         }

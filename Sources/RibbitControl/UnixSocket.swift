@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RibbitSystem
 
 public struct SocketError: Error, CustomStringConvertible {
     public let description: String
@@ -89,8 +90,7 @@ public enum UnixSocket {
         data.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
-                let n = send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                if n < 0 && errno == EINTR { continue }
+                let n = Syscall.retrying { send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL)) }
                 guard n > 0 else { return false }
                 offset += n
             }

@@ -1,6 +1,7 @@
 import Glibc
 import Logging
 import RibbitSettings
+import RibbitSystem
 
 /// swift-log's handler for a daemon whose stderr is the systemd journal: each line starts with
 /// its sd-daemon(3) priority ("<4>the audio process ended ...") and carries no timestamp or
@@ -48,8 +49,9 @@ public struct JournalLogHandler: LogHandler {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
+            let written = Syscall.retrying {
+                bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+            }
             if written <= 0 { return }
             offset += written
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RibbitSystem
 
 /// Reads a whole file that must be small: a prescription, its picture, a key, a config file.
 ///
@@ -38,13 +39,13 @@ public enum BoundedFile {
                 guard data.count <= maxBytes else { break }
                 data.count = min(maxBytes + 1, 2 * data.count)
             }
-            let (count, code) = data.withUnsafeMutableBytes { (Glibc.read(fd, $0.baseAddress! + total, $0.count - total), errno) }
+            let count = Syscall.retrying { data.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, $0.count - total) } }
             if count > 0 {
                 total += count
             } else if count == 0 {
                 break
-            } else if code != EINTR {
-                throw BoundedFileError(path: path, problem: .cannotRead(code))
+            } else {
+                throw BoundedFileError(path: path, problem: .cannotRead(errno))
             }
         }
         guard total <= maxBytes else { throw BoundedFileError(path: path, problem: .tooLarge(sizeBytes: total, maxBytes: maxBytes)) }

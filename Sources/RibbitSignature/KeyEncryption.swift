@@ -1,6 +1,4 @@
-import Crypto
 import Foundation
-import _CryptoExtras
 
 /// A private key protected by a passphrase, as minisign and ssh-keygen protect theirs.
 ///
@@ -17,6 +15,8 @@ extension PrescriptionSignature.PrivateKey {
     static let scryptLogRounds = 15
     /// A file asking for more would take over a GiB of memory: refused, not tried.
     static let maxScryptLogRounds = 20
+    /// scrypt takes 128 x R x 2^LOGN bytes; libsodium would try any amount.
+    static let maxScryptMemory = 1 << 31
 
     /// Whether a key file's text is a passphrase-protected key.
     public static func isEncrypted(_ text: String) -> Bool {
@@ -25,15 +25,11 @@ extension PrescriptionSignature.PrivateKey {
 
     /// The key file's text, protected by `passphrase`.
     public func encryptedFileText(passphrase: String) throws(SignatureError) -> String {
-        var salt = Data(count: 16)
-        var generator = SystemRandomNumberGenerator()
-        for i in salt.indices { salt[i] = UInt8.random(in: 0...255, using: &generator) }
+        let salt = Data(Sodium.random(count: 16))
         let header = "\(Self.encryptedTag) \(name) scrypt:\(Self.scryptLogRounds):8:1:\(salt.base64EncodedString())"
         let key = try Self.derive(passphrase, salt: salt, logRounds: Self.scryptLogRounds, blockSize: 8, parallelism: 1)
-        guard let box = try? ChaChaPoly.seal(self.key.rawRepresentation, using: key, authenticating: Data(header.utf8)) else {
-            throw SignatureError("encrypting the key failed")
-        }
-        return "\(header) \(box.combined.base64EncodedString())\n"
+        let box = Sodium.seal(seed, key: key, authenticating: Array(header.utf8))
+        return "\(header) \(Data(box).base64EncodedString())\n"
     }
 
     /// A passphrase-protected key file's key; a wrong passphrase (or a changed file) throws.
@@ -48,24 +44,25 @@ extension PrescriptionSignature.PrivateKey {
             let combined = Data(base64Encoded: String(parts[parts.count - 1]))
         else { throw SignatureError("a damaged protected key (\(form))") }
         guard (10...maxScryptLogRounds).contains(logRounds), (1...32).contains(blockSize), (1...16).contains(parallelism),
-            salt.count >= 8
-        else { throw SignatureError("the key's scrypt settings are out of range (2^10 to 2^\(maxScryptLogRounds) rounds)") }
+            salt.count >= 8, 128 * blockSize << logRounds <= maxScryptMemory
+        else {
+            throw SignatureError(
+                "the key's scrypt settings are out of range (2^10 to 2^\(maxScryptLogRounds) rounds, at most \(maxScryptMemory >> 30) GiB)")
+        }
         let header = line.dropLast(parts[parts.count - 1].count + 1)
         let key = try derive(passphrase, salt: salt, logRounds: logRounds, blockSize: blockSize, parallelism: parallelism)
-        guard let box = try? ChaChaPoly.SealedBox(combined: combined),
-            let raw = try? ChaChaPoly.open(box, using: key, authenticating: Data(header.utf8)),
-            let signing = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
+        guard let raw = Sodium.open(Array(combined), key: key, authenticating: Array(header.utf8)), raw.count == Sodium.seedBytes
         else { throw SignatureError("wrong passphrase (or the key file was changed)") }
-        return Self(name: parts[1..<(parts.count - 2)].joined(separator: " "), key: signing)
+        return Self(name: parts[1..<(parts.count - 2)].joined(separator: " "), seed: raw)
     }
 
     private static func derive(
         _ passphrase: String, salt: Data, logRounds: Int, blockSize: Int, parallelism: Int
-    ) throws(SignatureError) -> SymmetricKey {
-        do {
-            return try KDF.Scrypt.deriveKey(
-                from: Data(passphrase.utf8), salt: salt, outputByteCount: 32, rounds: 1 << logRounds, blockSize: blockSize,
-                parallelism: parallelism, maxMemory: 1 << 31)
-        } catch { throw SignatureError("scrypt failed (\(error))") }
+    ) throws(SignatureError) -> [UInt8] {
+        guard
+            let key = Sodium.scrypt(
+                Array(passphrase.utf8), salt: Array(salt), logRounds: logRounds, blockSize: blockSize, parallelism: parallelism, count: 32)
+        else { throw SignatureError("scrypt failed (2^\(logRounds) rounds, block size \(blockSize), parallelism \(parallelism))") }
+        return key
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// Ed25519 signatures on prescriptions.
@@ -52,7 +51,7 @@ public enum PrescriptionSignature {
         public static func parse(_ text: String) throws(SignatureError) -> PublicKey {
             let parts = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
             guard parts.count >= 3, parts[0] == "ribbit-ed25519-public", let raw = Data(base64Encoded: String(parts.last!)),
-                (try? Curve25519.Signing.PublicKey(rawRepresentation: raw)) != nil
+                raw.count == Sodium.publicKeyBytes
             else { throw SignatureError("not a ribbit public key (expected 'ribbit-ed25519-public NAME BASE64')") }
             let name = parts[1..<(parts.count - 1)].joined(separator: " ")
             // The name is shown on terminals ("signed by NAME"): no escape sequences, no reordering.
@@ -70,19 +69,20 @@ public enum PrescriptionSignature {
 
     public struct PrivateKey {
         public let name: String
-        let key: Curve25519.Signing.PrivateKey
+        /// The 32-byte Ed25519 seed (RFC 8032's private key).
+        let seed: [UInt8]
 
-        public static func generate(name: String) -> PrivateKey { PrivateKey(name: name, key: .init()) }
+        public static func generate(name: String) -> PrivateKey { PrivateKey(name: name, seed: Sodium.random(count: Sodium.seedBytes)) }
 
-        public var publicKey: PublicKey { PublicKey(name: name, raw: key.publicKey.rawRepresentation) }
-        public var fileText: String { "ribbit-ed25519-private \(name) \(key.rawRepresentation.base64EncodedString())\n" }
+        public var publicKey: PublicKey { PublicKey(name: name, raw: Data(Sodium.publicKey(seed: seed))) }
+        public var fileText: String { "ribbit-ed25519-private \(name) \(Data(seed).base64EncodedString())\n" }
 
         public static func parse(_ text: String) throws(SignatureError) -> PrivateKey {
             let parts = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
             guard parts.count >= 3, parts[0] == "ribbit-ed25519-private", let raw = Data(base64Encoded: String(parts.last!)),
-                let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
+                raw.count == Sodium.seedBytes
             else { throw SignatureError("not a ribbit private key (expected 'ribbit-ed25519-private NAME BASE64')") }
-            return PrivateKey(name: parts[1..<(parts.count - 1)].joined(separator: " "), key: key)
+            return PrivateKey(name: parts[1..<(parts.count - 1)].joined(separator: " "), seed: Array(raw))
         }
 
         /// The payload with its signature line appended. The payload must end with a newline
@@ -90,13 +90,13 @@ public enum PrescriptionSignature {
         public func sign(_ payload: Data) throws(SignatureError) -> Data {
             guard payload.last == 0x0A else { throw SignatureError("the prescription must end with a newline to be signed") }
             guard split(payload) == nil else { throw SignatureError("the prescription is signed already") }
-            guard let signature = try? key.signature(for: payload) else { throw SignatureError("signing failed") }
+            let signature = Data(Sodium.sign(payload, seed: seed))
             return payload + Data("\(linePrefix)\(publicKey.keyID):\(signature.base64EncodedString())\n".utf8)
         }
     }
 
     public static func keyID(_ raw: Data) -> String {
-        SHA256.hash(data: raw).prefix(8).map { String(format: "%02x", $0) }.joined()
+        Sodium.sha256(raw).prefix(8).map { String(format: "%02x", $0) }.joined()
     }
 
     /// The signed bytes and the sig line's value, when the payload's last line is a sig line.
@@ -129,9 +129,9 @@ public enum PrescriptionSignature {
             return .bad("the sig line must read 'sig: ed25519:KEYID:BASE64', with a key id of 16 hex digits and a 64-byte signature")
         }
         guard let key = trusted.first(where: { $0.keyID == keyID }) else { return .unknownKey(keyID: keyID) }
-        guard let publicKey = try? Curve25519.Signing.PublicKey(rawRepresentation: key.raw),
-            publicKey.isValidSignature(signatureBytes, for: signed)
-        else { return .bad("it does not match the prescription (changed or damaged after signing)") }
+        guard Sodium.isValid(signature: Array(signatureBytes), for: signed, publicKey: Array(key.raw)) else {
+            return .bad("it does not match the prescription (changed or damaged after signing)")
+        }
         return .trusted(signer: key.name)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RibbitSystem
 
 /// An exclusive lock (flock) on `ribbitd.lock` in the data directory: who may change the history
 /// and the sound. A running daemon holds it for its whole life and writes its pid and socket
@@ -30,9 +31,9 @@ public final class HistoryLock {
         }
         do { fd = try PrivateFile.open(path, flags: readOnly ? O_RDONLY : O_RDWR) } catch { throw .failed(error.description) }
         let deadline = Date().addingTimeInterval(waitSeconds)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        while Syscall.retrying({ flock(fd, LOCK_EX | LOCK_NB) }) != 0 {
             let code = errno
-            guard code == EWOULDBLOCK || code == EINTR else {
+            guard code == EWOULDBLOCK else {
                 close(fd)
                 throw .failed("cannot lock \(path): \(String(cString: strerror(code)))")
             }

@@ -1,5 +1,6 @@
 import Glibc
 import RibbitDSP
+import RibbitSystem
 
 /// The FFTW wisdom file of this user on this machine, `$XDG_CACHE_HOME/ribbit/fftw-wisdom`:
 /// read before planning, written (temp file and rename: never seen half-written) when the
@@ -58,8 +59,7 @@ public final class WisdomFile {
         var bytes = [UInt8](repeating: 0, count: min(Int(info.st_size) + 1, maxBytes + 1))
         var count = 0
         while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0, errno == EINTR { continue }
+            let n = Syscall.retrying { bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) } }
             guard n > 0 else { break }
             count += n
         }
@@ -77,8 +77,7 @@ public final class WisdomFile {
         let bytes = Array(text.utf8)
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0, errno == EINTR { continue }
+            let n = Syscall.retrying { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) } }
             guard n > 0 else { break }
             done += n
         }

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import RibbitSettings
 import RibbitSignature
+import RibbitSystem
 
 /// Passphrases for private keys: asked on the terminal (echo off, as ssh-keygen asks), or read
 /// from a file for scripts. Not from an environment variable: every child process inherits
@@ -71,8 +72,7 @@ enum Passphrase {
             }
             guard readable else { continue }
             var chunk = [UInt8](repeating: 0, count: 256)
-            let count = Glibc.read(fd, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
+            let count = Syscall.retrying { Glibc.read(fd, &chunk, chunk.count) }
             guard count > 0 else { break }
             for byte in chunk.prefix(count) {
                 if byte == 0x0A { break reading }
