@@ -33,12 +33,6 @@ public struct CompressorPlan: Sendable, Equatable {
     /// The highest output limit (dB SPL) of any band of `channel`: no steady output of that ear
     /// is meant to exceed it.
     public func loudestLimitDBSPL(channel: Int) -> Double { settings[channel].bands.map(\.limitDBSPL).max() ?? 200 }
-
-    /// The sample ceiling (dBFS) that holds every channel under its loudest band limit through
-    /// the calibration: a sine peaking there plays at that limit. At most 0 dBFS.
-    public var ceilingDBFS: Double {
-        settings.indices.map { loudestLimitDBSPL(channel: $0) - calibration.loudestOutputDBSPL(channel: $0) }.reduce(0, min)
-    }
 }
 
 extension CompressorConfig {

@@ -163,11 +163,6 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         compressorStage.slot.publish(compressor)
     }
 
-    /// Lowers or raises the ceiling alone (the filter set's own ceiling still caps it).
-    public func publish(ceiling: CeilingConfig) {
-        ceilingStage.slot.publish(ceiling)
-    }
-
     /// Drops the configs the audio thread has finished with. Returns whether there was one.
     @discardableResult
     public func collectRetired() -> Bool {
@@ -185,14 +180,11 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         filterStage.slot.hasPending || ceilingStage.slot.hasPending || compressorStage.slot.hasPending
     }
 
-    /// The filter set the audio thread runs now (for reports; on the publishing thread only).
-    public var currentFilters: FilterSet { filterStage.slot.currentConfig }
-
     /// The compressor's smoothed band levels (dB SPL through its calibration) of `channel`
     /// after the latest hop, one per band of the running compressor config (empty while
     /// compression is off). For tests and offline analysis: it reads the detector's state
     /// without synchronisation and allocates, so call it only between process() calls, from
-    /// the thread that calls them and publishes (as `currentFilters`), never while an audio
+    /// the thread that calls them and publishes, never while an audio
     /// thread runs the engine.
     public func compressorLevels(channel: Int) -> [Float] {
         let bands = min(compressorStage.slot.currentConfig.bandCount, CompressorStage.maxBands)

@@ -151,7 +151,7 @@ struct ProcessCommand: ParsableCommand {
             for line in recorder.bandLevels(calibration: calibration) { print("  " + line) }
         }
         if counters.sanitizedInputs > 0 {
-            print("  input         \(counters.sanitizedInputs) samples were NaN, infinite or beyond +-1e6 and were replaced")
+            print("  input         \(counters.sanitizedInputs) samples were NaN, infinite or beyond full scale (+-1) and were replaced")
         }
     }
 
