@@ -6,6 +6,20 @@ public enum ControlProtocol {
     public static let version = 1
     /// Longest request line the daemon reads; a longer one is refused and the connection closed.
     public static let maxRequestBytes = 64 * 1024
+    /// How long a trial (`load` with `trialSeconds`) may last, for every front end: from a
+    /// second to a week, time enough to wear a fitting through the places a week holds.
+    public static let trialSeconds = 1...(7 * 86400)
+    public static let trialSecondsText = "from 1 s to 7 days"
+
+    /// The refusal of a request in another protocol version, or nil when `line` speaks this one
+    /// (or says nothing of its version). Read before the command, which a newer client may
+    /// name differently.
+    public static func versionRefusal(_ line: Data) -> String? {
+        struct Versioned: Decodable { var version: Int? }
+        guard let given = (try? JSONDecoder().decode(Versioned.self, from: line))?.version, given != version else { return nil }
+        return "this client speaks control protocol \(given), ribbitd \(version): after an upgrade, restart the daemon "
+            + "(systemctl --user restart ribbitd) so that both are the same version"
+    }
     /// The calibration tone's limits (`tone`): the loudest level (a sine's dBFS; louder asks are
     /// clamped to it, and to the output ceiling in force), the longest it plays before it stops
     /// by itself, and how long it plays when the request does not say. The audio process
@@ -54,6 +68,10 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case measure
     }
     public var command: Command
+    /// The protocol the client speaks (`ControlProtocol.version`; every request ribbit builds
+    /// carries it). A different one is refused, before the command is read, with what to do;
+    /// a request without it (a line typed by hand) is read as the daemon's own.
+    public var version: Int? = ControlProtocol.version
     /// bypass: on (true) or off (false).
     public var on: Bool?
     /// load: the prescription text (format version 1) and where it came from (for the log).

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RibbitSystem
 
 /// The daemon's side of the control socket, driven by the daemon's poll loop on one thread.
 ///
@@ -171,8 +172,7 @@ public final class ControlServer {
     private func read(_ fd: Int32, now: Double, handler: Handler) {
         var chunk = [UInt8](repeating: 0, count: 16384)
         while true {
-            let n = Glibc.read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
+            let n = Syscall.retrying { Glibc.read(fd, &chunk, chunk.count) }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
             guard n > 0 else {
                 drop(fd)  // the peer closed (a partial request without newline is discarded)
@@ -206,6 +206,8 @@ public final class ControlServer {
             let answer: ControlReply
             if line.count > ControlProtocol.maxRequestBytes {
                 answer = .failure("request longer than \(ControlProtocol.maxRequestBytes) bytes; refused")
+            } else if let refusal = ControlProtocol.versionRefusal(Data(line)) {
+                answer = .failure(refusal)
             } else if let request = try? JSONDecoder().decode(ControlRequest.self, from: line) {
                 if request.command == .dump || request.command == .voice {
                     let stream: Stream = request.command == .dump ? .dump : .voice
@@ -251,11 +253,13 @@ public final class ControlServer {
         for fd in Array(subscribers.keys) {
             guard var subscriber = subscribers[fd], subscriber.stream == stream else { continue }
             if subscriber.unsent.isEmpty { subscriber.unsent = line }
-            let sent = subscriber.unsent.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            let sent = Syscall.retrying {
+                subscriber.unsent.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            }
             if sent > 0 {
                 subscriber.unsent.removeFirst(sent)
                 subscriber.lastProgress = now
-            } else if sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+            } else if sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK {
                 drop(fd)  // the client has gone
                 continue
             }

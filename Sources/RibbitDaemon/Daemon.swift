@@ -295,8 +295,8 @@ public final class Daemon {
         let history = try fitting.history()
         let source = request.source ?? "the prescription"
         guard let text = request.prescription else { throw RequestFailure("load needs a \"prescription\" (the text of an .rx file)") }
-        if let seconds = request.trialSeconds, !(1...(7 * 86400)).contains(seconds) {
-            throw RequestFailure("a trial lasts from 1 s to 7 days, not \(seconds) s")
+        if let seconds = request.trialSeconds, !ControlProtocol.trialSeconds.contains(seconds) {
+            throw RequestFailure("a trial lasts \(ControlProtocol.trialSecondsText), not \(seconds) s")
         }
         let accepted: Intake.Accepted
         do { accepted = try history.intake.check(text, source: source) } catch {

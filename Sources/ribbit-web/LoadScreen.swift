@@ -14,9 +14,6 @@ enum LoadScreen {
     static let script = "/load.js"
     static let previewPath = "/api/preview"
     static let loadPath = "/api/load"
-    /// "Load as a trial": 15 minutes, then back to the current one unless `ribbitd keep`.
-    static let maxTrialSeconds = 24 * 3600
-
     static var html: String {
         Assets.screen(
             path: path, title: "ribbit: load a prescription", script: script, connecting: "Choose a prescription", main: main)
@@ -47,8 +44,9 @@ enum LoadScreen {
             let (bytes, file) = try await upload(request, context: context)
             var trial: Int?
             if let given = request.uri.queryParameters["trial"] {
-                guard let seconds = Int(given), (1...maxTrialSeconds).contains(seconds) else {
-                    return WebApp.plain(.badRequest, "trial=SECONDS takes 1 to \(maxTrialSeconds); nothing changed")
+                guard let seconds = Int(given), ControlProtocol.trialSeconds.contains(seconds) else {
+                    let range = ControlProtocol.trialSeconds
+                    return WebApp.plain(.badRequest, "trial=SECONDS takes \(range.lowerBound) to \(range.upperBound); nothing changed")
                 }
                 trial = seconds
             }

@@ -337,6 +337,15 @@ extension DaemonTests {
             #expect(reply?.ok == false, "\(line)")
             #expect(reply?.error?.isEmpty == false)
         }
+        // Another protocol version is refused with what to do, whatever its command; this
+        // one, and none (a line typed by hand), are served.
+        for line in [#"{"version": 2, "command": "status"}"#, #"{"version": 0, "command": "warp"}"#] {
+            let reply = try rawRequest(socketPath, Data((line + "\n").utf8))
+            #expect(reply?.ok == false && reply?.error?.contains("restart the daemon") == true, "\(line): \(String(describing: reply))")
+        }
+        for line in [#"{"version": \#(ControlProtocol.version), "command": "status"}"#, #"{"command": "status"}"#] {
+            #expect(try rawRequest(socketPath, Data((line + "\n").utf8))?.ok == true, "\(line)")
+        }
         // Over 64 KiB without a newline: refused and closed.
         let huge = try rawRequest(socketPath, Data(repeating: UInt8(ascii: "x"), count: 70 * 1024))
         #expect(huge == nil || huge?.ok == false)
