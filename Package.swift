@@ -5,6 +5,12 @@ import PackageDescription
 // never runs the dynamic linker (see docs/architecture.md, "Real-time rules").
 let bindNow: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "now"])]
 
+// The modules that compute on signals and pictures are optimised in debug builds too: the unit
+// tests run minutes of audio and photo-like pictures through them, many times slower
+// unoptimised, and share two cores with the daemon tests' real-time audio. (Release builds are
+// optimised anyway; the tests keep @testable access.)
+let optimizedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 let package = Package(
     name: "ribbit",
     platforms: [.macOS(.v15)],
@@ -52,35 +58,35 @@ let package = Package(
         // System calls retried when a signal interrupts them, and their errors by name. Glibc only.
         .target(name: "RibbitSystem"),
         // Pure math: windows, FIR design, the staged overlap-save engine, limiter. No I/O, no Foundation.
-        .target(name: "RibbitDSP", dependencies: ["CFFTW", "RibbitRealtime"]),
+        .target(name: "RibbitDSP", dependencies: ["CFFTW", "RibbitRealtime"], swiftSettings: optimizedInDebug),
         // The FFTW wisdom file in $XDG_CACHE_HOME/ribbit/, for the audio process and the CLI. Glibc only.
         .target(name: "RibbitWisdomFile", dependencies: ["RibbitDSP", "RibbitSystem"]),
         // Seeded test signals (noise, sines, impulses) for the tests, the probe and the bench.
-        .target(name: "RibbitSignals"),
+        .target(name: "RibbitSignals", swiftSettings: optimizedInDebug),
         // The prescription text format and the fitting rules. No I/O.
         .target(name: "RibbitPrescription"),
         // Clinical plot conventions shared by every plot (dump SVG, terminal view, later reports and
         // web pages): ear order, colours and symbols, the square audiogram form, round ticks. No Foundation.
         .target(name: "RibbitPlot", dependencies: ["RibbitPrescription", "RibbitVoice"]),
         // The hearing test's procedure (a state machine), its result and the RETSPL tables. No I/O, no Foundation.
-        .target(name: "RibbitAudiometry", dependencies: ["RibbitPrescription"]),
+        .target(name: "RibbitAudiometry", dependencies: ["RibbitPrescription"], swiftSettings: optimizedInDebug),
         // Voice exercises for children: the microphone's pitch, voicing and level analysis, sound
         // events, the five games as state machines, their progress figures. No I/O, no Foundation.
-        .target(name: "RibbitVoice"),
+        .target(name: "RibbitVoice", swiftSettings: optimizedInDebug),
         // A stored hearing test for people: its text lines and the printable HTML report, for
         // `ribbitd audiogram` and the web app's Hearing test screen.
         .target(name: "RibbitAudiogramReport", dependencies: ["RibbitAudiometry", "RibbitPlot", "RibbitPrescription", "RibbitSettings"]),
         // Prescription -> per-ear combination curves -> filters for the engine.
-        .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription", "RibbitSettings", "RibbitSignals"]),
+        .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription", "RibbitSettings", "RibbitSignals"], swiftSettings: optimizedInDebug),
         // `ribbitd verify`'s measurements (ANSI S3.22-style test box and target match) on the real
         // engine as the daemon configures it, and its HTML report. No I/O, no Foundation.
-        .target(name: "RibbitVerify", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitSignals", "RibbitPlot"]),
+        .target(name: "RibbitVerify", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitSignals", "RibbitPlot"], swiftSettings: optimizedInDebug),
         // WAV/FLAC through libsndfile.
         .target(name: "RibbitAudioFile", dependencies: ["CSndfile"]),
         // PNG/JPEG in (size-capped) and PNG out, as 8-bit grey images.
-        .target(name: "RibbitImage", dependencies: ["CPNG", "CTurboJPEG"]),
+        .target(name: "RibbitImage", dependencies: ["CPNG", "CTurboJPEG"], swiftSettings: optimizedInDebug),
         // QR codes: decoding photos with zbar, making codes with libqrencode.
-        .target(name: "RibbitQR", dependencies: ["RibbitImage", "CZbar", "CQRencode"]),
+        .target(name: "RibbitQR", dependencies: ["RibbitImage", "CZbar", "CQRencode"], swiftSettings: optimizedInDebug),
         // Where ribbit's files are (XDG), its config file, small-file reading, the version.
         .target(name: "RibbitSettings", dependencies: ["RibbitSystem", .product(name: "TOMLKit", package: "TOMLKit")]),
         // The prescription history, the active one and a trial, in SQLite (GRDB).
@@ -94,7 +100,7 @@ let package = Package(
         // The control protocol and its Unix socket, for the daemon and its clients.
         .target(name: "RibbitControl", dependencies: ["RibbitSettings", "RibbitAudiometry", "RibbitVoice", "RibbitSystem"]),
         // What the dump shows: analysers, the frame and its JSON, the frame builder. Never on the RT thread.
-        .target(name: "RibbitMonitor", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl"]),
+        .target(name: "RibbitMonitor", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl"], swiftSettings: optimizedInDebug),
         // The dump's files (CSV rows, the averaged SVG) and its stream from the daemon, shared by
         // `ribbitd dump`, `process --dump` and the web app's Live screen.
         .target(name: "RibbitDumpFiles", dependencies: ["RibbitMonitor", "RibbitPlot", "RibbitControl", "RibbitPrescription"]),
@@ -166,23 +172,22 @@ let package = Package(
         // The data log's crash tests' child: writes day after day until killed or the disk is full.
         .executableTarget(name: "ribbit-wearlog-writer", dependencies: ["RibbitStore"], path: "Tests/ribbit-wearlog-writer"),
         .target(name: "RibbitTestSupport", dependencies: ["RibbitSignals", "RibbitAudiometry", "RibbitPrescription"], path: "Tests/RibbitTestSupport"),
-        .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "CFFTW", "RibbitWisdomFile"]),
+        .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "CFFTW", "RibbitWisdomFile"], swiftSettings: optimizedInDebug),
         .testTarget(
-            name: "RibbitMonitorTests", dependencies: ["RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitFitting", "RibbitPrescription"]),
+            name: "RibbitMonitorTests", dependencies: ["RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitFitting", "RibbitPrescription"], swiftSettings: optimizedInDebug),
         // FuzzFindings are read from the source tree at run time (as the help snapshots are), not bundled.
         .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"], exclude: ["FuzzFindings"]),
-        .testTarget(name: "RibbitVerifyTests", dependencies: ["RibbitVerify", "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"]),
-        .testTarget(name: "RibbitAudiometryTests", dependencies: ["RibbitAudiometry", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"]),
-        .testTarget(name: "RibbitVoiceTests", dependencies: ["RibbitVoice", "RibbitSignals", "RibbitTestSupport"]),
+        .testTarget(name: "RibbitVerifyTests", dependencies: ["RibbitVerify", "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"], swiftSettings: optimizedInDebug),
+        .testTarget(name: "RibbitAudiometryTests", dependencies: ["RibbitAudiometry", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"], swiftSettings: optimizedInDebug),
+        .testTarget(name: "RibbitVoiceTests", dependencies: ["RibbitVoice", "RibbitSignals", "RibbitTestSupport"], swiftSettings: optimizedInDebug),
         .testTarget(name: "RibbitPlotTests", dependencies: ["RibbitPlot", "RibbitPrescription", "RibbitVoice"]),
         .testTarget(
             name: "RibbitFittingTests",
             dependencies: [
                 "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "RibbitAudiometry",
-            ]
-        ),
+            ], swiftSettings: optimizedInDebug),
         .testTarget(
-            name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"], exclude: ["FuzzFindings"]),
+            name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"], exclude: ["FuzzFindings"], swiftSettings: optimizedInDebug),
         .testTarget(
             name: "RibbitStoreTests",
             dependencies: ["RibbitStore", "RibbitTestSupport", "RibbitAudiometry", "RibbitVoice", .product(name: "GRDB", package: "GRDB.swift")]),
