@@ -118,7 +118,9 @@ public final class LineReader {
             let left = deadline - MonotonicClock.seconds()
             guard left > 0 else { return .timedOut }
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = Syscall.retrying { poll(&entry, 1, Int32((left * 1000).rounded(.up))) }
+            // Not Syscall.retrying: after a signal the time left is worked out again.
+            let ready = poll(&entry, 1, Int32((left * 1000).rounded(.up)))
+            if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { return ready == 0 ? .timedOut : .closed }
             let n = Syscall.retrying { read(fd, &chunk, chunk.count) }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { continue }

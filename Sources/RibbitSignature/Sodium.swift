@@ -39,6 +39,7 @@ enum Sodium {
     }
 
     static func isValid(signature: [UInt8], for message: Data, publicKey: [UInt8]) -> Bool {
+        precondition(ready, "libsodium could not start")
         guard signature.count == signatureBytes, publicKey.count == publicKeyBytes else { return false }
         return message.withUnsafeBytes { bytes in
             crypto_sign_ed25519_verify_detached(signature, bytes.bindMemory(to: UInt8.self).baseAddress, UInt64(bytes.count), publicKey)
@@ -46,6 +47,7 @@ enum Sodium {
     }
 
     static func sha256(_ data: Data) -> [UInt8] {
+        precondition(ready, "libsodium could not start")
         var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
         data.withUnsafeBytes { bytes in
             _ = crypto_hash_sha256(&digest, bytes.bindMemory(to: UInt8.self).baseAddress, UInt64(bytes.count))
@@ -65,6 +67,7 @@ enum Sodium {
 
     /// nonce + ciphertext + tag (swift-crypto's `ChaChaPoly.SealedBox.combined`).
     static func seal(_ plain: [UInt8], key: [UInt8], authenticating header: [UInt8]) -> [UInt8] {
+        precondition(key.count == Int(crypto_aead_chacha20poly1305_ietf_KEYBYTES), "a ChaCha20-Poly1305 key is 32 bytes")
         let nonce = random(count: nonceBytes)
         var sealed = [UInt8](repeating: 0, count: plain.count + tagBytes)
         var length: UInt64 = 0

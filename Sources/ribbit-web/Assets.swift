@@ -11,13 +11,6 @@ enum Assets {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// The screens, in the nav's order: path and name.
-    static let screens: [(path: String, name: String)] = [
-        (HomeScreen.path, "Home"), (PrescriptionsScreen.path, "Prescriptions"), (LoadScreen.path, "Load"),
-        (LiveScreen.path, "Live"), (FittingScreen.path, "Fitting"),
-        (HearingTestScreen.path, "Hearing test"), (VoiceScreen.path, "Voice games"),
-    ]
-
     /// The style sheet: the shared rules, each screen's, then dark mode's colours.
     static let styleSheet =
         StyleSheet.shared + PrescriptionsScreen.css + PrescriptionView.css + LiveScreen.css + FittingScreen.css + HearingTestScreen.css
@@ -36,12 +29,12 @@ enum Assets {
 
     /// A screen's page, the same for everybody (its data comes from the API, with the session):
     /// the shared head (the style sheet; /session.js, /common.js, then the screen's own script)
-    /// and header (the nav, the connection line), then the screen's main.
+    /// and header (the nav, the connection line), then the screen's main. The nav's links are
+    /// page.html's; the screen's own is marked current.
     static func screen(path: String, title: String, script: String, connecting: String, main: String) -> String {
-        let nav = screens.map { "<a href=\"\($0.path)\"\($0.path == path ? " aria-current=\"page\"" : "")>\($0.name)</a>" }.joined()
-        return Web.fill(
-            Web.text(PackageResources.page_html),
-            ["title": title, "script": script, "nav": nav, "connecting": connecting, "main": main])
+        let shell = Web.text(PackageResources.page_html)
+            .replacingOccurrences(of: "<a href=\"\(path)\">", with: "<a href=\"\(path)\" aria-current=\"page\">")
+        return Web.fill(shell, ["title": title, "script": script, "connecting": connecting, "main": main])
     }
 
     /// Shared by every screen's script (deferred scripts run in order, and top-level consts of

@@ -48,6 +48,14 @@ extension WebDaemonTests {
         #expect(page.contains(#"<a href="/fitting" aria-current="page">Fitting</a>"#))
         #expect(page.components(separatedBy: "aria-label=\"Right ear, ").count - 1 == 10)
         #expect(page.components(separatedBy: "aria-label=\"Left ear, ").count - 1 == 10)
+        // The form as the screen's code reads it: an input per ear at every audiogram frequency
+        // from 250 Hz, and an option per rule the form offers.
+        for frequency in Prescription.audiometricFrequencies where frequency >= 250 {
+            for ear in ["right", "left"] { #expect(page.contains(#"id="t-\#(ear)-\#(frequency)""#), "\(ear) \(frequency) Hz") }
+        }
+        for rule in [FittingRule.camfit, .nalR, .halfGain, .pogo2] {
+            #expect(page.contains(#"<option value="\#(rule.rawValue)">"#), "\(rule)")
+        }
 
         // The targets: what RibbitFitting computes for the same audiogram (as `rx show` does).
         for rule in [FittingRule.camfit, .nalR, .halfGain, .pogo2] {

@@ -363,7 +363,7 @@ private let onsetSkip = 0.04
         }
         let perSecond = best / spec.seconds
         #if DEBUG
-            let build = "debug build"
+            let build = "debug build, RibbitVoice compiled with -O"
         #else
             let build = "release build"
         #endif

@@ -57,10 +57,10 @@ function postJSON(path, body, options) {
     { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) }, options || {}));
 }
 
-// The screens' requests to the API. getJSON: the reply's JSON, or null once `failed` was
+// The screens' requests to the API. apiGet: the reply's JSON, or null once `failed` was
 // told why not (the web app's or the daemon's refusal, or that the web app does not answer).
-// post: the same for a POST of `body`, with the message line as `failed` (cleared when done).
-async function getJSON(path, failed) {
+// apiPost: the same for a POST of `body`, with the message line as `failed` (cleared when done).
+async function apiGet(path, failed) {
   try {
     const response = await session.api(path);
     if (!response.ok) { failed((await response.text()).trim()); return null; }
@@ -71,7 +71,7 @@ async function getJSON(path, failed) {
   }
 }
 
-async function post(path, body) {
+async function apiPost(path, body) {
   try {
     const response = await postJSON(path, body);
     if (!response.ok) { showMessage((await response.text()).trim()); return null; }

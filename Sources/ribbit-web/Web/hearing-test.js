@@ -159,14 +159,14 @@ function disconnected(text) {
 
 async function refresh() {
   if (busy) return;
-  const status = await getJSON("/api/hearing-test/status", disconnected);
+  const status = await apiGet("/api/hearing-test/status", disconnected);
   if (!status) return;
   render(status);
   if (daemonDown) { daemonDown = false; showMessage(""); }
 }
 
 async function send(path, body) {
-  const status = await post(path, body);
+  const status = await apiPost(path, body);
   if (status) render(status);
   return status !== null;
 }

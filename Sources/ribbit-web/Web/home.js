@@ -85,7 +85,7 @@ function disconnected(text) {
 
 async function refresh() {
   if (busy) return;
-  const status = await getJSON("/api/status", disconnected);
+  const status = await apiGet("/api/status", disconnected);
   if (!status) return;
   render(status);
   if (daemonDown) { daemonDown = false; showMessage(""); }
@@ -94,7 +94,7 @@ async function refresh() {
 async function send(path, body) {
   busy = true;
   try {
-    const status = await post(path, body);
+    const status = await apiPost(path, body);
     if (status) render(status);
   } finally {
     busy = false;

@@ -104,7 +104,7 @@ async function loadProgress() {
 }
 
 async function send(path, body, done) {
-  const reply = await post(path, body);
+  const reply = await apiPost(path, body);
   if (reply) done(reply);
 }
 
