@@ -55,7 +55,7 @@ let package = Package(
 
         // The real-time primitives: config slot, seqlock, SPSC ring, block/hop adapter; the rules.
         .target(name: "RibbitRealtime"),
-        // System calls retried when a signal interrupts them, and their errors by name. Glibc only.
+        // System calls retried when a signal interrupts them (EINTR). Glibc only.
         .target(name: "RibbitSystem"),
         // Pure math: windows, FIR design, the staged overlap-save engine, limiter. No I/O, no Foundation.
         .target(name: "RibbitDSP", dependencies: ["CFFTW", "RibbitRealtime"], swiftSettings: optimizedInDebug),

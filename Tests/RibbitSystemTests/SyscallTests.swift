@@ -79,12 +79,4 @@ import Testing
         #expect(count == 1 && got == 42)
         #expect(Self.interrupts.load(ordering: .relaxed) == 1, "the signal reached the reader")
     }
-
-    @Test func aFailureNamesTheCall() {
-        #expect(throws: SyscallError(call: "read", code: EBADF)) {
-            var byte: UInt8 = 0
-            _ = try Syscall.checked("read") { read(-1, &byte, 1) }
-        }
-        #expect(SyscallError(call: "read", code: EBADF).description == "read: Bad file descriptor")
-    }
 }
