@@ -45,6 +45,25 @@ import Testing
         #expect(check(zip(tone, room).map { $0 + $1 }).problem?.contains("well above the room") == true)
     }
 
+    /// One period of 256 frames lost (an xrun: silence where the calibrator's tone was) clicks
+    /// through the frame whose window holds it, its splatter less than 20 dB below the tone;
+    /// the calibrator is still taken. Three lost periods in half a second are more than a
+    /// steady calibrator gives.
+    @Test func oneLostPeriodIsForgivenThreeAreNot() {
+        let tone = Signals.sine(count: count, frequencyHz: 1000, sampleRate: 48000, amplitude: 0.1)
+        // Silence a period in the middle of frame `frame`'s window.
+        func losing(_ frames: [Int]) -> [Float] {
+            var signal = tone
+            for frame in frames { for index in (frame * 2400 + 1920)..<(frame * 2400 + 2176) { signal[index] = 0 } }
+            return signal
+        }
+        let once = check(losing([4]))
+        #expect(once.aboveRoomDB.filter { $0 < CalibratorCheck.minimumToneAboveRoomDB }.count == 1, "\(once.aboveRoomDB)")
+        #expect(once.problem == nil, "\(once.problem ?? "")")
+        let thrice = check(losing([1, 4, 7]))
+        #expect(thrice.problem?.contains("well above the room") == true, "\(thrice.aboveRoomDB)")
+    }
+
     /// A tone that swells by 3 dB during the half second (a hand moving the calibrator) fails.
     @Test func anUnsteadyToneFails() {
         var tone = Signals.sine(count: count, frequencyHz: 1000, sampleRate: 48000, amplitude: 0.1)
