@@ -138,5 +138,12 @@ import Testing
         let ran = try screen(showing: ["is now the active prescription"])
         #expect(
             ran.contains("Mild sloping high-frequency loss (quiet) is now the active prescription"), "\(shell):\n\(completed)\n---\n\(ran)")
+        // The tmux server (and the shell in it) ends with kill-server, as it does for a user.
+        let serverPID = try #require(
+            pid_t(tmuxRun(["display-message", "-p", "#{pid}"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        _ = try tmuxRun(["kill-server"])
+        let deadline = Date().addingTimeInterval(10)
+        while kill(serverPID, 0) == 0, Date() < deadline { usleep(20_000) }
+        #expect(kill(serverPID, 0) != 0, "the tmux server \(serverPID) outlived kill-server")
     }
 }

@@ -191,8 +191,21 @@ extension Built {
         let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
+        // A daemon as a shell would start it: no signal blocked or ignored. The test threads
+        // block most signals, and a tmux server that inherits that mask never ends on its own
+        // `kill-server` (tmux sends itself SIGTERM): it and its shell outlived every run.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        var all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid = pid_t()
-        let error = posix_spawn(&pid, executable.path, &actions, nil, argv, envp)
+        let error = posix_spawn(&pid, executable.path, &actions, &attributes, argv, envp)
         guard error == 0 else { throw TestSetupError("cannot start \(executable.path): \(String(cString: strerror(error)))") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
