@@ -78,9 +78,12 @@ let package = Package(
         .target(name: "RibbitAudiogramReport", dependencies: ["RibbitAudiometry", "RibbitPlot", "RibbitPrescription", "RibbitSettings"]),
         // Prescription -> per-ear combination curves -> filters for the engine.
         .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription", "RibbitSettings", "RibbitSignals"], swiftSettings: optimizedInDebug),
+        // The measurement kit: levels, a tone's amplitude and distortion, Hann windows, Welch
+        // spectra and third-octave band levels, for the dump, `verify`, `measure` and the tests. No I/O.
+        .target(name: "RibbitMeasure", dependencies: ["RibbitDSP"], swiftSettings: optimizedInDebug),
         // `ribbitd verify`'s measurements (ANSI S3.22-style test box and target match) on the real
         // engine as the daemon configures it, and its HTML report. No I/O, no Foundation.
-        .target(name: "RibbitVerify", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitSignals", "RibbitPlot"], swiftSettings: optimizedInDebug),
+        .target(name: "RibbitVerify", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitMeasure", "RibbitPrescription", "RibbitSignals", "RibbitPlot"], swiftSettings: optimizedInDebug),
         // WAV/FLAC through libsndfile.
         .target(name: "RibbitAudioFile", dependencies: ["CSndfile"]),
         // PNG/JPEG in (size-capped) and PNG out, as 8-bit grey images.
@@ -100,7 +103,7 @@ let package = Package(
         // The control protocol and its Unix socket, for the daemon and its clients.
         .target(name: "RibbitControl", dependencies: ["RibbitSettings", "RibbitAudiometry", "RibbitVoice", "RibbitSystem"]),
         // What the dump shows: analysers, the frame and its JSON, the frame builder. Never on the RT thread.
-        .target(name: "RibbitMonitor", dependencies: ["RibbitDSP", "RibbitFitting", "RibbitPrescription", "RibbitControl"], swiftSettings: optimizedInDebug),
+        .target(name: "RibbitMonitor", dependencies: ["RibbitDSP", "RibbitMeasure", "RibbitFitting", "RibbitPrescription", "RibbitControl"], swiftSettings: optimizedInDebug),
         // The dump's files (CSV rows, the averaged SVG) and its stream from the daemon, shared by
         // `ribbitd dump`, `process --dump` and the web app's Live screen.
         .target(name: "RibbitDumpFiles", dependencies: ["RibbitMonitor", "RibbitPlot", "RibbitControl", "RibbitPrescription"]),
@@ -130,7 +133,7 @@ let package = Package(
             dependencies: [
                 "RibbitDSP", "RibbitPrescription", "RibbitFitting", "RibbitAudioFile", "RibbitJack",
                 "RibbitControl", "RibbitMonitor", "RibbitDumpFiles", "RibbitDaemon", "RibbitImage", "RibbitQR", "RibbitStore", "RibbitSignature",
-                "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", "RibbitAudiometry", "RibbitAudiogramReport", "RibbitVoice",
+                "RibbitIntake", "RibbitSettings", "RibbitPlot", "RibbitVerify", "RibbitMeasure", "RibbitAudiometry", "RibbitAudiogramReport", "RibbitVoice",
                 "RibbitWisdomFile", "RibbitSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -172,19 +175,19 @@ let package = Package(
         // The data log's crash tests' child: writes day after day until killed or the disk is full.
         .executableTarget(name: "ribbit-wearlog-writer", dependencies: ["RibbitStore"], path: "Tests/ribbit-wearlog-writer"),
         .target(name: "RibbitTestSupport", dependencies: ["RibbitSignals", "RibbitAudiometry", "RibbitPrescription"], path: "Tests/RibbitTestSupport"),
-        .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "CFFTW", "RibbitWisdomFile"], swiftSettings: optimizedInDebug),
+        .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitSignals", "RibbitMeasure", "RibbitTestSupport", "CFFTW", "RibbitWisdomFile"], swiftSettings: optimizedInDebug),
         .testTarget(
             name: "RibbitMonitorTests", dependencies: ["RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitFitting", "RibbitPrescription"], swiftSettings: optimizedInDebug),
         // FuzzFindings are read from the source tree at run time (as the help snapshots are), not bundled.
         .testTarget(name: "RibbitPrescriptionTests", dependencies: ["RibbitPrescription"], exclude: ["FuzzFindings"]),
-        .testTarget(name: "RibbitVerifyTests", dependencies: ["RibbitVerify", "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"], swiftSettings: optimizedInDebug),
+        .testTarget(name: "RibbitVerifyTests", dependencies: ["RibbitVerify", "RibbitMeasure", "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"], swiftSettings: optimizedInDebug),
         .testTarget(name: "RibbitAudiometryTests", dependencies: ["RibbitAudiometry", "RibbitPrescription", "RibbitSignals", "RibbitTestSupport"], swiftSettings: optimizedInDebug),
         .testTarget(name: "RibbitVoiceTests", dependencies: ["RibbitVoice", "RibbitSignals", "RibbitTestSupport"], swiftSettings: optimizedInDebug),
         .testTarget(name: "RibbitPlotTests", dependencies: ["RibbitPlot", "RibbitPrescription", "RibbitVoice"]),
         .testTarget(
             name: "RibbitFittingTests",
             dependencies: [
-                "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitMonitor", "RibbitTestSupport", "RibbitAudiometry",
+                "RibbitFitting", "RibbitDSP", "RibbitPrescription", "RibbitSignals", "RibbitMeasure", "RibbitTestSupport", "RibbitAudiometry",
             ], swiftSettings: optimizedInDebug),
         .testTarget(
             name: "RibbitQRTests", dependencies: ["RibbitQR", "RibbitImage", "RibbitPrescription", "RibbitTestSupport"], exclude: ["FuzzFindings"], swiftSettings: optimizedInDebug),
@@ -203,7 +206,7 @@ let package = Package(
             name: "RibbitDaemonTests",
             dependencies: [
                 "RibbitTestSupport", "RibbitControl", "RibbitMonitor", "RibbitDaemon", "RibbitAudioFile", "RibbitAudioLink", "RibbitDSP", "RibbitFitting",
-                "RibbitPrescription", "RibbitStore", "RibbitSettings", "RibbitAudiometry", "RibbitSignals", "RibbitVoice",
+                "RibbitPrescription", "RibbitStore", "RibbitSettings", "RibbitAudiometry", "RibbitSignals", "RibbitVoice", "RibbitMeasure",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

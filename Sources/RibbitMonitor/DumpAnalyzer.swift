@@ -1,5 +1,6 @@
 import Glibc
 import RibbitDSP
+import RibbitMeasure
 
 /// What the debug dump shows of one ear at one moment: levels, third-octave bands and a
 /// magnitude spectrum of the input and the output. Pure math on sample windows.

@@ -1,6 +1,7 @@
 import Glibc
 import RibbitDSP
 import RibbitFitting
+import RibbitMeasure
 import RibbitPlot
 import RibbitPrescription
 import RibbitSignals
@@ -111,7 +112,7 @@ public struct Verifier: Sendable {
         let out = try run(tone(hz, dbSPL: inputDBSPL), plan: plan)
         return out.indices.map { c in
             let steady = out[c][(out[c].count / 2)...]
-            return VerifyAnalysis.db(VerifyAnalysis.amplitude(steady, frequencyHz: hz, sampleRate: sampleRate)).map {
+            return VerifyAnalysis.db(Tone.amplitude(steady, frequencyHz: hz, sampleRate: sampleRate)).map {
                 $0 + calibration.outputDBSPLAtFullScale[c]
             }
         }
@@ -198,7 +199,7 @@ public struct Verifier: Sendable {
                 distortion[c].append(
                     .init(
                         hz: test.hz, inputDBSPL: test.dbSPL,
-                        thdPercent: VerifyAnalysis.thdPercent(out[(out.count / 2)...], frequencyHz: test.hz, sampleRate: sampleRate)))
+                        thdPercent: Tone.thdPercent(out[(out.count / 2)...], frequencyHz: test.hz, sampleRate: sampleRate)))
             }
             noise.append(try self.noise(channel: c, plan: plan))
             times.append(try attackRelease(channel: c, plan: plan))
@@ -246,11 +247,11 @@ public struct Verifier: Sendable {
         let floorRMS = pow(10, Self.floorDBFS / 20) / 2.0.squareRoot()  // sine-referenced: peak 10^(L/20)
         let floor = try run(Signals.whiteNoise(count: count, rms: floorRMS, seed: 14), plan: plan)[c]
         let out = calibration.outputDBSPLAtFullScale[c]
-        let floorOut = VerifyAnalysis.levelDBFS(floor[(count / 2)...]).map { $0 + out }
+        let floorOut = Levels.dBFS(floor[(count / 2)...]).map { $0 + out }
         let hfa50 = VerifyAnalysis.highFrequencyAverage(
             Self.gains(try sweep(VerifyAnalysis.hfaFrequenciesHz, inputDBSPL: 50, plan: plan)[c], inputDBSPL: 50))
         return EarReport.Noise(
-            silenceOutputDBSPL: VerifyAnalysis.levelDBFS(silent[(count / 2)...]).map { $0 + out }, floorInputDBFS: Self.floorDBFS,
+            silenceOutputDBSPL: Levels.dBFS(silent[(count / 2)...]).map { $0 + out }, floorInputDBFS: Self.floorDBFS,
             floorInputDBSPL: Self.floorDBFS + calibration.inputDBSPLAtFullScale, floorOutputDBSPL: floorOut, hfa50GainDB: hfa50,
             einDBSPL: floorOut.flatMap { level in hfa50.map { level - $0 } })
     }
@@ -303,9 +304,9 @@ public struct Verifier: Sendable {
             let input = VerifyAnalysis.speechLikeSignal(
                 count: count, sampleRate: sampleRate, levelDBFS: level - calibration.inputDBSPLAtFullScale, seed: 2026)
             let out = try run(input, plan: plan)
-            let inLevels = VerifyAnalysis.thirdOctaveLevelsDBFS(input[skip...], centresHz: Self.targetFrequenciesHz, sampleRate: sampleRate)
+            let inLevels = Spectra.thirdOctaveLevelsDBFS(input[skip...], centresHz: Self.targetFrequenciesHz, sampleRate: sampleRate)
             for (c, ear) in Self.ears.enumerated() {
-                let outLevels = VerifyAnalysis.thirdOctaveLevelsDBFS(
+                let outLevels = Spectra.thirdOctaveLevelsDBFS(
                     out[c][skip...], centresHz: Self.targetFrequenciesHz, sampleRate: sampleRate)
                 var rows: [EarReport.TargetRow] = []
                 for (i, hz) in Self.targetFrequenciesHz.enumerated() {

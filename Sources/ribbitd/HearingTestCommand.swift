@@ -92,7 +92,7 @@ struct HearingTestCommand: ParsableCommand {
         print(HearingTestSummary.lines(final!).joined(separator: "\n"))
         if fit, let id = final!.recordID {
             print("")
-            var command = try AudiogramFitCommand.parse(["\(id)", "--trial", "15m"])
+            let command = try AudiogramFitCommand.parse(["\(id)", "--trial", "15m"])
             try command.run()
             print("`ribbitd keep` keeps it; `ribbitd revert` (or 15 minutes) goes back.")
         }

@@ -3,6 +3,7 @@ import Foundation
 import RibbitDSP
 import RibbitFitting
 import RibbitIntake
+import RibbitMeasure
 import RibbitMonitor
 import RibbitPrescription
 
@@ -45,7 +46,7 @@ struct MeasureCommand: ParsableCommand {
         print(
             "frequency (Hz)".padding(toLength: 20, withPad: " ", startingAt: 0) + frequencies.map { String($0).leftPadded(to: 7) }.joined())
         for (channel, ear) in ears.enumerated() {
-            let spectra = Analysis.crossSpectra(input: x[channel], output: y[channel], sampleRate: sampleRate)
+            let spectra = Spectra.crossSpectra(input: x[channel], output: y[channel], sampleRate: sampleRate)
             let strongest = frequencies.map { spectra.inputPowerDB(atHz: Double($0)) }.max() ?? 0
             var target = [String](), measured = [String]()
             for f in frequencies.map(Double.init) {

@@ -1,5 +1,5 @@
 import Foundation
-import RibbitMonitor
+import RibbitMeasure
 import RibbitSignals
 import RibbitTestSupport
 import Testing
@@ -117,7 +117,7 @@ func designedFilters(
         let filters = designedFilters(slopingCurve, geometry, sampleRate: 48000)
         let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
         let out = engine.process([Signals.sine(count: 48000, frequencyHz: 1000, sampleRate: 48000, amplitude: 0.01)])[0]
-        #expect(Analysis.thdPlusNoiseDB(out[4800...], frequencyHz: 1000, sampleRate: 48000) <= -60)
+        #expect(Tone.thdPlusNoiseDB(out[4800...], frequencyHz: 1000, sampleRate: 48000) <= -60)
     }
 
     /// The THD+N criterion must catch time aliasing: raw per-bin gains (no filter fitted into
@@ -127,7 +127,7 @@ func designedFilters(
         let filters = FilterSet(naiveBinGains: [window], fftLength: geometry.fftLength, ceilingDBFS: -1)
         let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
         let out = engine.process([Signals.sine(count: 48000, frequencyHz: 1000, sampleRate: 48000, amplitude: 0.01)])[0]
-        #expect(Analysis.thdPlusNoiseDB(out[4800...], frequencyHz: 1000, sampleRate: 48000) > -60)
+        #expect(Tone.thdPlusNoiseDB(out[4800...], frequencyHz: 1000, sampleRate: 48000) > -60)
     }
 
     @Test func ceilingHoldsOnFullScaleNoiseThroughFiftyDecibels() throws {
@@ -220,8 +220,8 @@ func designedFilters(
         for n in 2000..<out.count { worst = max(worst, abs(Double(out[n] - 2 * out[n - 1] + out[n - 2]))) }
         #expect(worst <= bound)
         // And the level really changed by 12 dB.
-        let before = Analysis.rms(out[6000..<12000]), after = Analysis.rms(out[18000...])
-        #expect(abs(Analysis.decibels(after / before) - 12) < 0.1)
+        let before = Levels.rms(out[6000..<12000]), after = Levels.rms(out[18000...])
+        #expect(abs(Levels.decibels(after / before) - 12) < 0.1)
     }
 
     @Test func republishingTheSameFilterChangesNothing() throws {

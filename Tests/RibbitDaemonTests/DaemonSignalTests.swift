@@ -2,7 +2,7 @@ import Foundation
 import RibbitControl
 import RibbitDSP
 import RibbitFitting
-import RibbitMonitor
+import RibbitMeasure
 import RibbitPrescription
 import RibbitTestSupport
 import Testing
@@ -76,7 +76,7 @@ import Testing
         let fitting = try Fitting(
             prescription: Prescription.parse(Array(try Data(contentsOf: URL(fileURLWithPath: rxPath)))), sampleRate: Self.rate)
         for (channel, ear) in [Ear.left, .right].enumerated() {
-            let spectra = Analysis.crossSpectra(
+            let spectra = Spectra.crossSpectra(
                 input: recording.played[channel], output: recording.recorded[channel], sampleRate: Self.rate)
             for hz in [1000.0, 4000] {
                 let target = fitting.targetGainDB(for: ear, atHz: hz)
@@ -95,7 +95,7 @@ import Testing
         #expect(try daemon.status().output == .paused)
         let paused = try Probe.record(server: server, signal: "noise", levelDBFS: -20, seconds: 1)
         #expect(paused.recorded.allSatisfy { $0.allSatisfy { $0 == 0 } })
-        #expect(Analysis.rms(paused.played[0]) > 0.05)
+        #expect(Levels.rms(paused.played[0]) > 0.05)
 
         #expect(try daemon.ribbitd(["resume"]).status == 0)
         #expect(try daemon.ribbitd(["bypass", "on"]).status == 0)
@@ -167,9 +167,9 @@ import Testing
                 let e = Double(y[n + 1]) - 2 * Double(y[n]) + Double(y[n - 1]) + w * w * Double(y[n])
                 if abs(e) > worst { (worst, worstAt) = (abs(e), n) }
             }
-            let before = Analysis.rms(y[settled..<askedFrame])
-            let after = Analysis.rms(y[afterFrom...])
-            #expect(abs(Analysis.decibels(after / before)) > 3)
+            let before = Levels.rms(y[settled..<askedFrame])
+            let after = Levels.rms(y[afterFrom...])
+            #expect(abs(Levels.decibels(after / before)) > 3)
             // The crossfade itself bends the waveform by under 1 % of the peak (2 w |A'| + |A''|
             // with a smoothstep over one 64-sample hop); the compressor settling to the new
             // fitting steps its gain once a hop, a few % more (3.1 % seen once in a loaded run,

@@ -1,5 +1,5 @@
 import Foundation
-import RibbitMonitor
+import RibbitMeasure
 import RibbitSignals
 import RibbitTestSupport
 import Testing
@@ -34,7 +34,7 @@ func worstGainError(_ rx: Prescription, sampleRate: Double, geometry: EngineGeom
     let output = engine.process(input)
     var worst = (0.0, "")
     for (channel, ear) in [Ear.left, .right].enumerated() {
-        let spectra = Analysis.crossSpectra(input: input[channel], output: output[channel], sampleRate: sampleRate)
+        let spectra = Spectra.crossSpectra(input: input[channel], output: output[channel], sampleRate: sampleRate)
         for f in checkedFrequencies {
             let error = abs(spectra.gainDB(atHz: f) - fitting.targetGainDB(for: ear, atHz: f))
             if error > worst.0 { worst = (error, "\(ear) \(Int(f)) Hz") }
@@ -98,7 +98,7 @@ func worstGainError(_ rx: Prescription, sampleRate: Double, geometry: EngineGeom
             let sine = Signals.sine(count: 48000, frequencyHz: 1000, sampleRate: 48000, amplitude: 0.01)
             let y = engine.process([sine, sine])
             for c in 0..<2 {
-                let thdn = Analysis.thdPlusNoiseDB(y[c][4800...], frequencyHz: 1000, sampleRate: 48000)
+                let thdn = Tone.thdPlusNoiseDB(y[c][4800...], frequencyHz: 1000, sampleRate: 48000)
                 #expect(thdn <= -60, "\(name) channel \(c): \(thdn) dB")
             }
         }

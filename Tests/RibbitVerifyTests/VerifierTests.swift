@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import RibbitDSP
 import RibbitFitting
+import RibbitMeasure
 import RibbitPrescription
 import RibbitSignals
 import RibbitTestSupport
@@ -230,10 +231,10 @@ import Testing
             let t = 2 * Double.pi * f * Double(n) / rate
             return Float(0.5 * sin(t) + 0.05 * sin(2 * t + 0.3) + 0.025 * sin(3 * t + 1))
         }
-        let thd = try #require(VerifyAnalysis.thdPercent(x[...], frequencyHz: f, sampleRate: rate))
+        let thd = try #require(Tone.thdPercent(x[...], frequencyHz: f, sampleRate: rate))
         #expect(abs(thd - 100 * (0.01 + 0.0025).squareRoot()) <= 0.05)
-        #expect(abs(VerifyAnalysis.amplitude(x[...], frequencyHz: f, sampleRate: rate) - 0.5) <= 1e-4)
-        #expect(VerifyAnalysis.thdPercent([Float](repeating: 0, count: 100)[...], frequencyHz: f, sampleRate: rate) == nil)
+        #expect(abs(Tone.amplitude(x[...], frequencyHz: f, sampleRate: rate) - 0.5) <= 1e-4)
+        #expect(Tone.thdPercent([Float](repeating: 0, count: 100)[...], frequencyHz: f, sampleRate: rate) == nil)
     }
 
     /// A sine clipped at half its peak, against a plain DFT over whole periods (rectangular
@@ -250,7 +251,7 @@ import Testing
             return 2 * (re * re + im * im).squareRoot() / Double(count)
         }
         let reference = 100 * (2...5).map { dft($0) * dft($0) }.reduce(0, +).squareRoot() / dft(1)
-        let thd = try #require(VerifyAnalysis.thdPercent(x[...], frequencyHz: f, sampleRate: rate))
+        let thd = try #require(Tone.thdPercent(x[...], frequencyHz: f, sampleRate: rate))
         print("clipped sine: THD \(thd) %, plain DFT \(reference) %")
         #expect(reference > 5)
         #expect(abs(thd - reference) <= 0.005 * reference)
@@ -261,9 +262,9 @@ import Testing
     @Test func speechLikeSignalHasTheLTASSShapeAndLevel() throws {
         let rate = 48000.0
         let x = VerifyAnalysis.speechLikeSignal(count: 96000, sampleRate: rate, levelDBFS: -35, seed: 7)
-        #expect(abs(VerifyAnalysis.levelDBFS(x[...])! + 35) < 1e-3)
+        #expect(abs(Levels.dBFS(x[...])! + 35) < 1e-3)
         let centres: [Double] = [250, 500, 1000, 2000, 4000, 8000]
-        let levels = VerifyAnalysis.thirdOctaveLevelsDBFS(x[...], centresHz: centres, sampleRate: rate).map { $0! }
+        let levels = Spectra.thirdOctaveLevelsDBFS(x[...], centresHz: centres, sampleRate: rate).map { $0! }
         for (i, hz) in centres.enumerated() {
             let expected = Camfit.interpolate(Camfit.ltass70, atHz: hz) - Camfit.interpolate(Camfit.ltass70, atHz: 500)
             #expect(abs((levels[i] - levels[1]) - expected) <= 1.5, "\(hz) Hz: \(levels[i] - levels[1]) vs \(expected)")
