@@ -7,7 +7,9 @@
 #     audio process (ribbit-audio, which holds the JACK client) and the daemon (ribbitd run)
 #     each, with their memory by mapping;
 #  3. the cost of a dump client (`ribbitd dump`) and of a voice client (`ribbitd voice`) to the
-#     audio thread and to the daemon.
+#     audio thread and to the daemon;
+#  4. what a wearer's control costs: a volume step and a program switch, in CPU time of the
+#     daemon and of its audio process, and until `ribbitd` returns.
 # Usage: bench/jack-bench.sh   (make bench builds ribbitd, ribbit-audio and ribbit-probe first)
 set -euo pipefail
 RIBBITD=${RIBBITD:-.build/release/ribbitd}
@@ -132,8 +134,8 @@ json_number() {  # key json
     sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p" <<<"$2"
 }
 
-# Which parts to run: BENCH_SECTIONS="latency load dump" (the default runs all three).
-SECTIONS=${BENCH_SECTIONS:-latency load dump}
+# Which parts to run: BENCH_SECTIONS="latency load dump controls" (the default runs all four).
+SECTIONS=${BENCH_SECTIONS:-latency load dump controls}
 
 # 1. Added latency per period.
 latency() {
@@ -284,6 +286,53 @@ dump() {
     printf "  with the client: %.2fx the audio thread's time, +%.2f %% of a core for the daemon and its audio process; %d frames in %d s, %s sample frames dropped by the ring\n" \
         "$(echo "$dump_share / $quiet_share" | bc -l)" "$(echo "$dump_cpu - $quiet_cpu" | bc -l)" "$frames" "$((DUMP_SECONDS + 2))" "${dropped:-?}"
 
+}
+
+# 4. What a wearer's control costs, with a compressive fitting (CONTROL_RX, default CAMFIT's
+#    sample) and no sound connected: CONTROL_STEPS volume steps (+1 and -1 dB in turn) and as
+#    many program switches (noisy and quiet in turn), 0.5 s apart, and as long with none. The CPU
+#    time of the daemon and of its audio process (all threads, /proc, 10 ms ticks) per step, net
+#    of the same time idle; the wall time until `ribbitd volume` or `program` returned.
+controls() {
+    local rx=${CONTROL_RX:-Prescriptions/camfit-sloping.rx} steps=${CONTROL_STEPS:-20}
+    echo
+    echo "A wearer's controls, $steps of each, 0.5 s apart ($rx, period 64, no sound connected):"
+    start_jackd 64
+    "$RIBBITD" run --no-connect --rx "$rx" >"$work/ribbitd.log" 2>&1 &
+    daemon=$!
+    pids+=("$daemon")
+    wait_port ribbit:in_left
+    sleep 2
+    audio=$(audio_process "$daemon")
+    ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+    window() {  # kind -> "daemon-ticks audio-ticks wall-ms-of-the-commands"
+        local d0 a0 spent=0 i t0 t1
+        d0=$(ticks "$daemon"); a0=$(ticks "$audio")
+        for i in $(seq "$steps"); do
+            t0=$(date +%s%N)
+            case $1 in
+            volume) "$RIBBITD" volume "$([ $((i % 2)) = 1 ] && echo +1 || echo -1)" >/dev/null ;;
+            program) "$RIBBITD" program "$([ $((i % 2)) = 1 ] && echo noisy || echo quiet)" >/dev/null ;;
+            idle) ;;
+            esac
+            t1=$(date +%s%N)
+            spent=$((spent + (t1 - t0) / 1000000))
+            sleep 0.5
+        done
+        echo "$(($(ticks "$daemon") - d0)) $(($(ticks "$audio") - a0)) $spent"
+    }
+    read -r idle_d idle_a _ <<<"$(window idle)"
+    read -r vol_d vol_a vol_ms <<<"$(window volume)"
+    read -r prog_d prog_a prog_ms <<<"$(window program)"
+    "$RIBBITD" stop >/dev/null
+    wait "$daemon" 2>/dev/null || true
+    stop "$jackd_pid"
+    per_step() { echo "($1 - $2) * 10 / $steps" | bc -l; }  # ticks over the idle ones -> ms per step
+    printf "| per step | ribbitd CPU | ribbit-audio CPU | until the command returned |\n| --- | --- | --- | --- |\n"
+    printf "| volume +-1 dB | %.1f ms | %.1f ms | %.0f ms |\n" "$(per_step "$vol_d" "$idle_d")" "$(per_step "$vol_a" "$idle_a")" \
+        "$(echo "$vol_ms / $steps" | bc -l)"
+    printf "| program noisy/quiet | %.1f ms | %.1f ms | %.0f ms |\n" "$(per_step "$prog_d" "$idle_d")" "$(per_step "$prog_a" "$idle_a")" \
+        "$(echo "$prog_ms / $steps" | bc -l)"
 }
 
 echo "ribbit JACK bench: $(nproc) cores, jackd $REALTIME, dummy driver, 48 kHz, prescription $RX"
