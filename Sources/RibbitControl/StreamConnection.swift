@@ -6,13 +6,6 @@ import Glibc
 /// Also a connection that holds a lease (a `pause` with `lease`, `hearing-test-start`, `measure`):
 /// what it asked for lasts until it is closed (`close()`, deinit, or its process ending).
 public final class StreamConnection {
-    public enum OpenError: Error {
-        /// No daemon, another user's, or it did not answer.
-        case client(ControlClientError)
-        /// The daemon refused the stream; its one-line reason.
-        case refused(String)
-    }
-
     private var fd: Int32
     private let reader: LineReader
     /// The daemon's status when the stream opened.
@@ -33,20 +26,17 @@ public final class StreamConnection {
         fd = -1
     }
 
-    public static func open(socketPath: String, command: ControlRequest.Command) throws(OpenError) -> StreamConnection {
-        try open(socketPath: socketPath, request: ControlRequest(command: command))
-    }
-
-    public static func open(socketPath: String, request: ControlRequest) throws(OpenError) -> StreamConnection {
+    /// Use `DaemonConnection.hold` or `.stream`.
+    static func open(socketPath: String, request: ControlRequest) throws(DaemonFailure) -> StreamConnection {
         let fd: Int32
-        do { fd = try ControlClient.connect(socketPath: socketPath) } catch { throw .client(error) }
+        do { fd = try ControlClient.connect(socketPath: socketPath) } catch { throw .unreachable(error) }
         let reader = LineReader(fd: fd)
         let reply: ControlReply
         do {
             reply = try ControlClient.ask(fd, request, timeoutSeconds: 10, reader: reader)
         } catch {
             Glibc.close(fd)
-            throw .client(error)
+            throw .unreachable(error)
         }
         guard reply.ok else {
             Glibc.close(fd)

@@ -11,8 +11,6 @@ public final class VoiceStream {
         case unreadable
     }
 
-    public typealias OpenError = StreamConnection.OpenError
-
     private let connection: StreamConnection
     private let decoder = JSONDecoder()
     /// The daemon's status when the stream opened (the calibration says the level's scale).
@@ -20,8 +18,8 @@ public final class VoiceStream {
 
     private init(connection: StreamConnection) { self.connection = connection }
 
-    public static func open(socketPath: String) throws(OpenError) -> VoiceStream {
-        VoiceStream(connection: try StreamConnection.open(socketPath: socketPath, command: .voice))
+    public static func open(socketPath: String) throws(DaemonFailure) -> VoiceStream {
+        VoiceStream(connection: try DaemonConnection(socketPath: socketPath).stream(.voice))
     }
 
     public func next(timeoutSeconds: Double) -> Item {

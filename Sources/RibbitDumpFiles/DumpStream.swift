@@ -12,14 +12,12 @@ public final class DumpStream {
         case unreadable
     }
 
-    public typealias OpenError = StreamConnection.OpenError
-
     private let connection: StreamConnection
 
     private init(connection: StreamConnection) { self.connection = connection }
 
-    public static func open(socketPath: String) throws(OpenError) -> DumpStream {
-        DumpStream(connection: try StreamConnection.open(socketPath: socketPath, command: .dump))
+    public static func open(socketPath: String) throws(DaemonFailure) -> DumpStream {
+        DumpStream(connection: try DaemonConnection(socketPath: socketPath).stream(.dump))
     }
 
     public func next(timeoutSeconds: Double) -> Item {

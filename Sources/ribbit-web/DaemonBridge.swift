@@ -11,32 +11,37 @@ enum DaemonAnswer: Sendable {
     case unavailable(String)
 }
 
-/// The daemon's control socket, as the CLI uses it. ControlClient blocks, so requests run on one
-/// serial queue of their own, never on the server's threads; the daemon answers one at a time anyway.
+/// The daemon's control socket through `DaemonConnection`, as the CLI reaches it. It blocks, so
+/// requests run on one serial queue of their own, never on the server's threads; the daemon
+/// answers one at a time anyway.
 final class DaemonBridge: Sendable {
-    let socketPath: String
+    let daemon: DaemonConnection
     private let queue = DispatchQueue(label: "ribbit-web.daemon")
 
-    init(socketPath: String) { self.socketPath = socketPath }
+    init(socketPath: String) { daemon = DaemonConnection(socketPath: socketPath) }
+
+    var socketPath: String { daemon.socketPath }
 
     func send(_ request: ControlRequest) async -> DaemonAnswer {
         await withCheckedContinuation { continuation in
-            queue.async { [socketPath] in
+            queue.async { [daemon] in
                 let answer: DaemonAnswer
-                do throws(ControlClientError) {
-                    let reply = try ControlClient.send(request, socketPath: socketPath, timeoutSeconds: 5)
-                    if !reply.ok {
-                        answer = .refused(reply.error ?? "the daemon refused the request without saying why")
-                    } else if let status = reply.status {
-                        answer = .status(status)
-                    } else {
-                        answer = .unavailable("the daemon sent no status")
-                    }
+                do throws(DaemonFailure) {
+                    answer = try daemon.ask(request, timeoutSeconds: 5).map { .status($0) } ?? .unavailable("the daemon sent no status")
                 } catch {
-                    answer = .unavailable(error.description)
+                    answer = DaemonAnswer(error)
                 }
                 continuation.resume(returning: answer)
             }
+        }
+    }
+}
+
+extension DaemonAnswer {
+    init(_ failure: DaemonFailure) {
+        switch failure {
+        case .refused(let message): self = .refused(message)
+        case .unreachable(let error): self = .unavailable(error.description)
         }
     }
 }
@@ -61,16 +66,13 @@ extension DaemonBridge {
     /// Sends `request` on a connection of its own and keeps that connection: the lease.
     func hold(_ request: ControlRequest) async -> (answer: DaemonAnswer, lease: DaemonLease?) {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { [socketPath] in
-                do throws(StreamConnection.OpenError) {
-                    let connection = try StreamConnection.open(socketPath: socketPath, request: request)
+            DispatchQueue.global().async { [daemon] in
+                do throws(DaemonFailure) {
+                    let connection = try daemon.hold(request)
                     let answer: DaemonAnswer = connection.status.map { .status($0) } ?? .unavailable("the daemon sent no status")
                     continuation.resume(returning: (answer, DaemonLease(connection)))
                 } catch {
-                    switch error {
-                    case .client(let failure): continuation.resume(returning: (.unavailable(failure.description), nil))
-                    case .refused(let message): continuation.resume(returning: (.refused(message), nil))
-                    }
+                    continuation.resume(returning: (DaemonAnswer(error), nil))
                 }
             }
         }

@@ -77,11 +77,11 @@ final class SharedDaemonStream<Message: Sendable>: Sendable {
             if stop { return }  // `stream` closes here, and the daemon stops analysing
             guard let open = stream else {
                 do {
-                    stream = try StreamConnection.open(socketPath: socketPath, command: command)
+                    stream = try DaemonConnection(socketPath: socketPath).stream(command)
                     lastFrame = MonotonicClock.seconds()
                 } catch {
                     switch error {
-                    case .client(let error): send(problem(error.description))
+                    case .unreachable(let error): send(problem(error.description))
                     case .refused(let message): send(problem("the daemon refused the \(name): \(message)"))
                     }
                     Thread.sleep(forTimeInterval: 1)

@@ -109,11 +109,6 @@ struct StopSignals {
 extension DumpStream {
     /// The daemon's dump, its errors as the CLI reports them.
     static func open() throws(RibbitError) -> DumpStream {
-        do { return try open(socketPath: RibbitPaths().socketPath) } catch {
-            switch error {
-            case .client(let error): throw RibbitError(error)
-            case .refused(let message): throw .unavailable(message)
-            }
-        }
+        do { return try open(socketPath: RibbitPaths().socketPath) } catch { throw RibbitError(streamRefused: error) }
     }
 }

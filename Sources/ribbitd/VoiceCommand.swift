@@ -29,12 +29,7 @@ struct VoiceCommand: ParsableCommand {
         }
         let stop = StopSignals()
         let stream: VoiceStream
-        do { stream = try VoiceStream.open(socketPath: RibbitPaths().socketPath) } catch {
-            switch error {
-            case .client(let error): throw RibbitError(error)
-            case .refused(let message): throw RibbitError.unavailable(message)
-            }
-        }
+        do { stream = try VoiceStream.open(socketPath: RibbitPaths().socketPath) } catch { throw RibbitError(streamRefused: error) }
         let meter = VoiceMeter(calibration: stream.status?.calibration, live: !json && isatty(1) == 1)
         defer { meter.restore() }
         let deadline = duration.map { MonotonicClock.seconds() + $0 }

@@ -57,7 +57,7 @@ extension DaemonTests {
         usleep(1_200_000)
         var test = ControlRequest(command: .hearingTestStart)
         (test.testEars, test.frequenciesHz, test.seed) = (["right"], [1000], 5)
-        let owner = try StreamConnection.open(socketPath: socket, request: test)
+        let owner = try DaemonConnection(socketPath: socket).hold(test)
         usleep(2_000_000)
         owner.close()  // the test ends with its owner
         dump.waitUntilExit()

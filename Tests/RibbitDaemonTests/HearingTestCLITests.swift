@@ -186,7 +186,7 @@ extension HearingTestDaemonTests {
         request.seed = 1
         let socket = daemon.environment["XDG_RUNTIME_DIR"]! + "/ribbit/ribbitd.sock"
         // The test runs while this connection (its owner) stays open.
-        let owner = try StreamConnection.open(socketPath: socket, request: request)
+        let owner = try DaemonConnection(socketPath: socket).hold(request)
         defer { owner.close() }
         #expect(try daemon.wait(until: { $0.hearingTest?.state == .running }))
         // White noise at -30 dBFS: about 55 dB SPL in the 500 Hz band through the uncalibrated 100
@@ -234,7 +234,7 @@ extension HearingTestDaemonTests {
             // Recording before the test starts: its first tone comes 1-3 s later.
             let probe = try Probe(server: server, signal: "silence", levelDBFS: -100, seconds: 9)
             try probe.waitUntilPlaying()
-            let owner = try StreamConnection.open(socketPath: socket, request: request)
+            let owner = try DaemonConnection(socketPath: socket).hold(request)
             defer { owner.close() }
             let recording = try probe.finish()
             _ = try ControlClient.send(ControlRequest(command: .hearingTestStop), socketPath: socket)

@@ -21,7 +21,7 @@ extension DaemonTests {
         request.lease = true
 
         // The game's connection goes: the aid plays again within a second.
-        let game = try StreamConnection.open(socketPath: socket(daemon), request: request)
+        let game = try DaemonConnection(socketPath: socket(daemon)).hold(request)
         #expect(try daemon.status().output == .paused)
         usleep(300_000)
         #expect(try daemon.status().output == .paused, "a held pause must last while its connection stays open")
@@ -30,8 +30,8 @@ extension DaemonTests {
         #expect(back, "the pause outlived the connection that held it")
 
         // Two holders: the aid comes back when the last one goes.
-        let first = try StreamConnection.open(socketPath: socket(daemon), request: request)
-        let second = try StreamConnection.open(socketPath: socket(daemon), request: request)
+        let first = try DaemonConnection(socketPath: socket(daemon)).hold(request)
+        let second = try DaemonConnection(socketPath: socket(daemon)).hold(request)
         first.close()
         usleep(300_000)
         #expect(try daemon.status().output == .paused)
@@ -39,13 +39,13 @@ extension DaemonTests {
         #expect(try daemon.wait(until: { $0.output == .processing }, within: 1))
 
         // The wearer pauses during a game: the pause is theirs, the game's end leaves it.
-        let held = try StreamConnection.open(socketPath: socket(daemon), request: request)
+        let held = try DaemonConnection(socketPath: socket(daemon)).hold(request)
         #expect(try daemon.ribbitd(["pause"]).status == 0)
         held.close()
         usleep(500_000)
         #expect(try daemon.status().output == .paused, "the wearer's own pause was lifted by a game's end")
         // And a game that starts while the wearer has paused never resumes for them.
-        let late = try StreamConnection.open(socketPath: socket(daemon), request: request)
+        let late = try DaemonConnection(socketPath: socket(daemon)).hold(request)
         late.close()
         usleep(500_000)
         #expect(try daemon.status().output == .paused)
@@ -63,7 +63,7 @@ extension DaemonTests {
         var start = ControlRequest(command: .hearingTestStart)
         start.frequenciesHz = [1000, 2000]
         start.seed = 7
-        let owner = try StreamConnection.open(socketPath: socket(daemon), request: start)
+        let owner = try DaemonConnection(socketPath: socket(daemon)).hold(start)
         #expect(try daemon.status().hearingTest?.state == .running)
         usleep(1_500_000)
         #expect(try daemon.status().hearingTest?.state == .running, "the test must run while its owner is there")
