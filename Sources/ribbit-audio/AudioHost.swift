@@ -104,6 +104,9 @@ struct AudioHost {
         /// While the tone mode runs: when its tone ends (monotonic seconds).
         var toneUntil: Double?
         var channels = [[Float]](repeating: [], count: SampleRing.channels)
+        /// Dump frames the link dropped (its queue long: the daemon reads too slowly), counted
+        /// beside the ring's so a dump frame never claims a whole window it did not get.
+        var droppedOnTheLink = 0
         /// A pause or resume the daemon waits to hear has taken effect (nil: none waits).
         var confirming: Bool?
         while true {
@@ -188,10 +191,13 @@ struct AudioHost {
                 for index in channels.indices { channels[index].removeAll(keepingCapacity: true) }
                 processor.dumpRing.drain(into: &channels)
                 let frames = channels[0].count
-                if frames > 0 { link.send(.samples(frameCount: frames, channels: channels.flatMap { $0 }), droppable: true) }
+                if frames > 0, !link.send(.samples(frameCount: frames, channels: channels.flatMap { $0 }), droppable: true) {
+                    droppedOnTheLink += frames
+                }
             }
             if now >= nextStats {
                 var current = stats(client, processor)
+                current.dumpFramesDropped += droppedOnTheLink
                 if toneUntil != nil {
                     current.toneMode = true
                     (current.inputLeftDBFS, current.inputRightDBFS) = tone.inputLevelDBFS

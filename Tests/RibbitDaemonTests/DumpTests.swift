@@ -27,11 +27,15 @@ extension DaemonTests {
         let fitting = try Fitting(prescription: rx, sampleRate: 48000)
         let band = try #require(DumpAnalyzer.bandCentersHz.firstIndex(of: 1000))
         let bin = Int(1000 / DumpAnalyzer.spectrumBinHz(sampleRate: 48000))  // 21.33 -> bin 21 at 984 Hz
-        // Frames whose analysis window an xrun may have glitched (the count moved within the
-        // last two frames, a window's span) are not judged: JACK's click, not ribbit's gain (l4,
+        // Frames whose analysis window an xrun may have glitched, or that a gap in the dump's
+        // samples crossed (the xrun or dropped-frame count moved within the last two frames, a
+        // window's span), are not judged: JACK's click or the daemon's lag, not ribbit's gain (l4,
         // loaded: the input read off -40 dBFS in such frames). At least five must be left; while
-        // fewer are, the dump is taken again, at most four times, each retake printed, and the clean
-        // frames of every take are judged (CI, three lanes on two cores: 57 of 61 near an xrun).
+        // fewer are, the dump is taken again, at most four times, each retake printed, and the
+        // clean frames of every take are judged (CI, three lanes on two cores: 57 of 61 near an
+        // xrun). The counts come with the stats, ten times a second, so an xrun can show one or
+        // two frames late: beside stress-ng, a build and other tests at once, a frame judged clean
+        // once read the input more than 1 dB off; waiting two frames more left none clean.
         var frames: [DumpFrame] = []
         var clean: [DumpFrame] = []
         for take in 1...4 {
@@ -46,16 +50,20 @@ extension DaemonTests {
             let gaps = zip(frames, frames.dropFirst()).map { $1.time - $0.time }.sorted()
             let spacing = gaps[gaps.count / 2]
             #expect(abs(spacing - 0.05) < 0.005, "frames every \(spacing) s (median)")
-            let cleanHere = frames.indices.dropFirst(2).filter { frames[$0].xruns == frames[$0 - 2].xruns }
+            let cleanHere = frames.indices.dropFirst(2).filter {
+                frames[$0].xruns == frames[$0 - 2].xruns && frames[$0].droppedFrames == frames[$0 - 2].droppedFrames
+            }
             clean += cleanHere.map { frames[$0] }
             if clean.count >= 5 || result.status != 0 { break }
-            print("dump take \(take): \(frames.count - cleanHere.count) of \(frames.count) frames near an xrun; taken again")
+            print(
+                "dump take \(take): \(frames.count - cleanHere.count) of \(frames.count) frames near an xrun or a gap "
+                    + "(\(frames.last?.droppedFrames ?? 0) sample frames dropped); taken again")
         }
         probe.cancel()
         #expect(clean.count >= 5, "\(clean.count) frames far from an xrun in four takes")
         for frame in clean.suffix(10) {
             #expect(frame.sampleRate == 48000 && frame.latencyFrames == 96 && frame.output == .processing)
-            #expect(frame.prescription?.name == rx.name && frame.droppedFrames == 0)
+            #expect(frame.prescription?.name == rx.name)
             for ear in Ear.allCases {
                 let values = try #require(frame.ears[ear.rawValue])
                 let measured = values.outputBandsDB[band] - values.inputBandsDB[band]
@@ -209,7 +217,9 @@ extension DaemonTests {
             frames.append(try JSONDecoder().decode(DumpFrame.self, from: line))
         }
         #expect(frames.count >= 10)
-        #expect(frames.allSatisfy { $0.droppedFrames == 0 }, "the audio thread had to drop samples")
+        #expect(
+            frames.allSatisfy { $0.droppedFrames == 0 },
+            "samples dropped: the audio thread's ring was full or the daemon fell over 5 s behind")
         close(socket)
         #expect(try daemon.wait(until: { $0.dumpListeners == 0 }))
         try daemon.stop()
