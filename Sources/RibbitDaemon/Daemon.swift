@@ -17,7 +17,9 @@ import RibbitStore
 /// Foundation, SQLite, crypto or QR code.
 ///
 /// The services, in start order: systemd notification, the history (`FittingService`), the
-/// control socket, the JACK session (`AudioService`), the dump, the data log (`WearLogService`).
+/// control socket, the JACK session (`AudioService`), the voice stream, the tones
+/// (`ToneService`), the listening program (`ProgramService`), the dump, the data log
+/// (`WearLogService`).
 /// They stop in reverse. The audio process itself starts as soon as the history's lock is held,
 /// so JACK's ports come up while the history, the socket and the data log open (the filters
 /// follow when it has connected, from the prescription the history restored).
@@ -31,11 +33,11 @@ public final class Daemon {
     private var systemd: SystemdService!
     private var dump: DumpService!
     private var voice: VoiceService!
+    private var tone: ToneService!
+    private var programs: ProgramService!
     /// The data log (nil: `log = false` in ribbitd.conf).
     private var wearLog: WearLogService?
     private var stopping = false
-    /// The automatic program's classifier (nil until auto listens; reset when auto is chosen again).
-    private var scenes: SceneClassifier?
     /// `run --rx`: a prescription to load at start and keep as the active one.
     private let startPrescription: PrescriptionInput?
     /// The calibration in use (nil: uncalibrated).
@@ -70,7 +72,7 @@ public final class Daemon {
         audio.wanted = { [unowned self] in (fitting.state.filterChoice, fitting.state.paused) }
         fitting.afterLock = { [unowned self] in audio.startOpening(now: Self.now()) }
         audio.onInputLevels = { [unowned self] bands, broadband in
-            listen(bands: bands, broadband: broadband)
+            programs.listen(bands: bands, broadband: broadband)
             wearLog?.hear(broadbandDBSPL: broadband, now: Self.now())
         }
         if config.log {
@@ -88,7 +90,15 @@ public final class Daemon {
             }
         }
         voice = VoiceService(audio: audio, control: control, dump: dump, microphoneDBSPL: calibration?.inputDBSPL)
-        control.handlers = handlers
+        tone = ToneService(audio: audio, fitting: fitting, log: log)
+        tone.hearingTestRunning = { [unowned self] in hearingTest.map { !$0.isOver } ?? false }
+        tone.reply = { [unowned self] in reply() }
+        programs = ProgramService(fitting: fitting, log: log)
+        programs.play = { [unowned self] in play() }
+        programs.reply = { [unowned self] in reply() }
+        control.handlers = [handlers, tone.handlers, programs.handlers].reduce(into: [:]) { all, more in
+            all.merge(more) { _, _ in preconditionFailure("two handlers for one request") }
+        }
         control.onLeaseEnd = { [unowned self] connection in leaseEnded(connection) }
         dump.calibration = calibrationStatus
         if let calibration {
@@ -105,7 +115,9 @@ public final class Daemon {
 
     /// The data log last: it starts once the history made the data directory, and stops
     /// first, so its final flush happens while everything else still stands.
-    private var services: [DaemonService] { [systemd, fitting, control, audio, voice, dump] + (wearLog.map { [$0] } ?? []) }
+    private var services: [DaemonService] {
+        [systemd, fitting, control, audio, voice, tone, programs, dump] + (wearLog.map { [$0] } ?? [])
+    }
 
     /// Runs until `stop` or SIGTERM/SIGINT. Throws only when it cannot start: another daemon
     /// holds the history, or the socket cannot be made. A damaged or unusable history does not
@@ -179,9 +191,7 @@ public final class Daemon {
             },
             .dump: { [unowned self] _, _ in reply() },  // the server turned the connection into a stream
             .voice: { [unowned self] _, _ in reply() },  // likewise
-            .tone: { [unowned self] request, _ throws(RequestFailure) in try tone(request) },
             .volume: { [unowned self] request, _ throws(RequestFailure) in try volume(request) },
-            .program: { [unowned self] request, _ throws(RequestFailure) in try program(request) },
             .hearingTestStart: { [unowned self] request, connection throws(RequestFailure) in
                 try startHearingTest(request, connection: connection)
             },
@@ -268,10 +278,7 @@ public final class Daemon {
     /// measurement took away: only those to or from the daemon's own ports.
     private func restore(_ measurement: Leases.Measurement) {
         if fitting.listening != measurement.listening {
-            if measurement.listening.automatic && !fitting.listening.automatic {
-                scenes = nil
-                fitting.automaticPick = nil
-            }
+            if measurement.listening.automatic && !fitting.listening.automatic { programs.listenAfresh() }
             fitting.listening = measurement.listening
             play()
         }
@@ -352,128 +359,6 @@ public final class Daemon {
         play()
         log.info("volume \(Prescription.number(fitting.listening.volumeDB)) dB")
         return reply()
-    }
-
-    /// The automatic program: each ~100 ms of band levels goes to the scene classifier while
-    /// auto is on and the prescription plays; when its (hysteresis-held) scene changes, the
-    /// program follows with a crossfade. The reason is refreshed for `status` every frame.
-    private func listen(bands: [Double], broadband: Double) {
-        let state = fitting.state
-        guard state.listening.automatic, state.active != nil, state.output == .processing else { return }
-        if scenes?.bandCentresHz.count != bands.count {
-            scenes = SceneClassifier(bandCentresHz: Array(Camfit.defaultCentresHz.prefix(bands.count)), initial: .quiet)
-        }
-        scenes?.add(SceneFrame(bandLevelsDBSPL: bands.map { Float($0) }, broadbandDBSPL: Float(broadband)))
-        guard let scenes, scenes.features != nil else { return }
-        let program: Program =
-            switch scenes.scene {
-            case .quiet: .quiet
-            case .noisy: .noisy
-            case .music: .music
-            }
-        let changed = fitting.automaticPick?.program != program
-        fitting.automaticPick = (program, scenes.reason)
-        if changed {
-            log.info("auto program: \(scenes.reason)")
-            play()
-        }
-    }
-
-    /// The listening program: a name, auto (ribbit picks) or default (the prescription's env).
-    private func program(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
-        let names = Program.allCases.map(\.rawValue).joined(separator: ", ")
-        guard let name = request.program?.lowercased() else {
-            throw RequestFailure("program needs \"program\": \(names), auto or default")
-        }
-        switch name {
-        case "auto":
-            if !fitting.listening.automatic {
-                scenes = nil  // listen afresh
-                fitting.automaticPick = nil
-            }
-            fitting.listening.automatic = true
-        case "default":
-            fitting.listening.automatic = false
-            fitting.listening.program = nil
-        default:
-            guard let chosen = Program(rawValue: name) else {
-                throw RequestFailure("no program \"\(name)\"; the programs are \(names), auto and default")
-            }
-            fitting.listening.automatic = false
-            fitting.listening.program = chosen
-        }
-        play()
-        log.info("program \(fitting.state.program.rawValue) (\(fitting.state.programChosenBy))")
-        return reply()
-    }
-
-    /// The calibration tone: checked here, clamped here (and again in the audio process).
-    private func tone(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
-        let now = Self.now()
-        if let test = hearingTest, !test.isOver {
-            throw RequestFailure("a hearing test is running; `ribbitd hearing-test --stop` first")
-        }
-        let seconds = request.seconds ?? ControlProtocol.toneDefaultSeconds
-        guard seconds.isFinite, seconds >= 0 else { throw RequestFailure("a tone's seconds are from 0 (stop) to 60") }
-        guard audio.isConnected else {
-            throw RequestFailure("no JACK session (\(audio.problem(now: now) ?? "not connected")); the tone plays through JACK")
-        }
-        if seconds == 0 {
-            audio.playTone(frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: 0, now: now)
-            log.info("calibration tone stopped")
-            return reply()
-        }
-        guard !fitting.state.paused else { throw RequestFailure("the output is paused; `ribbitd resume` first") }
-        guard let hz = request.frequencyHz, ControlProtocol.toneFrequencies.contains(hz) else {
-            throw RequestFailure("tone needs a \"frequencyHz\" from 20 to 20000")
-        }
-        let ear = request.ear ?? "both"
-        guard ["left", "right", "both"].contains(ear) else { throw RequestFailure("tone's ear is \"left\", \"right\" or \"both\"") }
-        var level = request.levelDBFS
-        if let asked = level {
-            guard asked.isFinite else { throw RequestFailure("tone's levelDBFS is a number (dBFS of the sine)") }
-            let ceiling = fitting.state.filterChoice.ceilingDBFS(calibration: audio.calibration)
-            level = min(asked, ControlProtocol.toneMaxLevelDBFS, ceiling - ControlProtocol.toneHeadroomDB, -ControlProtocol.toneHeadroomDB)
-        }
-        if let pattern = try Self.pulsePattern(request) {
-            audio.playTone(
-                frequencyHz: hz, levelDBFS: level, ear: ear, seconds: pattern.on, pulses: (pattern.count, pattern.off), now: now)
-            log.info(
-                "test tone: \(pattern.count) pulses of \(pattern.on * 1000) ms, \(pattern.off * 1000) ms apart, \(level.map { "\($0) dBFS" } ?? "silence"), \(hz) Hz, \(ear) ear"
-            )
-            return reply()
-        }
-        let length = min(seconds, ControlProtocol.toneMaxSeconds)
-        audio.playTone(frequencyHz: hz, levelDBFS: level, ear: ear, seconds: length, now: now)
-        log.info(
-            "calibration tone: \(level.map { "\($0) dBFS, \(hz) Hz, \(ear) ear" } ?? "silence, metering the input") for \(length) s; the hearing aid is off meanwhile"
-        )
-        return reply()
-    }
-
-    /// A pulsed tone's pattern (count, on and off seconds), checked; nil for a steady tone.
-    static func pulsePattern(_ request: ControlRequest) throws(RequestFailure) -> (count: Int, on: Double, off: Double)? {
-        guard request.pulses != nil || request.onMs != nil || request.offMs != nil else { return nil }
-        guard request.seconds == nil else {
-            throw RequestFailure("a pulsed tone's length is its pattern: send pulses, onMs and offMs without seconds")
-        }
-        let (pulses, on, off) = (ControlProtocol.tonePulses, ControlProtocol.tonePulseOnMs, ControlProtocol.tonePulseOffMs)
-        guard let count = request.pulses, pulses.contains(count) else {
-            throw RequestFailure("a pulsed tone's pulses are from \(pulses.lowerBound) to \(pulses.upperBound)")
-        }
-        guard let onMs = request.onMs, on.contains(onMs) else {
-            throw RequestFailure(
-                "a pulsed tone's onMs is from \(Int(on.lowerBound)) to \(Int(on.upperBound)) (each pulse, between its half-amplitude points)"
-            )
-        }
-        guard let offMs = request.offMs, off.contains(offMs) else {
-            throw RequestFailure("a pulsed tone's offMs is from \(Int(off.lowerBound)) to \(Int(off.upperBound)) (between pulses)")
-        }
-        let total = (Double(count) * (onMs + offMs) - offMs) / 1000
-        guard total <= ControlProtocol.toneMaxSeconds else {
-            throw RequestFailure("a pulsed tone lasts at most \(Int(ControlProtocol.toneMaxSeconds)) s; this one is \(total) s")
-        }
-        return (count, onMs / 1000, offMs / 1000)
     }
 
     private func endTrialRequest(keep: Bool) throws(RequestFailure) -> ControlReply {
@@ -689,8 +574,7 @@ public final class Daemon {
             dumpListeners: dump.listeners, ceilingDBFS: state.filterChoice.ceilingDBFS(calibration: audio.calibration),
             historyProblem: fitting.historyProblem,
             calibration: calibrationStatus,
-            // During a hearing test the tone's level and timing would cue the listener: not shown.
-            tone: hearingTest?.isOver ?? true ? audio.toneStatus(now: now, inputDBSPLAtFullScale: calibrationStatus.inputDBSPL) : nil,
+            tone: tone.status(now: now, inputDBSPLAtFullScale: calibrationStatus.inputDBSPL),
             listening: listeningStatus, hearingTest: hearingTest?.status(now: now))
         status.voiceListeners = voice.listeners
         status.storageProblems = fitting.storage.lines
