@@ -51,6 +51,14 @@ wait_port() {  # port
     echo "port $1 did not appear" >&2; exit 70
 }
 
+# The daemon on a prescription, unconnected, its ports up; sets $daemon.
+start_daemon() {  # rx
+    "$RIBBITD" run --no-connect --rx "$1" >"$work/ribbitd.log" 2>&1 &
+    daemon=$!
+    pids+=("$daemon")
+    wait_port ribbit:in_left
+}
+
 # A port is listed as soon as it is registered, but JACK refuses to connect it until its client
 # has activated: try for up to 5 s (on a busy machine the first try can come too early).
 connect() {  # source destination
@@ -150,10 +158,7 @@ latency() {
         wait_port jack_thru:input_1
         baseline=$(iodelay jack_thru:input_1 jack_thru:output_1)
         stop "$thru"
-        "$RIBBITD" run --no-connect --rx "$RX" >"$work/ribbitd.log" 2>&1 &
-        daemon=$!
-        pids+=("$daemon")
-        wait_port ribbit:in_left
+        start_daemon "$RX"
         through=$(iodelay ribbit:in_left ribbit:out_left)
         reported=$(json_number latencyFrames "$("$RIBBITD" status --json)")
         "$RIBBITD" stop >/dev/null
@@ -188,10 +193,7 @@ load() {
     stop "$jackd_pid"
 
     start_jackd 64
-    "$RIBBITD" run --no-connect --rx "$RX" >"$work/ribbitd.log" 2>&1 &
-    daemon=$!
-    pids+=("$daemon")
-    wait_port ribbit:in_left
+    start_daemon "$RX"
     at_start=$(json_number xruns "$("$RIBBITD" status --json)")
     ribbit_xruns=$(run_probe ribbit:in_left,ribbit:in_right ribbit:out_left,ribbit:out_right)
     status=$("$RIBBITD" status --json)
@@ -229,10 +231,7 @@ dump() {
     echo
     echo "The dump's cost over $DUMP_SECONDS s without and $DUMP_SECONDS s with a dump client (period 64, noise at -40 dBFS):"
     start_jackd 64
-    "$RIBBITD" run --no-connect --rx "$RX" >"$work/ribbitd.log" 2>&1 &
-    daemon=$!
-    pids+=("$daemon")
-    wait_port ribbit:in_left
+    start_daemon "$RX"
     "$PROBE" --seconds $((2 * DUMP_SECONDS + 4)) --signal noise --level -40 --to ribbit:in_left,ribbit:in_right \
         --from ribbit:out_left,ribbit:out_right --out "$work/probe-dump.wav" >/dev/null &
     probe=$!
@@ -283,7 +282,7 @@ dump() {
     printf "| voice client (\`ribbitd voice\`) | %.3f %% | %.2f %% | %.1f MiB |\n" "$voice_share" "$voice_cpu" "$(mib "$voice_rss")"
     printf "  with the voice client: +%.2f %% of a core for the daemon and its audio process; %d voice frames in %d s\n" \
         "$(echo "$voice_cpu - $quiet_cpu" | bc -l)" "$voice_frames" "$((DUMP_SECONDS + 2))"
-    printf "  with the client: %.2fx the audio thread's time, +%.2f %% of a core for the daemon and its audio process; %d frames in %d s, %s sample frames dropped by the ring\n" \
+    printf "  with the client: %.2fx the audio thread's time, +%.2f %% of a core for the daemon and its audio process; %d frames in %d s, %s sample frames dropped (ring or link)\n" \
         "$(echo "$dump_share / $quiet_share" | bc -l)" "$(echo "$dump_cpu - $quiet_cpu" | bc -l)" "$frames" "$((DUMP_SECONDS + 2))" "${dropped:-?}"
 
 }
@@ -298,10 +297,7 @@ controls() {
     echo
     echo "A wearer's controls, $steps of each, 0.5 s apart ($rx, period 64, no sound connected):"
     start_jackd 64
-    "$RIBBITD" run --no-connect --rx "$rx" >"$work/ribbitd.log" 2>&1 &
-    daemon=$!
-    pids+=("$daemon")
-    wait_port ribbit:in_left
+    start_daemon "$rx"
     sleep 2
     audio=$(audio_process "$daemon")
     ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
