@@ -37,8 +37,10 @@ public enum AudioMessage: Equatable, Sendable {
     /// Activated and wired: sound flows, `latencyFrames` added (and reported to JACK).
     case running(latencyFrames: Int)
     case stats(AudioStats)
-    /// Frames of the four dump channels (input left, input right, output left, output right), planar.
-    case samples(frameCount: Int, channels: [Float])
+    /// Frames of the four dump channels (input left, input right, output left, output right),
+    /// planar, with the xruns and the dump samples dropped (ring and link) counted when they were
+    /// sent: a frame built from them knows what glitched them, without waiting for `stats`.
+    case samples(frameCount: Int, channels: [Float], xruns: Int, droppedFrames: Int)
     case log(level: LogLevel, text: String)
     /// Could not open, activate or run; the process exits next.
     case failed(String)
@@ -139,8 +141,10 @@ extension AudioMessage {
             out.int(s.bandLevelsDBSPL.count)
             for level in s.bandLevelsDBSPL { out.double(level) }
             out.double(s.broadbandDBSPL)
-        case .samples(let frames, let channels):
+        case .samples(let frames, let channels, let xruns, let dropped):
             out.byte(13)
+            out.int(xruns)
+            out.int(dropped)
             out.int(frames)
             for sample in channels { out.float(sample) }
         case .log(let level, let text): out.byte(14); out.byte(level.rawValue); out.string(text)
@@ -269,14 +273,16 @@ private struct Decoder {
             (s.inputLeftDBFS, s.inputRightDBFS, s.toneMode) = (inputLeft, inputRight, toneMode != 0)
             return .stats(s)
         case 13:
-            guard let frames = int(), frames >= 0, frames <= (bytes.endIndex - at) / 16 else { return nil }
+            guard let xruns = int(), let dropped = int(), let frames = int(), frames >= 0, frames <= (bytes.endIndex - at) / 16 else {
+                return nil
+            }
             var channels: [Float] = []
             channels.reserveCapacity(4 * frames)
             for _ in 0..<(4 * frames) {
                 guard let sample = float() else { return nil }
                 channels.append(sample)
             }
-            return .samples(frameCount: frames, channels: channels)
+            return .samples(frameCount: frames, channels: channels, xruns: xruns, droppedFrames: dropped)
         case 14:
             guard let level = byte().flatMap(AudioMessage.LogLevel.init(rawValue:)), let text = string() else { return nil }
             return .log(level: level, text: text)

@@ -40,6 +40,10 @@ final class AudioService: DaemonService {
     private(set) var running: RunningFilters?
     /// Dump samples that arrived, planar by channel (input left, input right, output left, output right).
     private(set) var dumpSamples = [[Float]](repeating: [], count: 4)
+    /// The xruns and dropped dump samples counted when the newest of them were sent: what a
+    /// frame built from them may have been glitched by (the stats come 100 ms apart, later).
+    private(set) var dumpXruns = 0
+    private(set) var dumpFramesDropped = 0
     private var dumpOn = false
 
     /// Called after a session started or failed to, and when the server went away.
@@ -132,8 +136,9 @@ final class AudioService: DaemonService {
             if let line = xrunLog.update(total: stats.xruns, now: now) { log.warning("\(line)") }
             session = current
             if !stats.bandLevelsDBSPL.isEmpty { onInputLevels(stats.bandLevelsDBSPL, stats.broadbandDBSPL) }
-        case .samples(let frames, let channels):
+        case .samples(let frames, let channels, let xruns, let dropped):
             guard dumpOn else { return }
+            (dumpXruns, dumpFramesDropped) = (xruns, dropped)
             for channel in 0..<4 { dumpSamples[channel].append(contentsOf: channels[(channel * frames)..<((channel + 1) * frames)]) }
         case .log(let level, let text):
             switch level {
@@ -302,6 +307,7 @@ final class AudioService: DaemonService {
         guard on != dumpOn else { return }
         dumpOn = on
         for channel in 0..<4 { dumpSamples[channel].removeAll() }
+        (dumpXruns, dumpFramesDropped) = (session?.stats.xruns ?? 0, session?.stats.dumpFramesDropped ?? 0)
         process?.link.send(.dump(on))
     }
 
@@ -336,7 +342,6 @@ final class AudioService: DaemonService {
 
     /// Counters the dump frames carry.
     var limitedSamples: Int { session?.stats.limitedSamples ?? 0 }
-    var dumpFramesDropped: Int { session?.stats.dumpFramesDropped ?? 0 }
 
     var totalXruns: Int { xrunsOfClosedSessions + (session?.stats.xruns ?? 0) }
 

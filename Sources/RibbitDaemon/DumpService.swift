@@ -57,7 +57,7 @@ final class DumpService: DaemonService {
         guard isDue(now: now) else { return }
         let (output, prescription) = describe()
         let frame = builder.frame(
-            time: now - started, latencyFrames: session.latencyFrames, xruns: session.stats.xruns, output: output,
+            time: now - started, latencyFrames: session.latencyFrames, xruns: audio.dumpXruns, output: output,
             prescription: prescription,
             filters: running.filters, fitting: running.fitting, limitedSamples: audio.limitedSamples,
             droppedFrames: audio.dumpFramesDropped - droppedBefore, calibration: calibration)

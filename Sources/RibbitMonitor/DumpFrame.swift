@@ -93,7 +93,8 @@ public struct DumpFrame: Codable, Sendable, Equatable {
     public var sampleRate: Int
     /// What ribbit adds between input and output, frames.
     public var latencyFrames: Int
-    /// xruns of the current JACK connection (0 for a file).
+    /// xruns of the current JACK connection (0 for a file), counted when the frame's newest
+    /// samples left the audio process (JACK reports an xrun a little after its cycle).
     public var xruns: Int
     public var output: DaemonStatus.Output
     /// nil: none loaded, sound passes unchanged.

@@ -191,9 +191,11 @@ struct AudioHost {
                 for index in channels.indices { channels[index].removeAll(keepingCapacity: true) }
                 processor.dumpRing.drain(into: &channels)
                 let frames = channels[0].count
-                if frames > 0, !link.send(.samples(frameCount: frames, channels: channels.flatMap { $0 }), droppable: true) {
-                    droppedOnTheLink += frames
-                }
+                let xruns = client.events.xruns.load(ordering: .relaxed)
+                let dropped = processor.dumpRing.dropped.load(ordering: .relaxed) + droppedOnTheLink
+                let message = AudioMessage.samples(
+                    frameCount: frames, channels: channels.flatMap { $0 }, xruns: xruns, droppedFrames: dropped)
+                if frames > 0, !link.send(message, droppable: true) { droppedOnTheLink += frames }
             }
             if now >= nextStats {
                 var current = stats(client, processor)

@@ -52,7 +52,8 @@ import Testing
             .tone(frequencyHz: 4000, levelDBFS: -50, left: true, right: false, seconds: 0.2, pulses: 3, offSeconds: 0.2),
             .tone(frequencyHz: 8000, levelDBFS: -3, left: false, right: true, seconds: 0.2, pulses: 3, offSeconds: 0.2, hearingTest: true),
             .connected(client: "ribbit-ü", sampleRate: 48000, period: 64), .running(latencyFrames: 96), .stats(stats),
-            .samples(frameCount: 2, channels: [1, 2, 3, 4, 5, 6, 7, -.infinity]), .log(level: .warning, text: "3 xruns"),
+            .samples(frameCount: 2, channels: [1, 2, 3, 4, 5, 6, 7, -.infinity], xruns: 3, droppedFrames: 128),
+            .log(level: .warning, text: "3 xruns"),
             .failed("JACK server not found"), .gone(reason: "the JACK server went away", sampleRateChanged: false),
         ]
     }
