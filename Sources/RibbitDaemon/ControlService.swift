@@ -31,11 +31,13 @@ final class ControlService: DaemonService {
     var pollDescriptors: [Int32] { server?.pollDescriptors ?? [] }
     var subscriberCount: Int { server?.subscriberCount ?? 0 }
 
-    /// Serves what arrived on `fd`.
-    func handleReadable(_ fd: Int32, now: Double) {
+    /// Serves what arrived on `fd`, each request timed for the turn's watch.
+    func handleReadable(_ fd: Int32, now: Double, watch: inout TurnWatch) {
         server?.handleReadable(fd, now: now) { request, connection in
             guard let handler = handlers[request.command] else { return .failure("unknown request \(request.command.rawValue)") }
-            do throws(RequestFailure) { return try handler(request, connection) } catch { return .failure(error.description) }
+            return watch.part("request \(request.command.rawValue)") {
+                do throws(RequestFailure) { return try handler(request, connection) } catch { return .failure(error.description) }
+            }
         }
     }
 

@@ -142,6 +142,7 @@ public final class Daemon {
             fitting.logActive()
         }
 
+        var watch = TurnWatch()
         while !stopping {
             var fds = (control.pollDescriptors + [audio.pollDescriptor].compactMap { $0 }).map {
                 pollfd(fd: $0, events: Int16(POLLIN), revents: 0)
@@ -149,8 +150,11 @@ public final class Daemon {
             let idle = control.subscriberCount == 0 && audio.openingSince == nil && hearingTest?.isOver ?? true
             let ready = poll(&fds, nfds_t(fds.count), idle ? 100 : 10)
             let now = Self.now()
+            watch.begin()
             if ready > 0 {
-                for entry in fds where entry.revents != 0 && entry.fd != audio.pollDescriptor { control.handleReadable(entry.fd, now: now) }
+                for entry in fds where entry.revents != 0 && entry.fd != audio.pollDescriptor {
+                    control.handleReadable(entry.fd, now: now, watch: &watch)
+                }
             }
             var noWait = timespec()
             let signal = sigtimedwait(&signals, nil, &noWait)
@@ -158,9 +162,10 @@ public final class Daemon {
                 log.info("signal \(signal): stopping")
                 stopping = true
             }
-            if fitting.state.trialIsOver(at: Date().timeIntervalSince1970) { trialTimeIsUp() }
-            for service in services { service.tick(now: now) }
-            hearingTestTick(now: now)
+            if fitting.state.trialIsOver(at: Date().timeIntervalSince1970) { watch.part("the trial's end") { trialTimeIsUp() } }
+            for service in services { watch.part(service.name) { service.tick(now: now) } }
+            watch.part("the hearing test") { hearingTestTick(now: now) }
+            if let slow = watch.end() { log.warning("\(slow)") }
         }
         if let test = hearingTest, !test.isOver { perform(test.stop(why: "the daemon stopped"), now: Self.now()) }
         systemd.stopping()

@@ -1,0 +1,31 @@
+import Glibc
+import Testing
+
+@testable import RibbitDaemon
+
+/// The control loop's watch: a turn over a second is said, with its slowest part, and a turn
+/// spent waiting rather than computing is put down to a busy machine.
+@Suite struct TurnWatchTests {
+    @Test func aSlowTurnNamesItsSlowestPartAndWhetherItWasWork() {
+        var watch = TurnWatch()
+        watch.begin()
+        watch.part("request status") {}
+        watch.part("request load") { usleep(1_100_000) }  // off the CPU: what a starved thread sees
+        let line = watch.end()
+        #expect(line?.contains("request load took 1.") == true, "\(line ?? "nil")")
+        #expect(line?.hasSuffix("(the machine was busy)") == true, "\(line ?? "nil")")
+
+        watch.begin()
+        var spin = 0.0
+        watch.part("request use") {
+            let end = TurnWatch.threadCPUSeconds() + 1.1
+            while TurnWatch.threadCPUSeconds() < end { spin += 1 }  // on the CPU: work
+        }
+        let busy = watch.end()
+        #expect(busy?.contains("request use took") == true && busy?.contains("busy") == false, "\(busy ?? "nil") \(spin)")
+
+        watch.begin()
+        watch.part("request status") {}
+        #expect(watch.end() == nil, "a quick turn says nothing")
+    }
+}
