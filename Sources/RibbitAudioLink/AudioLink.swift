@@ -329,6 +329,7 @@ extension Encoder {
             for band in ear.bands {
                 for value in [
                     band.centreHz, band.gainDB, band.kneeDBSPL, band.ratio, band.expansionKneeDBSPL, band.expansionRatio, band.limitDBSPL,
+                    band.maximumGainDB,
                 ] {
                     double(value)
                 }
@@ -375,14 +376,14 @@ extension Decoder {
         var bandTaps: [[[Double]]] = []
         var lowering: [LoweringPlan?] = []
         for _ in 0..<channels {
-            guard let attack = double(), let release = double(), let bandCount = count(56) else { return nil }
+            guard let attack = double(), let release = double(), let bandCount = count(64) else { return nil }
             var bands: [CompressorBand] = []
             for _ in 0..<bandCount {
-                guard let v = doubles(exactly: 7) else { return nil }
+                guard let v = doubles(exactly: 8) else { return nil }
                 bands.append(
                     CompressorBand(
                         centreHz: v[0], gainDB: v[1], kneeDBSPL: v[2], ratio: v[3], expansionKneeDBSPL: v[4], expansionRatio: v[5],
-                        limitDBSPL: v[6]))
+                        limitDBSPL: v[6], maximumGainDB: v[7]))
             }
             guard let filterCount = count(8) else { return nil }
             var filters: [[Double]] = []

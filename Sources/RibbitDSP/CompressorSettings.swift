@@ -12,6 +12,11 @@ import Glibc
 ///         = gainDB - (L - kneeDBSPL) * (1 - 1 / ratio)                 L > knee
 /// and never more than limitDBSPL - L (the band's output limit).
 /// ```
+///
+/// The wearer's volume trims it at run time (`OverlapSaveEngine.setTrim`): the trim adds to
+/// `gainDB`, and above the expansion knee the gain is then held to `maximumGainDB` (the most
+/// the aid may give this band at any level), so a volume step needs no new design and never
+/// lifts a band past its maximum; below the expansion knee the expander lowers that further.
 public struct CompressorBand: Sendable, Hashable {
     /// Where the band is centred (its level detector and its share of the filter).
     public var centreHz: Double
@@ -28,10 +33,12 @@ public struct CompressorBand: Sendable, Hashable {
     /// The band's output never exceeds this level (steady state; the dBFS ceiling still holds
     /// on every sample).
     public var limitDBSPL: Double
+    /// The most gain the band gives at any level, whatever the trim (infinity: no maximum).
+    public var maximumGainDB: Double
 
     public init(
         centreHz: Double, gainDB: Double, kneeDBSPL: Double, ratio: Double, expansionKneeDBSPL: Double, expansionRatio: Double,
-        limitDBSPL: Double
+        limitDBSPL: Double, maximumGainDB: Double = .infinity
     ) {
         self.centreHz = centreHz
         self.gainDB = gainDB
@@ -40,6 +47,7 @@ public struct CompressorBand: Sendable, Hashable {
         self.expansionKneeDBSPL = expansionKneeDBSPL
         self.expansionRatio = expansionRatio
         self.limitDBSPL = limitDBSPL
+        self.maximumGainDB = maximumGainDB
     }
 
     /// A band that only amplifies: the same gain at every level, no limit below 200 dB SPL.
@@ -49,12 +57,13 @@ public struct CompressorBand: Sendable, Hashable {
     }
 
     /// The static curve: insertion gain in dB for a steady band input level in dB SPL.
-    public func gainDB(inputDBSPL level: Double) -> Double {
-        var gain = gainDB
+    public func gainDB(inputDBSPL level: Double, trimDB: Double = 0) -> Double {
+        var gain = gainDB + trimDB
         if level < expansionKneeDBSPL {
-            gain -= (expansionKneeDBSPL - level) * (expansionRatio - 1)
-        } else if level > kneeDBSPL {
-            gain -= (level - kneeDBSPL) * (1 - 1 / ratio)
+            gain = min(gain, maximumGainDB) - (expansionKneeDBSPL - level) * (expansionRatio - 1)
+        } else {
+            if level > kneeDBSPL { gain -= (level - kneeDBSPL) * (1 - 1 / ratio) }
+            gain = min(gain, maximumGainDB)
         }
         return min(gain, limitDBSPL - level)
     }

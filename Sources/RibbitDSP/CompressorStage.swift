@@ -58,7 +58,7 @@ public final class CompressorConfig: @unchecked Sendable {
     /// calibration's digital offset (inputDBSPLAtFullScale - outputDBSPLAtFullScale[channel]),
     /// and the output limit's threshold on the combined output (dB of the detector's sum).
     let curves: UnsafeMutablePointer<Float>
-    static let parameterCount = 10
+    static let parameterCount = 11
     let inputDBSPLAtFullScale: Float
     /// Scales the sum of every bin's Hann power (interior bins twice) so a unit sine reads 1.
     let broadbandScale: Float
@@ -256,6 +256,7 @@ public final class CompressorConfig: @unchecked Sendable {
                 let values = [
                     band.gainDB, band.kneeDBSPL, 1 - 1 / band.ratio, band.expansionKneeDBSPL, band.expansionRatio - 1,
                     band.limitDBSPL, exp(-hopSeconds / tauAttack), exp(-hopSeconds / tauRelease), offset, outputThreshold,
+                    band.maximumGainDB,
                 ]
                 for (i, v) in values.enumerated() { curves[(c * bandCount + b) * p + i] = Float(v) }
             }
@@ -355,8 +356,8 @@ public final class CompressorConfig: @unchecked Sendable {
 
     /// The gain (dB, digital) the stage applies to band `band` of `channel` at a smoothed band
     /// level: the same Float arithmetic as the audio thread (for tests and reports).
-    func digitalGainDB(channel: Int, band: Int, levelDBSPL level: Float) -> Float {
-        CompressorStage.curve(curves + (channel * bandCount + band) * Self.parameterCount, level: level)
+    func digitalGainDB(channel: Int, band: Int, levelDBSPL level: Float, trimDB: Float = 0) -> Float {
+        CompressorStage.curve(curves + (channel * bandCount + band) * Self.parameterCount, level: level, trimDB: trimDB)
     }
 }
 
@@ -393,6 +394,13 @@ public struct CompressorStage: SpectralGainStage {
     let movedSpectrum: UnsafeMutablePointer<Float>
     let subbandGains: UnsafeMutablePointer<Float>
     let pairPower: UnsafeMutablePointer<Float>
+    /// The wearer's volume as a trim (dB) on every band: [channel] the trim in force, which
+    /// glides by at most `trimStepDB` a hop to `trimTarget` (the engine copies it from its
+    /// atomic at each hop), so a volume step neither clicks nor needs a crossfade.
+    let trimNow: UnsafeMutablePointer<Float>
+    let trimTarget: UnsafeMutablePointer<Float>
+    /// 0.1 dB a hop: a 6 dB step in 60 hops (40 ms at 48 kHz and 32-sample hops).
+    public static let trimStepDB: Float = 0.1
 
     public init(fftLength: Int, channelCount: Int) {
         self.channelCount = channelCount
@@ -419,6 +427,10 @@ public struct CompressorStage: SpectralGainStage {
         movedSpectrum = RealFFT.allocateComplex(fftLength / 2 + 1)
         subbandGains = RealFFT.allocateReal(LoweringLayout.maxSubbands)
         pairPower = RealFFT.allocateReal(LoweringTables.maxPairs)
+        trimNow = .allocate(capacity: channelCount)
+        trimNow.initialize(repeating: 0, count: channelCount)
+        trimTarget = .allocate(capacity: 1)
+        trimTarget.initialize(to: 0)
     }
 
     func deallocate() {
@@ -432,6 +444,8 @@ public struct CompressorStage: SpectralGainStage {
         noisePrimed.deallocate()
         frames.deallocate()
         for p in [phased, movedSpectrum, subbandGains, pairPower] { RealFFT.free(p) }
+        trimNow.deallocate()
+        trimTarget.deallocate()
     }
 
     /// The smoothed level of a band (for tests; not while the audio thread runs).
@@ -444,15 +458,17 @@ public struct CompressorStage: SpectralGainStage {
         noiseState[(channel * Self.maxBands + band) * NoiseReduction.fieldCount + 5]
     }
 
-    /// The band's digital gain in dB at a band level: the static curve (insertion gain, output
-    /// limit included) plus the calibration offset, from the parameters in `CompressorConfig.curves`.
+    /// The band's digital gain in dB at a band level: the static curve trimmed by the wearer's
+    /// volume (insertion gain, maximum and output limit included; `CompressorBand.gainDB`) plus
+    /// the calibration offset, from the parameters in `CompressorConfig.curves`.
     @inline(__always)
-    static func curve(_ q: UnsafeMutablePointer<Float>, level: Float) -> Float {
-        var gain = q[0]
+    static func curve(_ q: UnsafeMutablePointer<Float>, level: Float, trimDB: Float) -> Float {
+        var gain = q[0] + trimDB
         if level < q[3] {
-            gain -= (q[3] - level) * q[4]
-        } else if level > q[1] {
-            gain -= (level - q[1]) * q[2]
+            gain = min(gain, q[10]) - (q[3] - level) * q[4]
+        } else {
+            if level > q[1] { gain -= (level - q[1]) * q[2] }
+            gain = min(gain, q[10])
         }
         return min(gain, q[5] - level) + q[8]
     }
@@ -476,6 +492,12 @@ public struct CompressorStage: SpectralGainStage {
         @_noLocks
     #endif
     public func apply(_ config: Unmanaged<CompressorConfig>, to spectrum: UnsafeMutablePointer<Float>, channel: Int, advancesState: Bool) {
+        // The trim glides on the advancing render only; a crossfade's fading render uses it as it stands.
+        var trim = trimNow[channel]
+        if advancesState {
+            trim += min(max(trimTarget.pointee - trim, -Self.trimStepDB), Self.trimStepDB)
+            trimNow[channel] = trim
+        }
         config._withUnsafeGuaranteedRef { cfg in
             let bins = cfg.complexCount
             let bands = min(cfg.bandCount, Self.maxBands)
@@ -530,7 +552,7 @@ public struct CompressorStage: SpectralGainStage {
                     level = target + a * (level - target)
                     state[b] = level
                 }
-                gains[b] = FastMath.exp2(dbToLog2 * Self.curve(q, level: level))
+                gains[b] = FastMath.exp2(dbToLog2 * Self.curve(q, level: level, trimDB: trim))
                 if denoising {
                     let s = nrState + b * NoiseReduction.fieldCount
                     if !advancesState {

@@ -61,6 +61,9 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     /// filters sum to the prescription's filter; see `applyGainStages`).
     private let compressorStage: GainStageRunner<CompressorStage>
     private let ceilingStage: CeilingStage
+    /// The wearer's volume as a trim on the compressor's bands (dB, Float bits); the audio
+    /// thread glides to it (`CompressorStage.trimStepDB`).
+    private let trimBits = Atomic<UInt32>(0)
 
     /// Per channel, the newest fftLength input samples (FFTW-aligned).
     private let history: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
@@ -145,6 +148,22 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         }
         ceilingStage.slot.publish(CeilingConfig(ceiling: filters.ceiling))
         filterStage.slot.publish(filters)
+    }
+
+    /// The wearer's volume: every compressor band's gain moves by `dB` (up to the band's
+    /// `maximumGainDB`; the output limits stay), gliding there on the audio thread without a
+    /// new config. Safe from any thread.
+    public func setTrim(dB: Double) {
+        trimBits.store(Float(max(min(dB, 60), -60)).bitPattern, ordering: .relaxed)
+    }
+
+    /// Sets the trim in force from the first hop, with no glide: for an engine that has not
+    /// processed yet (a file, a test box), never while the audio thread runs.
+    public func startAtTrim(dB: Double) {
+        setTrim(dB: dB)
+        let trim = Float(bitPattern: trimBits.load(ordering: .relaxed))
+        compressorStage.stage.trimNow.update(repeating: trim, count: channelCount)
+        compressorStage.stage.trimTarget.pointee = trim
     }
 
     /// Hands a new compressor config to the audio thread, which crossfades to it at the next
@@ -315,6 +334,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     #endif
     @inline(__always)
     private func beginGainStages() -> Bool {
+        compressorStage.stage.trimTarget.pointee = Float(bitPattern: trimBits.load(ordering: .relaxed))
         var changed = false
         changed = filterStage.beginHop(allowed: true) || changed
         changed = compressorStage.beginHop(allowed: true) || changed
