@@ -12,6 +12,9 @@ public enum AudioMessage: Equatable, Sendable {
     /// The compressor that replaces the filters (crossfaded), or nil for the filters alone.
     /// Sent just before `filters`, so the audio process publishes both in one go.
     case compressor(CompressorPlan?)
+    /// The wearer's volume: the compressor's trim in dB (`OverlapSaveEngine.setTrim`), glided
+    /// to on the audio thread; a volume step sends only this, no design.
+    case trim(Double)
     case paused(Bool)
     /// Whether to copy each period's input and output for the dump.
     case dump(Bool)
@@ -106,6 +109,7 @@ extension AudioMessage {
         case .compressor(let plan):
             out.byte(6)
             out.compressorPlan(plan)
+        case .trim(let dB): out.byte(8); out.double(dB)
         case .paused(let on): out.byte(2); out.byte(on ? 1 : 0)
         case .dump(let on): out.byte(3); out.byte(on ? 1 : 0)
         case .stop: out.byte(4)
@@ -238,6 +242,7 @@ private struct Decoder {
         case 6:
             guard let plan = compressorPlan() else { return nil }
             return .compressor(plan)
+        case 8: return double().map { .trim($0) }
         case 2: return byte().map { .paused($0 != 0) }
         case 3: return byte().map { .dump($0 != 0) }
         case 4: return .stop

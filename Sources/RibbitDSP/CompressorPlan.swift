@@ -17,10 +17,14 @@ public struct CompressorPlan: Sendable, Equatable {
     /// Per channel, frequency lowering or nil (empty: no channel is lowered, as before lowering
     /// existed). A lowered channel's `bandTaps` carry only what stays in place.
     public var lowering: [LoweringPlan?]
+    /// The wearer's volume the plan plays at: the engine's trim on every band (`start`, or
+    /// `OverlapSaveEngine.setTrim`), held under each band's `maximumGainDB`. Not part of the
+    /// design, so not on the link: the daemon sends a volume step alone (`AudioMessage.trim`).
+    public var trimDB: Double
 
     public init(
         settings: [CompressorSettings], bandTaps: [[[Double]]], calibration: Calibration, transitionHz: Double,
-        noiseReduction: NoiseReductionSettings = .off, lowering: [LoweringPlan?] = []
+        noiseReduction: NoiseReductionSettings = .off, lowering: [LoweringPlan?] = [], trimDB: Double = 0
     ) {
         self.settings = settings
         self.bandTaps = bandTaps
@@ -28,11 +32,21 @@ public struct CompressorPlan: Sendable, Equatable {
         self.transitionHz = transitionHz
         self.noiseReduction = noiseReduction
         self.lowering = lowering
+        self.trimDB = trimDB
     }
 
     /// The highest output limit (dB SPL) of any band of `channel`: no steady output of that ear
     /// is meant to exceed it.
     public func loudestLimitDBSPL(channel: Int) -> Double { settings[channel].bands.map(\.limitDBSPL).max() ?? 200 }
+}
+
+extension OverlapSaveEngine {
+    /// Runs `plan` at its trim from the first hop: for an engine that has not processed yet
+    /// (a file, a test box).
+    public func start(_ plan: CompressorPlan) throws(EngineError) {
+        try publish(CompressorConfig(plan: plan, fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: sampleRate))
+        startAtTrim(dB: plan.trimDB)
+    }
 }
 
 extension CompressorConfig {

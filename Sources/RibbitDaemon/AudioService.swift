@@ -51,7 +51,7 @@ final class AudioService: DaemonService {
     /// Called with each stats message's band levels (about 10 a second while the compressor runs).
     var onInputLevels: (_ bandsDBSPL: [Double], _ broadbandDBSPL: Double) -> Void = { _, _ in }
     /// What should play now, and whether paused (from the fitting state).
-    var wanted: () -> (choice: FilterChoice, paused: Bool) = { (.delay(ceilingDBFS: -1), false) }
+    var wanted: () -> (choice: FilterChoice, paused: Bool, trimDB: Double) = { (.delay(ceilingDBFS: -1), false, 0) }
 
     /// A restarted server takes clients 100-200 ms after its exec: retrying from 50 ms, doubling,
     /// ribbit's ports were back about 60 ms after it (as quick as a start), against about 400
@@ -118,8 +118,9 @@ final class AudioService: DaemonService {
         case .connected(let client, let rate, _):
             session = Session(client: client, sampleRate: Double(rate))
             xrunLog.restart()
-            let (choice, paused) = wanted()
+            let (choice, paused, trim) = wanted()
             send(choice)
+            process?.link.send(.trim(trim))
             process?.link.send(.paused(paused))
             if dumpOn { process?.link.send(.dump(true)) }
         case .running(let latency):
@@ -162,7 +163,7 @@ final class AudioService: DaemonService {
             ended(problem: "\(reason); retrying", now: now, at: rateChanged ? now : now + retryDelay)
         case .pauseTookEffect:
             break  // a confirmation nobody waits for any more (`setPaused` waits for its own)
-        case .filters, .compressor, .paused, .dump, .tone, .stop, .connect:
+        case .filters, .compressor, .trim, .paused, .dump, .tone, .stop, .connect:
             break  // the daemon's own messages; the audio process does not send them
         }
     }
@@ -211,6 +212,12 @@ final class AudioService: DaemonService {
         process?.link.send(.compressor(filters.compressor))
         process?.link.send(.filters(ceilingDBFS: filters.ceilingDBFS, fftLength: filters.filters.fftLength, taps: filters.filters.taps))
         running = filters
+    }
+
+    /// The wearer's volume: only the compressor's trim moves (glided in the audio process).
+    func setTrim(_ dB: Double) {
+        guard session != nil else { return }  // a new session gets it with its filters
+        process?.link.send(.trim(dB))
     }
 
     private func send(_ choice: FilterChoice) {

@@ -69,7 +69,7 @@ public final class Daemon {
             (fitting.state.output, fitting.state.description)
         }
         audio.onChange = { [unowned self] in systemd.jackAnswered(connected: audio.isConnected) }
-        audio.wanted = { [unowned self] in (fitting.state.filterChoice, fitting.state.paused) }
+        audio.wanted = { [unowned self] in (fitting.state.filterChoice, fitting.state.paused, fitting.state.trimDB) }
         fitting.afterLock = { [unowned self] in audio.startOpening(now: Self.now()) }
         audio.onInputLevels = { [unowned self] bands, broadband in
             programs.listen(bands: bands, broadband: broadband)
@@ -344,8 +344,9 @@ public final class Daemon {
         return reply()
     }
 
-    /// The wearer's volume: set or stepped, clamped to the range, crossfaded (a new compressor
-    /// plan), remembered. The output limits do not move with it.
+    /// The wearer's volume: set or stepped, clamped to the range, remembered; only the
+    /// compressor's trim moves (no design, no new plan), under each band's maximum gain. The
+    /// output limits do not move with it.
     private func volume(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
         guard fitting.state.active != nil else {
             throw RequestFailure("no prescription is loaded, and the volume trims a prescription's gain; `ribbitd load RX` first")
@@ -361,7 +362,7 @@ public final class Daemon {
         guard asked.isFinite else { throw RequestFailure("the volume must be a number of dB") }
         let range = fitting.state.active?.prescription.volumeRange ?? Listening.volumeRangeDB
         fitting.listening.volumeDB = min(max(asked, range.lowerBound), range.upperBound)
-        play()
+        audio.setTrim(fitting.state.trimDB)
         log.info("volume \(Prescription.number(fitting.listening.volumeDB)) dB")
         return reply()
     }
@@ -395,6 +396,7 @@ public final class Daemon {
         do { try audio.play(choice, reusing: prepared?.choice == choice ? prepared : nil) } catch {
             log.error("internal error: the new filters do not fit the engine (\(error))")
         }
+        audio.setTrim(fitting.state.trimDB)
     }
 
     // MARK: Hearing test

@@ -9,8 +9,8 @@ import RibbitSettings
 enum FilterChoice: Sendable, Equatable {
     case delay(ceilingDBFS: Double)
     /// `trusted`: signed by a trusted audiologist, so its `limit:` may exceed the OTC caps;
-    /// played in `program` at the wearer's `volumeDB`.
-    case prescription(Prescription, trusted: Bool, program: Program, volumeDB: Double)
+    /// played in `program` (the wearer's volume is the engine's trim, not part of the design).
+    case prescription(Prescription, trusted: Bool, program: Program)
 
     /// The output ceiling this choice plays under, in dBFS: the prescription's max-output, and
     /// the loudest band output limit through the calibration (a sine peaking at the ceiling
@@ -18,7 +18,7 @@ enum FilterChoice: Sendable, Equatable {
     func ceilingDBFS(calibration: Calibration) -> Double {
         switch self {
         case .delay(let dBFS): CompressorFitting.unfittedCeilingDBFS(dBFS, calibration: calibration)
-        case .prescription(let rx, let trusted, _, _):
+        case .prescription(let rx, let trusted, _):
             CompressorFitting.ceilingDBFS(rx, ears: [.left, .right], trusted: trusted, calibration: calibration)
         }
     }
@@ -32,10 +32,10 @@ enum FilterChoice: Sendable, Equatable {
         case .delay:
             let delay = FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: ceiling)
             return RunningFilters(choice: self, filters: delay, ceilingDBFS: ceiling, fitting: nil, compressor: nil)
-        case .prescription(let prescription, let trusted, let program, let volumeDB):
+        case .prescription(let prescription, let trusted, let program):
             let fitting = try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
             let (filters, compressor) = fitting.processing(
-                ears: [.left, .right], trusted: trusted, calibration: calibration, program: program, volumeDB: volumeDB)
+                ears: [.left, .right], trusted: trusted, calibration: calibration, program: program)
             return RunningFilters(choice: self, filters: filters, ceilingDBFS: ceiling, fitting: fitting, compressor: compressor)
         }
     }

@@ -46,8 +46,12 @@ struct FittingState: Equatable {
     var filterChoice: FilterChoice {
         guard let active else { return .delay(ceilingDBFS: strictestCeilingDBFS) }
         guard !bypassed else { return .delay(ceilingDBFS: active.prescription.maxOutputDBFS) }
-        return .prescription(active.prescription, trusted: active.trusted, program: program, volumeDB: listening.volumeDB)
+        return .prescription(active.prescription, trusted: active.trusted, program: program)
     }
+
+    /// The wearer's volume as the compressor's trim (0 without a prescription; `volume` and
+    /// `Listening.belonging` keep it in the prescription's range).
+    var trimDB: Double { active == nil ? 0 : listening.volumeDB }
 
     /// The program that plays: the automatic pick (the prescription's default until there is
     /// one), the wearer's choice, or the one the prescription's env selects.

@@ -79,18 +79,17 @@ extension Fitting {
     /// (`CompressorFitting`), and the ear's FIR between centres keeps the prescription's shape.
     /// An ear the prescription leaves out passes through under the output limit. The program
     /// (default: the one the prescription's `env` selects) adjusts speed and expansion; the
-    /// wearer's volume (clamped to the prescription's `volumeRange`) moves every band's gain, never its
-    /// output limit. No band gets more than `GainMaximum` at any level (at most
-    /// `Prescription.maxGainDB` of insertion gain and `Calibration.maximumDigitalGainDB` of
-    /// digital gain), however the prescription, volume and calibration add up.
+    /// wearer's volume (clamped to the prescription's `volumeRange`) is the plan's trim, which
+    /// moves every band's gain at run time, never its output limit. No band gets more than
+    /// `GainMaximum` at any level (at most `Prescription.maxGainDB` of insertion gain and
+    /// `Calibration.maximumDigitalGainDB` of digital gain), however the prescription, volume and
+    /// calibration add up: each band carries it as its `maximumGainDB`.
     public func compressorPlan(
         ears: [Ear], trusted: Bool, calibration: Calibration, program: Program? = nil, volumeDB: Double = 0
     ) -> CompressorPlan {
         let centres = Camfit.defaultCentresHz
         let program = program ?? .default(forEnvironment: prescription.environment)
         let rx = program.adjust(prescription)
-        let range = prescription.volumeRange
-        let volume = min(max(volumeDB, range.lowerBound), range.upperBound)
         let settings = ears.enumerated().map { channel, ear in
             var relative = DetectorSpeechLevels.placed(
                 CompressorFitting.settings(rx, ear: ear, trusted: trusted, centresHz: centres)
@@ -100,11 +99,11 @@ extension Fitting {
             for b in relative.bands.indices {
                 let centre = relative.bands[b].centreHz
                 let shape = gain.gainDB(atHz: centre)
-                // The volume moves the curve; no level then gets more than the maximum through
-                // this calibration (`CompressorFitting.delivery` reports the same).
-                relative.bands[b].gainDB += volume
-                relative.bands[b] = relative.bands[b].capped(
-                    atDB: GainMaximum.db(calibration: calibration, channel: channel, atHz: centre).db)
+                // However far the volume trims the curve, no level gets more than the maximum
+                // through this calibration (`CompressorFitting.delivery` reports the same).
+                relative.bands[b].maximumGainDB =
+                    min(relative.bands[b].maximumGainDB, GainMaximum.db(calibration: calibration, channel: channel, atHz: centre).db)
+                    - shape
                 relative.bands[b].gainDB -= shape
                 relative.bands[b].limitDBSPL -= shape
             }
@@ -125,7 +124,13 @@ extension Fitting {
         return CompressorPlan(
             settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transition,
             noiseReduction: NoiseReductionSettings(strength: program.noiseReductionStrength),
-            lowering: lowering.contains { $0 != nil } ? lowering : [])
+            lowering: lowering.contains { $0 != nil } ? lowering : [], trimDB: trimDB(volumeDB: volumeDB))
+    }
+
+    /// The wearer's volume as the engine's trim: clamped to the prescription's `volumeRange`.
+    public func trimDB(volumeDB: Double) -> Double {
+        let range = prescription.volumeRange
+        return volumeDB.isFinite ? min(max(volumeDB, range.lowerBound), range.upperBound) : 0
     }
 
     /// The ear's frequency lowering (`lowering-left`, `lowering-right`) as the engine runs it,

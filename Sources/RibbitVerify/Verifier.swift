@@ -80,8 +80,7 @@ public struct Verifier: Sendable {
         // measured plans when the wisdom has them, else estimated ones.
         let engine = try OverlapSaveEngine(
             geometry: geometry, sampleRate: sampleRate, filters: plan.filters, blockSize: Self.blockFrames, fftPlanning: .wisdomOrEstimate)
-        try engine.publish(
-            CompressorConfig(plan: plan.compressor, fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: sampleRate))
+        try engine.start(plan.compressor)
         return engine
     }
 

@@ -133,6 +133,7 @@ struct AudioHost {
                     } catch {
                         log(.error, "internal error: the new compressor does not fit the engine (\(error))")
                     }
+                case .trim(let dB): processor.engine.setTrim(dB: dB.isFinite ? dB : 0)
                 case .paused(let on):
                     processor.paused.store(on, ordering: .relaxed)
                     confirming = on

@@ -86,9 +86,7 @@ struct ProcessCommand: ParsableCommand {
             // minutes: the measured plans when the wisdom has them, else estimated ones.
             engine = try OverlapSaveEngine(
                 geometry: geometry, sampleRate: sampleRate, filters: filters, blockSize: Self.blockFrames, fftPlanning: .wisdomOrEstimate)
-            try engine.publish(
-                CompressorConfig(
-                    plan: processing.compressor, fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: sampleRate))
+            try engine.start(processing.compressor)
             let profile = config.calibrationProfile
             calibrationStatus = DaemonStatus.Calibration(
                 profile: profile?.name, inputDBSPL: calibration.inputDBSPLAtFullScale,

@@ -130,24 +130,29 @@ import Testing
         for (channel, ear) in [Ear.left, .right].enumerated() {
             let shape = fitting.curve(for: ear).gain
             for band in plan.settings[channel].bands {
-                let insertion = band.gainDB + shape.gainDB(atHz: band.centreHz)
+                let insertion = min(band.gainDB + plan.trimDB, band.maximumGainDB) + shape.gainDB(atHz: band.centreHz)
                 let digital = extreme.digitalGainDB(insertionGainDB: insertion, channel: channel, atHz: band.centreHz)
                 #expect(digital <= Calibration.maximumDigitalGainDB + 1e-9, "\(ear) \(band.centreHz) Hz: \(digital) dB")
             }
         }
         // Uncalibrated (insertion gain = digital gain) the digital bound is far away: the volume's
-        // 10 dB moves every band's curve by exactly 10, up to the maximum gain of +50 dB.
+        // 10 dB (the plan's trim) moves every band's curve by exactly 10, up to the maximum gain
+        // of +50 dB; the design itself is the same at every volume.
         let plain = fitting.compressorPlan(ears: [.left, .right], trusted: false, calibration: .uncalibrated, volumeDB: 10)
         let atZero = fitting.compressorPlan(ears: [.left, .right], trusted: false, calibration: .uncalibrated, volumeDB: 0)
+        #expect(plain.trimDB == 10 && atZero.trimDB == 0)
+        var untrimmed = plain
+        untrimmed.trimDB = 0
+        #expect(untrimmed == atZero, "a volume is a trim, not a new design")
         for (channel, ear) in [Ear.left, .right].enumerated() {
             let shape = fitting.curve(for: ear).gain
             for (var a, var b) in zip(plain.settings[channel].bands, atZero.settings[channel].bands) {
                 (a.limitDBSPL, b.limitDBSPL) = (200, 200)
                 let s = shape.gainDB(atHz: a.centreHz)
                 for level in stride(from: 40.0, through: 100, by: 0.5) where level > a.expansionKneeDBSPL {
-                    let raised = b.gainDB(inputDBSPL: level) + s + 10
+                    let raised = b.gainDB(inputDBSPL: level, trimDB: atZero.trimDB) + s + 10
                     #expect(
-                        abs(a.gainDB(inputDBSPL: level) + s - min(raised, Prescription.maxGainDB)) < 1e-9,
+                        abs(a.gainDB(inputDBSPL: level, trimDB: plain.trimDB) + s - min(raised, Prescription.maxGainDB)) < 1e-9,
                         "\(ear) \(a.centreHz) Hz at \(level)")
                 }
             }

@@ -47,7 +47,7 @@ import Testing
     ) {
         for band in plan.settings[channel].bands {
             for level in stride(from: 0.0, through: 120, by: step) {
-                let gain = band.gainDB(inputDBSPL: level) + shape.gainDB(atHz: band.centreHz)
+                let gain = band.gainDB(inputDBSPL: level, trimDB: plan.trimDB) + shape.gainDB(atHz: band.centreHz)
                 #expect(gain.isFinite && gain <= maximumDB + 1e-9, "\(what) \(band.centreHz) Hz at \(level)")
             }
         }
