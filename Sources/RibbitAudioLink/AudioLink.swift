@@ -303,7 +303,7 @@ private struct Decoder {
 
 // The compressor plan: a presence byte, the calibration, the transition, the noise reduction's
 // strength, then per channel the
-// times, the bands (seven numbers each), the band filters and the lowering (a presence byte,
+// times, the bands (eight numbers each), the band filters and the lowering (a presence byte,
 // cut-off, ratio, the sub-bands' filters and Hilbert partners, the amplitudes at the centres).
 extension Encoder {
     fileprivate mutating func compressorPlan(_ plan: CompressorPlan?) {
@@ -420,7 +420,7 @@ extension Decoder {
             lowering.append(
                 LoweringPlan(cutoffHz: cutoff, ratio: ratio, taps: sets[0], hilbertTaps: sets[1], centreAmplitudes: sets[2][0]))
         }
-        // No `maximumGainDB`: the daemon capped the bands with it; here only levels convert.
+        // Only levels convert here: the bands' gains and maxima are the daemon's (`GainMaximum`).
         let calibration = Calibration(inputDBSPLAtFullScale: input, outputDBSPLAtFullScale: outputs, outputResponseDB: responses)
         return .some(
             CompressorPlan(

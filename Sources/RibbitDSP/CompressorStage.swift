@@ -396,11 +396,14 @@ public struct CompressorStage: SpectralGainStage {
     let pairPower: UnsafeMutablePointer<Float>
     /// The wearer's volume as a trim (dB) on every band: [channel] the trim in force, which
     /// glides by at most `trimStepDB` a hop to `trimTarget` (the engine copies it from its
-    /// atomic at each hop), so a volume step neither clicks nor needs a crossfade.
+    /// atomic at each hop), so a volume step neither clicks nor needs a crossfade; [channel]
+    /// the trim of the hop before, for a crossfade's fading render. A new config (another
+    /// prescription, program or bypass's end) starts at the target: it fades in from silence.
     let trimNow: UnsafeMutablePointer<Float>
+    let trimFading: UnsafeMutablePointer<Float>
     let trimTarget: UnsafeMutablePointer<Float>
-    /// 0.1 dB a hop: a 6 dB step in 60 hops (40 ms at 48 kHz and 32-sample hops).
-    public static let trimStepDB: Float = 0.1
+    /// 0.2 dB a hop: a 6 dB step in 30 hops (40 ms at 48 kHz and 64-sample hops).
+    public static let trimStepDB: Float = 0.2
 
     public init(fftLength: Int, channelCount: Int) {
         self.channelCount = channelCount
@@ -429,8 +432,20 @@ public struct CompressorStage: SpectralGainStage {
         pairPower = RealFFT.allocateReal(LoweringTables.maxPairs)
         trimNow = .allocate(capacity: channelCount)
         trimNow.initialize(repeating: 0, count: channelCount)
+        trimFading = .allocate(capacity: channelCount)
+        trimFading.initialize(repeating: 0, count: channelCount)
         trimTarget = .allocate(capacity: 1)
         trimTarget.initialize(to: 0)
+    }
+
+    /// At each hop's start (audio thread): the trim asked for, and whether a new config starts.
+    @inline(__always)
+    func beginHop(trimTarget target: Float, newConfig: Bool, channelCount: Int) {
+        trimTarget.pointee = target
+        for c in 0..<channelCount {
+            trimFading[c] = trimNow[c]
+            if newConfig || !trimNow[c].isFinite { trimNow[c] = target }
+        }
     }
 
     func deallocate() {
@@ -445,6 +460,7 @@ public struct CompressorStage: SpectralGainStage {
         frames.deallocate()
         for p in [phased, movedSpectrum, subbandGains, pairPower] { RealFFT.free(p) }
         trimNow.deallocate()
+        trimFading.deallocate()
         trimTarget.deallocate()
     }
 
@@ -492,9 +508,10 @@ public struct CompressorStage: SpectralGainStage {
         @_noLocks
     #endif
     public func apply(_ config: Unmanaged<CompressorConfig>, to spectrum: UnsafeMutablePointer<Float>, channel: Int, advancesState: Bool) {
-        // The trim glides on the advancing render only; a crossfade's fading render uses it as it stands.
-        var trim = trimNow[channel]
+        // The trim glides on the advancing render; a crossfade's fading render keeps the hop before's.
+        var trim = trimFading[channel]
         if advancesState {
+            trim = trimNow[channel]
             trim += min(max(trimTarget.pointee - trim, -Self.trimStepDB), Self.trimStepDB)
             trimNow[channel] = trim
         }

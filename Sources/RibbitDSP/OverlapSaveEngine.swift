@@ -154,6 +154,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     /// `maximumGainDB`; the output limits stay), gliding there on the audio thread without a
     /// new config. Safe from any thread.
     public func setTrim(dB: Double) {
+        guard dB.isFinite else { return }
         trimBits.store(Float(max(min(dB, 60), -60)).bitPattern, ordering: .relaxed)
     }
 
@@ -163,6 +164,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         setTrim(dB: dB)
         let trim = Float(bitPattern: trimBits.load(ordering: .relaxed))
         compressorStage.stage.trimNow.update(repeating: trim, count: channelCount)
+        compressorStage.stage.trimFading.update(repeating: trim, count: channelCount)
         compressorStage.stage.trimTarget.pointee = trim
     }
 
@@ -334,11 +336,12 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     #endif
     @inline(__always)
     private func beginGainStages() -> Bool {
-        compressorStage.stage.trimTarget.pointee = Float(bitPattern: trimBits.load(ordering: .relaxed))
         var changed = false
         changed = filterStage.beginHop(allowed: true) || changed
-        changed = compressorStage.beginHop(allowed: true) || changed
-        return changed
+        let newCompressor = compressorStage.beginHop(allowed: true)
+        compressorStage.stage.beginHop(
+            trimTarget: Float(bitPattern: trimBits.load(ordering: .relaxed)), newConfig: newCompressor, channelCount: channelCount)
+        return changed || newCompressor
     }
 
     #if RIBBIT_RT_AUDIT

@@ -117,10 +117,11 @@ final class AudioService: DaemonService {
         switch message {
         case .connected(let client, let rate, _):
             session = Session(client: client, sampleRate: Double(rate))
+            (dumpXruns, dumpFramesDropped) = (0, 0)  // a new process counts from 0
             xrunLog.restart()
             let (choice, paused, trim) = wanted()
+            process?.link.send(.trim(trim))  // the engine starts at it
             send(choice)
-            process?.link.send(.trim(trim))
             process?.link.send(.paused(paused))
             if dumpOn { process?.link.send(.dump(true)) }
         case .running(let latency):

@@ -297,6 +297,7 @@ public final class Daemon {
     private func bypass(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
         guard let on = request.on else { throw RequestFailure("bypass needs \"on\": true or false") }
         fitting.bypassed = on
+        audio.setTrim(fitting.state.trimDB)
         do { try audio.play(fitting.state.filterChoice) } catch { throw RequestFailure("cannot switch bypass: \(error)") }
         log.info(on ? "bypass on: unprocessed sound under the ceiling" : "bypass off: prescription applied")
         return reply()
@@ -393,10 +394,11 @@ public final class Daemon {
     /// After the active prescription or the mode changed: what plays now goes to the engine.
     private func play(reusing prepared: RunningFilters? = nil) {
         let choice = fitting.state.filterChoice
+        // The trim first: a new compressor starts at the trim asked for when it is taken.
+        audio.setTrim(fitting.state.trimDB)
         do { try audio.play(choice, reusing: prepared?.choice == choice ? prepared : nil) } catch {
             log.error("internal error: the new filters do not fit the engine (\(error))")
         }
-        audio.setTrim(fitting.state.trimDB)
     }
 
     // MARK: Hearing test

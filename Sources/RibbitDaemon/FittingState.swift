@@ -49,9 +49,9 @@ struct FittingState: Equatable {
         return .prescription(active.prescription, trusted: active.trusted, program: program)
     }
 
-    /// The wearer's volume as the compressor's trim (0 without a prescription; `volume` and
-    /// `Listening.belonging` keep it in the prescription's range).
-    var trimDB: Double { active == nil ? 0 : listening.volumeDB }
+    /// The wearer's volume as the compressor's trim: 0 without a prescription or for a volume
+    /// set for another one (a live measurement's restore), else within its `volume-range`.
+    var trimDB: Double { active.map { listening.belonging(to: $0.prescription).volumeDB } ?? 0 }
 
     /// The program that plays: the automatic pick (the prescription's default until there is
     /// one), the wearer's choice, or the one the prescription's env selects.

@@ -4,8 +4,8 @@ import RibbitControl
 /// Times the poll loop's turns. Every request and every service shares one thread, so a turn
 /// that takes long holds all of them: clients time out (the CLI after 10 s, the web after 5 s)
 /// and the dump stops. A turn over `reportSeconds` is said in the journal with its slowest part
-/// and how much of the turn was this thread's CPU, which tells work (a fitting designed, a
-/// history written) from a machine too busy to run the daemon.
+/// and how much of the turn was this thread's CPU, which tells work (a fitting designed) from
+/// waiting (a machine too busy to run the daemon, a disk, a pause confirmed).
 struct TurnWatch {
     static let reportSeconds = 1.0
     private var started = 0.0
@@ -35,7 +35,7 @@ struct TurnWatch {
         let cpu = Self.threadCPUSeconds() - cpuStarted
         let part = slowest.map { String(format: "; %@ took %.2f s of it", $0.what, $0.seconds) } ?? ""
         return String(format: "one turn of the control loop took %.2f s, %.2f s of it this thread's CPU%@", seconds, cpu, part)
-            + (cpu < seconds / 2 ? " (the machine was busy)" : "")
+            + (cpu < seconds / 2 ? " (most of it waiting: a busy machine, or I/O)" : "")
     }
 
     static func threadCPUSeconds() -> Double {

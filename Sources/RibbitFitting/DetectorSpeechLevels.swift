@@ -30,7 +30,7 @@ public enum DetectorSpeechLevels {
         var sampleRate: Double
     }
 
-    /// A daemon refits on every volume or program change: read each detector once.
+    /// A daemon refits on every program change and prescription switch: read each detector once.
     static let cache = Mutex<[Key: [Double]]>([:])
 
     /// The settings the engine runs for `settings` (one ear, from `CompressorFitting`) in

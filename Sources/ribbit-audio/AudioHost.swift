@@ -39,6 +39,8 @@ struct AudioHost {
         // Asked for before sound flows: applied once it does (dropped here, a voice or dump
         // client that listened across a JACK restart would never hear from this process).
         var dumping = false
+        // The wearer's volume, sent with the first filters: the engine starts at it.
+        var trim = 0.0
         var first: FilterSet?
         var firstCompressor: CompressorPlan?
         var ceiling = 0.0
@@ -52,6 +54,7 @@ struct AudioHost {
                 case .compressor(let plan):
                     firstCompressor = plan
                     levels.plan = plan
+                case .trim(let dB): trim = dB
                 case .paused(let on): paused = on
                 case .dump(let on): dumping = on
                 case .stop: return close(client, status: 0)
@@ -70,6 +73,7 @@ struct AudioHost {
                 geometry: .standard(sampleRate: rate), sampleRate: rate, filters: first!, blockSize: client.bufferSize,
                 fftPlanning: .wisdomOrEstimate)
             if let plan = firstCompressor { try engine.publish(compressor(plan, for: engine)) }
+            engine.startAtTrim(dB: trim)
             processor = RealtimeProcessor(engine: engine, period: client.bufferSize)
             processor.setOutputCeiling(dBFS: ceiling)
             processor.paused.store(paused, ordering: .relaxed)
@@ -133,7 +137,7 @@ struct AudioHost {
                     } catch {
                         log(.error, "internal error: the new compressor does not fit the engine (\(error))")
                     }
-                case .trim(let dB): processor.engine.setTrim(dB: dB.isFinite ? dB : 0)
+                case .trim(let dB): processor.engine.setTrim(dB: dB)
                 case .paused(let on):
                     processor.paused.store(on, ordering: .relaxed)
                     confirming = on

@@ -33,6 +33,15 @@ import Testing
     }
 
     /// `plan` with the right ear lowered (the link carries the sub-band filters as designed).
+    /// Bands with a maximum gain (the daemon's plans all have one).
+    var capped: CompressorPlan {
+        var capped = plan
+        for c in capped.settings.indices {
+            for b in capped.settings[c].bands.indices { capped.settings[c].bands[b].maximumGainDB = 12.5 - Double(b) }
+        }
+        return capped
+    }
+
     var lowered: CompressorPlan {
         var lowered = plan
         lowered.lowering = [
@@ -47,7 +56,7 @@ import Testing
     var everyMessage: [AudioMessage] {
         [
             .filters(ceilingDBFS: -3, fftLength: 256, taps: [[0.5, -0.25, 1e-9], [1, 0, 0]]), .paused(true), .dump(false), .stop,
-            .compressor(nil), .compressor(plan), .compressor(lowered),
+            .compressor(nil), .compressor(plan), .compressor(lowered), .compressor(capped), .trim(-4.5),
             .tone(frequencyHz: 1000, levelDBFS: -30, left: false, right: true, seconds: 12.5),
             .tone(frequencyHz: 4000, levelDBFS: -50, left: true, right: false, seconds: 0.2, pulses: 3, offSeconds: 0.2),
             .tone(frequencyHz: 8000, levelDBFS: -3, left: false, right: true, seconds: 0.2, pulses: 3, offSeconds: 0.2, hearingTest: true),

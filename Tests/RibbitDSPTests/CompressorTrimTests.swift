@@ -34,8 +34,9 @@ extension CompressorTests {
     }
 
     /// A 1 kHz tone at 50 dB SPL (between the knees: the band's flat gain): +6 dB of trim lifts
-    /// the output 6 dB, gliding at 0.1 dB a hop, never faster; a trim past the band's maximum
-    /// stops at the maximum; the digital gain the config computes agrees with the band's curve.
+    /// the output 6 dB, gliding at `trimStepDB` a hop, never faster; a trim past the band's
+    /// maximum stops at the maximum; the digital gain the config computes agrees; a NaN trim
+    /// is ignored; a new config starts at the trim asked for, with no glide.
     @Test func aTrimMovesTheOutputByTheStepUpToTheMaximumAndGlides() throws {
         func band(_ hz: Double) -> CompressorBand {
             CompressorBand(
@@ -62,11 +63,16 @@ extension CompressorTests {
         let early = levelAfter(hops: 10)
         let after = levelAfter(hops: 300)
         #expect(abs(after - before - 6) < 0.1, "\(before) -> \(after) dB")
-        // 10 hops of 0.1 dB, and the filter's delay: at most 1 dB of the step yet.
-        #expect(early - before < 1.1, "\(before) -> \(early) dB after 10 hops")
+        // 10 hops of the step, and the filter's delay: at most 2 dB of the 6 yet.
+        #expect(early - before < 10 * Double(CompressorStage.trimStepDB) + 0.1, "\(before) -> \(early) dB after 10 hops")
         engine.setTrim(dB: 20)  // 40 dB asked, the band's maximum is 28
         let capped = levelAfter(hops: 1000)
         #expect(abs(capped - before - 8) < 0.1, "\(before) -> \(capped) dB: the maximum is 8 dB above the gain")
+        engine.setTrim(dB: .nan)
+        #expect(abs(levelAfter(hops: 100) - capped) < 0.1, "a NaN trim changes nothing")
+        engine.setTrim(dB: -6)
+        try engine.publish(config([settings(band)], calibration: headroom))  // a new config: it fades in at -6 at once
+        #expect(abs(levelAfter(hops: 20) - before + 6) < 0.1, "the new config started at the trim")
         let b = try #require(centres.firstIndex(of: 1000))
         let lifted =
             cfg.digitalGainDB(channel: 0, band: b, levelDBSPL: 50, trimDB: 20) - cfg.digitalGainDB(channel: 0, band: b, levelDBSPL: 50)

@@ -32,13 +32,15 @@ extension DaemonTests {
         // the tone's band (loaded: the input band read -42 dB with the RMS still -40). The xrun
         // count cannot tell them: beside stress-ng JACK counted 40-80 xruns a second with one
         // frame in a hundred spliced, and the count moved in nearly every frame. The signal can:
-        // a frame is judged when the tone's band holds the input's and the output's whole power
-        // (band level within 0.2 dB of the RMS in both). At least five must be; while fewer are,
-        // the dump is taken again, each retake printed with its xruns, for up to a minute, and
-        // the clean frames of every take are judged. A dump that read the band wrong leaves none.
+        // a frame is judged when the tone's band holds the input's whole power (band level within
+        // 0.2 dB of the RMS, both ears); its output is then judged whole, so an output that
+        // glitched fails the gain. At least five must be, and half of a take's frames; while
+        // fewer are, the dump is taken again, each retake printed with its xruns, for up to 50 s
+        // (the probe plays 60), and the judged frames of every take count. A dump that read the
+        // band wrong leaves none.
         var frames: [DumpFrame] = []
         var clean: [DumpFrame] = []
-        let retakesEnd = MonotonicClock.seconds() + 60
+        let retakesEnd = MonotonicClock.seconds() + 50
         for take in 1... {
             let result = try daemon.ribbitd(["dump", "--json", "--duration", "3", "--csv", csv, "--svg", svg])
             #expect(result.status == 0, "\(result.stderr)")
@@ -51,20 +53,18 @@ extension DaemonTests {
             let gaps = zip(frames, frames.dropFirst()).map { $1.time - $0.time }.sorted()
             let spacing = gaps[gaps.count / 2]
             #expect(abs(spacing - 0.05) < 0.005, "frames every \(spacing) s (median)")
-            let cleanHere = frames.filter { frame in
-                frame.ears.values.allSatisfy {
-                    abs($0.inputBandsDB[band] - $0.inputRMSDB) < 0.2 && abs($0.outputBandsDB[band] - $0.outputRMSDB) < 0.2
-                }
-            }
+            let cleanHere = frames.filter { frame in frame.ears.values.allSatisfy { abs($0.inputBandsDB[band] - $0.inputRMSDB) < 0.2 } }
             clean += cleanHere
-            if clean.count >= 5 || result.status != 0 || MonotonicClock.seconds() > retakesEnd { break }
+            if (clean.count >= 5 && 2 * cleanHere.count >= frames.count) || result.status != 0 || MonotonicClock.seconds() > retakesEnd {
+                break
+            }
             print(
                 "dump take \(take): \(frames.count - cleanHere.count) of \(frames.count) frames with the tone spliced "
                     + "(\(frames.last!.xruns - frames.first!.xruns) xruns, \(frames.last!.droppedFrames) sample frames dropped); taken again"
             )
         }
         probe.cancel()
-        #expect(clean.count >= 5, "\(clean.count) frames with a clean tone in a minute of takes")
+        #expect(clean.count >= 5, "\(clean.count) frames with a clean tone in 50 s of takes")
         for frame in clean.suffix(10) {
             #expect(frame.sampleRate == 48000 && frame.latencyFrames == 96 && frame.output == .processing)
             #expect(frame.prescription?.name == rx.name)
