@@ -358,12 +358,18 @@ import Testing
         for i in stride(from: 50, to: 24000, by: 301) { nan[i] = .nan }
         nan[7000] = .infinity
         let signals = [Signals.uniformNoise(count: 24000, peak: 1, seed: 8), square, impulses, nan]
+        // At the wearer's volume too: the most trim the engine takes, and one set mid-signal.
         for (i, signal) in signals.enumerated() {
-            let engine = try engine(config([settings(loud)], calibration: .uncalibrated), ceilingDBFS: ceilingDBFS)
-            let out = engine.process([signal])[0]
-            let peak = out.map { abs($0) }.max()!
-            #expect(out.allSatisfy { $0.isFinite })
-            #expect(peak <= ceiling, "signal \(i): peak \(peak)")
+            for trim in [0.0, 60] {
+                let engine = try engine(config([settings(loud)], calibration: .uncalibrated), ceilingDBFS: ceilingDBFS)
+                engine.startAtTrim(dB: trim)
+                var out = engine.process([Array(signal[..<12000])])[0]
+                engine.setTrim(dB: trim == 0 ? 60 : -60)
+                out += engine.process([Array(signal[12000...])])[0]
+                let peak = out.map { abs($0) }.max()!
+                #expect(out.allSatisfy { $0.isFinite })
+                #expect(peak <= ceiling, "signal \(i), trim \(trim): peak \(peak)")
+            }
         }
     }
 }
