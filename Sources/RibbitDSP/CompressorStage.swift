@@ -440,7 +440,7 @@ public struct CompressorStage: SpectralGainStage {
 
     /// At each hop's start (audio thread): the trim asked for, and whether a new config starts.
     @inline(__always)
-    func beginHop(trimTarget target: Float, newConfig: Bool, channelCount: Int) {
+    func beginHop(trimTarget target: Float, newConfig: Bool) {
         trimTarget.pointee = target
         for c in 0..<channelCount {
             trimFading[c] = trimNow[c]

@@ -339,8 +339,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         var changed = false
         changed = filterStage.beginHop(allowed: true) || changed
         let newCompressor = compressorStage.beginHop(allowed: true)
-        compressorStage.stage.beginHop(
-            trimTarget: Float(bitPattern: trimBits.load(ordering: .relaxed)), newConfig: newCompressor, channelCount: channelCount)
+        compressorStage.stage.beginHop(trimTarget: Float(bitPattern: trimBits.load(ordering: .relaxed)), newConfig: newCompressor)
         return changed || newCompressor
     }
 

@@ -196,11 +196,12 @@ struct AudioHost {
                 for index in channels.indices { channels[index].removeAll(keepingCapacity: true) }
                 processor.dumpRing.drain(into: &channels)
                 let frames = channels[0].count
-                let xruns = client.events.xruns.load(ordering: .relaxed)
-                let dropped = processor.dumpRing.dropped.load(ordering: .relaxed) + droppedOnTheLink
-                let message = AudioMessage.samples(
-                    frameCount: frames, channels: channels.flatMap { $0 }, xruns: xruns, droppedFrames: dropped)
-                if frames > 0, !link.send(message, droppable: true) { droppedOnTheLink += frames }
+                if frames > 0 {
+                    let message = AudioMessage.samples(
+                        frameCount: frames, channels: channels.flatMap { $0 }, xruns: client.events.xruns.load(ordering: .relaxed),
+                        droppedFrames: processor.dumpRing.dropped.load(ordering: .relaxed) + droppedOnTheLink)
+                    if !link.send(message, droppable: true) { droppedOnTheLink += frames }
+                }
             }
             if now >= nextStats {
                 var current = stats(client, processor)
