@@ -1,4 +1,3 @@
-import Crypto
 import Dispatch
 import Foundation
 import HTTPTypes
@@ -102,7 +101,7 @@ enum HearingTestResultsRoutes {
     }
 
     static func reportPolicy(_ html: String) -> String {
-        func hash(_ text: String) -> String { "'sha256-" + Data(SHA256.hash(data: Data(text.utf8))).base64EncodedString() + "'" }
+        func hash(_ text: String) -> String { "'sha256-" + Data(BoringSSL.sha256(Array(text.utf8))).base64EncodedString() + "'" }
         var blocks: [String] = []
         var rest = html[...]
         while let open = rest.range(of: "<style>"), let close = rest.range(of: "</style>", range: open.upperBound..<rest.endIndex) {

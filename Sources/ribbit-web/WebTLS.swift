@@ -1,9 +1,7 @@
-import Crypto
+import CNIOBoringSSL
 import Foundation
 import Glibc
 import NIOSSL
-import SwiftASN1
-import X509
 
 /// HTTPS for the web app on a LAN: a self-signed certificate for the address it listens on,
 /// made once and kept (so a phone that accepted it keeps accepting it) in
@@ -43,67 +41,74 @@ struct WebTLS {
         return made
     }
 
-    init(certificatePEM: String, keyPEM: String) throws {
-        let certificate = try Certificate(pemEncoded: certificatePEM)
-        let key = try P256.Signing.PrivateKey(pemRepresentation: keyPEM)
+    init(certificatePEM: String, keyPEM: String) throws(Failure) {
+        guard let certificate = BoringSSL.certificate(pem: certificatePEM) else {
+            throw Failure(description: "the certificate is unreadable")
+        }
+        defer { X509_free(certificate) }
+        guard let key = BoringSSL.privateKey(pem: keyPEM) else { throw Failure(description: "the key is unreadable") }
+        defer { EVP_PKEY_free(key) }
         // A pair left half-written (the key renewed, the certificate not) is made anew.
-        guard certificate.publicKey == Certificate.PublicKey(key.publicKey) else {
+        guard X509_check_private_key(certificate, key) == 1 else {
             throw Failure(description: "the key is not the certificate's")
         }
-        var serializer = DER.Serializer()
-        try serializer.serialize(certificate)
         self.certificatePEM = certificatePEM
         self.keyPEM = keyPEM
-        self.fingerprint = SHA256.hash(data: serializer.serializedBytes).map { String(format: "%02X", $0) }.joined(separator: ":")
+        self.fingerprint = BoringSSL.sha256(BoringSSL.der(certificate)).map { String(format: "%02X", $0) }.joined(separator: ":")
     }
 
+    /// A new P-256 key and a certificate it signs for `host`: not a certificate authority, for
+    /// TLS servers only, valid from an hour ago for `validDays`.
     static func make(host: String, now: Date) throws(Failure) -> WebTLS {
-        do {
-            let key = P256.Signing.PrivateKey()
-            let name = try DistinguishedName {
-                OrganizationName("ribbit")
-                CommonName("ribbit web app on \(host)")
-            }
-            let subjectNames = SubjectAlternativeNames([try generalName(host)])
-            let extensions = try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-                try ExtendedKeyUsage([.serverAuth])
-                subjectNames
-            }
-            let certificate = try Certificate(
-                version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
-                notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(Double(validDays) * 86400),
-                issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions,
-                issuerPrivateKey: .init(key))
-            return try WebTLS(certificatePEM: certificate.serializeAsPEM().pemString, keyPEM: key.pemRepresentation)
-        } catch let failure as Failure {
-            throw failure
-        } catch {
-            throw Failure(description: "cannot make the web app's certificate: \(error)")
+        func failed(_ step: String) -> Failure { Failure(description: "cannot make the web app's certificate: \(step) failed") }
+        guard let key = BoringSSL.newP256Key() else { throw failed("making a key") }
+        defer { EVP_PKEY_free(key) }
+        guard let certificate = X509_new() else { throw failed("allocating") }
+        defer { X509_free(certificate) }
+        let start = Int(now.timeIntervalSince1970) - 3600
+        guard X509_set_version(certificate, Int(X509_VERSION_3)) == 1,
+            BoringSSL.setRandomSerial(certificate),
+            ASN1_TIME_set(X509_getm_notBefore(certificate), start) != nil,
+            ASN1_TIME_set(X509_getm_notAfter(certificate), start + 3600 + validDays * 86400) != nil,
+            X509_set_pubkey(certificate, key) == 1
+        else { throw failed("filling in the certificate") }
+        guard BoringSSL.setName(certificate, ["O": "ribbit", "CN": "ribbit web app on \(host)"]) else { throw failed("naming") }
+        let subjectName = Self.isAddress(host) ? "IP:\(host)" : "DNS:\(host)"
+        let extensions = [
+            (NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature"),
+            (NID_ext_key_usage, "serverAuth"), (NID_subject_alt_name, subjectName),
+        ]
+        for (nid, value) in extensions where !BoringSSL.addExtension(certificate, nid: nid, value: value) {
+            throw failed("the extension \(value)")
         }
+        guard X509_sign(certificate, key, EVP_sha256()) > 0,
+            let certificatePEM = BoringSSL.pem({ PEM_write_bio_X509($0, certificate) }),
+            let keyPEM = BoringSSL.pem({ PEM_write_bio_PrivateKey($0, key, nil, nil, 0, nil, nil) })
+        else { throw failed("signing") }
+        return try WebTLS(certificatePEM: certificatePEM, keyPEM: keyPEM)
     }
 
-    /// An IPv4 or IPv6 address as its bytes; anything else as a DNS name.
-    static func generalName(_ host: String) throws(Failure) -> GeneralName {
+    /// Whether `host` is an IPv4 or IPv6 address (else it is a DNS name).
+    static func isAddress(_ host: String) -> Bool {
         var v4 = in_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 {
-            return .ipAddress(ASN1OctetString(contentBytes: ArraySlice(withUnsafeBytes(of: &v4) { Array($0) })))
-        }
         var v6 = in6_addr()
-        if inet_pton(AF_INET6, host, &v6) == 1 {
-            return .ipAddress(ASN1OctetString(contentBytes: ArraySlice(withUnsafeBytes(of: &v6) { Array($0) })))
-        }
-        return .dnsName(host)
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
     /// Whether the certificate names `host` and is valid at `date`.
     func names(host: String, validAt date: Date) -> Bool {
-        guard let certificate = try? Certificate(pemEncoded: certificatePEM), let wanted = try? Self.generalName(host),
-            certificate.notValidBefore <= date, date <= certificate.notValidAfter,
-            let names = try? certificate.extensions.subjectAlternativeNames
+        guard let certificate = BoringSSL.certificate(pem: certificatePEM) else { return false }
+        defer { X509_free(certificate) }
+        var notBefore: Int64 = 0
+        var notAfter: Int64 = 0
+        guard ASN1_TIME_to_posix(X509_get0_notBefore(certificate), &notBefore) == 1,
+            ASN1_TIME_to_posix(X509_get0_notAfter(certificate), &notAfter) == 1,
+            Double(notBefore) <= date.timeIntervalSince1970, date.timeIntervalSince1970 <= Double(notAfter)
         else { return false }
-        return names.contains(wanted)
+        let named =
+            Self.isAddress(host)
+            ? X509_check_ip_asc(certificate, host, 0) : X509_check_host(certificate, host, host.utf8.count, 0, nil)
+        return named == 1
     }
 
     /// The server side of NIOSSL's configuration.
