@@ -20,6 +20,8 @@ final class FittingService: DaemonService {
     private(set) var historyProblem: String?
     private(set) var state = FittingState()
     private let listeningFile: ListeningFile
+    /// Writes the listening file and the active copy off the loop.
+    private let files = FileWriter()
     /// What could not be read or stored (said once, in the log and `status`).
     let storage: StorageProblems
     /// Why the data directory cannot be written (nil: it can): the history is then read-only.
@@ -45,11 +47,7 @@ final class FittingService: DaemonService {
         set {
             guard newValue != state.listening else { return }
             state.listening = newValue
-            if let problem = listeningFile.save(newValue) {
-                storage.report(listeningFile.path, problem)
-            } else if storage.contains(listeningFile.path) {
-                storage.clear(listeningFile.path, saying: "\(listeningFile.path) is written again")
-            }
+            files.submit(listeningFile.path) { [listeningFile] in listeningFile.save(newValue) }
         }
     }
 
@@ -118,7 +116,24 @@ final class FittingService: DaemonService {
     /// gets no lock, never touches JACK).
     var afterLock: () -> Void = {}
 
-    func stop(deadline: Double) { lock?.clear() }
+    func tick(now: Double) {
+        // The listening file's outcome only: the copy of the active prescription is best effort
+        // (its job says nothing), and a damaged copy's line stays until the next start.
+        for (path, problem) in files.takeOutcomes() where path == listeningFile.path {
+            if let problem {
+                storage.report(path, problem)
+            } else if storage.contains(path) {
+                storage.clear(path, saying: "\(path) is written again")
+            }
+        }
+    }
+
+    func stop(deadline: Double) {
+        if !files.finish(within: deadline - MonotonicClock.seconds()) {
+            log.error("the disk did not take \(listeningFile.path) or the copy of the active prescription before the daemon stopped")
+        }
+        lock?.clear()
+    }
 
     var paused: Bool {
         get { state.paused }
@@ -225,7 +240,13 @@ final class FittingService: DaemonService {
     private func openHistory() {
         let readOnly = unwritableData != nil
         do {
-            let (opened, recovery) = try PrescriptionStore.openRecovering(path: paths.storePath, readOnly: readOnly)
+            let (opened, recovery) = try PrescriptionStore.openRecovering(
+                path: paths.storePath, readOnly: readOnly,
+                copyWrites: { [files] path, write in
+                    files.submit(path) {
+                        write(); return nil
+                    }
+                })
             store = opened
             if let recovery {
                 historyProblem = recovery

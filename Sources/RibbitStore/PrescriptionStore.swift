@@ -92,11 +92,17 @@ public final class PrescriptionStore: Sendable {
     /// Whether it was opened read-only (its directory cannot be written): every change throws.
     public let isReadOnly: Bool
 
+    /// Hands a file write to someone else (the daemon's writer thread), or nil: written at once.
+    public typealias DeferredWrite = @Sendable (_ path: String, _ write: @escaping @Sendable () -> Void) -> Void
+    /// How the copy of the active prescription is written.
+    private let copyWrites: DeferredWrite?
+
     /// Opens (creating) the history; `readOnly` opens an existing one without writing a byte,
     /// for a data directory that cannot be written (a disk remounted read-only).
-    public init(path: String, readOnly: Bool = false) throws {
+    public init(path: String, readOnly: Bool = false, copyWrites: DeferredWrite? = nil) throws {
         self.path = path
         isReadOnly = readOnly
+        self.copyWrites = copyWrites
         if !readOnly { try PrivateFile.prepare(path) }
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
@@ -257,13 +263,16 @@ public final class PrescriptionStore: Sendable {
     /// the database is lost, and a failure here must not undo a change already committed.
     public func saveActiveCopy() {
         guard !isReadOnly else { return }
-        guard let active = try? active() else {
-            unlink(activeCopyPath)
-            return
+        let path = activeCopyPath
+        let write: @Sendable () -> Void
+        if let active = try? active() {
+            // A damaged entry never replaces its copy: the copy is what plays instead of it.
+            guard active.isIntact, let json = try? JSONEncoder.iso8601.encode(active) else { return }
+            write = { try? PrivateFile.replace(path, with: json) }
+        } else {
+            write = { unlink(path) }
         }
-        // A damaged entry never replaces its copy: the copy is what plays instead of it.
-        guard active.isIntact, let json = try? JSONEncoder.iso8601.encode(active) else { return }
-        try? PrivateFile.replace(activeCopyPath, with: json)
+        if let copyWrites { copyWrites(path, write) } else { write() }
     }
 
     /// The copy of the last active prescription, when it is there and intact.

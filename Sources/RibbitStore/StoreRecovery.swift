@@ -13,9 +13,9 @@ extension PrescriptionStore {
     ///
     /// `readOnly` (its directory cannot be written): opened as it is, read-only; a damaged file
     /// cannot be moved aside then, so it is thrown as damaged.
-    public static func openRecovering(path: String, now: Date = Date(), readOnly: Bool = false) throws -> (
-        store: PrescriptionStore, recovery: String?
-    ) {
+    public static func openRecovering(
+        path: String, now: Date = Date(), readOnly: Bool = false, copyWrites: DeferredWrite? = nil
+    ) throws -> (store: PrescriptionStore, recovery: String?) {
         if readOnly {
             let store = try PrescriptionStore(path: path, readOnly: true)
             let check = try store.quickCheck()
@@ -26,7 +26,7 @@ extension PrescriptionStore {
         var info = stat()
         if lstat(path, &info) != 0 || info.st_size > 0 || info.st_mode & S_IFMT != S_IFREG {
             do {
-                let store = try PrescriptionStore(path: path)
+                let store = try PrescriptionStore(path: path, copyWrites: copyWrites)
                 let check = try store.quickCheck()
                 if check == "ok" { return (store, nil) }
                 problem = "is damaged (SQLite finds: \(check.prefix(120)))"
@@ -35,7 +35,7 @@ extension PrescriptionStore {
             }
         }
         let aside = try moveAside(path, now: now)
-        let store = try PrescriptionStore(path: path)
+        let store = try PrescriptionStore(path: path, copyWrites: copyWrites)
         var recovery = "the prescription history \(path) \(problem); it was moved to \(aside) and a new history was started"
         if var copy = activeCopy(databasePath: path) {
             copy.id = nil
