@@ -85,6 +85,11 @@ extension DaemonTests {
             n += 1
         }
         try #require(edges.count == 2 * pulses, "found \(edges.count) edges of \(2 * pulses) at \(hz) Hz")
+        // A pulse too short to hold its two ramps (a period an xrun dropped) is a finding, not a crash.
+        try #require(
+            stride(from: 0, to: edges.count, by: 2).allSatisfy { edges[$0 + 1] - edges[$0] > Double(2 * rampFrames + 4) }
+                && Int(edges[0]) >= 2 * rampFrames && Int(edges.last!) + 2 * rampFrames < x.count,
+            "a pulse at \(hz) Hz is shorter than its ramps or at the recording's edge: edges \(edges)")
         let onMs = stride(from: 0, to: edges.count, by: 2).map { (edges[$0 + 1] - edges[$0]) / rate * 1000 }
         let offMs = stride(from: 1, to: edges.count - 1, by: 2).map { (edges[$0 + 1] - edges[$0]) / rate * 1000 }
         // The steady part of the first pulse: from one ramp after its rise to one before its fall.
@@ -137,31 +142,41 @@ extension DaemonTests {
         }
 
         let tones: [(hz: Double, level: Double, ear: String)] = [(500, -30, "left"), (1000, -45, "right"), (4000, -24, "left")]
-        // Room for three tones and their round trips however slow a loaded machine is.
-        let probe = try Probe(server: server, signal: "silence", levelDBFS: -100, seconds: 8)
-        try probe.waitUntilPlaying()
-        usleep(300_000)
-        // When status said each would end (CLOCK_MONOTONIC s): secondsLeft counted from some
-        // moment between the request and its reply, so the end lies between those two plus it.
-        var predictedEnds: [ClosedRange<Double>] = []
-        for tone in tones {
-            let sent = MonotonicSeconds.now()
-            let reply = try ControlClient.send(
-                .tone(frequencyHz: tone.hz, levelDBFS: tone.level, ear: tone.ear, pulses: 3, onMs: 200, offMs: 200), socketPath: socket)
-            let status = try #require(reply.status?.tone, "\(reply)")
-            predictedEnds.append((sent + status.secondsLeft)...(MonotonicSeconds.now() + status.secondsLeft))
-            // It ends after three pulses, two gaps and the last fade-out (1.025 s), once the
-            // audio process has switched to the tone (about 26 ms at 256 frames).
-            #expect(status.pulses == 3 && status.onMs == 200 && status.offMs == 200 && status.levelDBFS == tone.level, "\(status)")
-            #expect(status.secondsLeft > 1.025 && status.secondsLeft < 1.075, "secondsLeft \(status.secondsLeft)")
-            usleep(1_000_000)
-            // Over the socket: `ribbitd status` would start a 100 MB process on a busy machine
-            // just as the last pulse ends (an xrun in the probe's recording twice).
-            let later = try ControlClient.send(ControlRequest(command: .status), socketPath: socket)
-            #expect((later.status?.tone?.secondsLeft ?? 0) < 0.1, "\(later)")
+        // The three tones, recorded; played again (three times at most) when JACK reported an
+        // xrun, which drops or repeats a period of the recording.
+        func playTones() throws -> (Probe.Recording, [ClosedRange<Double>]) {
+            // Room for three tones and their round trips however slow a loaded machine is.
+            let probe = try Probe(server: server, signal: "silence", levelDBFS: -100, seconds: 8)
+            try probe.waitUntilPlaying()
             usleep(300_000)
+            // When status said each would end (CLOCK_MONOTONIC s): secondsLeft counted from some
+            // moment between the request and its reply, so the end lies between those two plus it.
+            var predictedEnds: [ClosedRange<Double>] = []
+            for tone in tones {
+                let sent = MonotonicSeconds.now()
+                let reply = try ControlClient.send(
+                    .tone(frequencyHz: tone.hz, levelDBFS: tone.level, ear: tone.ear, pulses: 3, onMs: 200, offMs: 200), socketPath: socket)
+                let status = try #require(reply.status?.tone, "\(reply)")
+                predictedEnds.append((sent + status.secondsLeft)...(MonotonicSeconds.now() + status.secondsLeft))
+                // It ends after three pulses, two gaps and the last fade-out (1.025 s), once the
+                // audio process has switched to the tone (about 26 ms at 256 frames).
+                #expect(status.pulses == 3 && status.onMs == 200 && status.offMs == 200 && status.levelDBFS == tone.level, "\(status)")
+                #expect(status.secondsLeft > 1.025 && status.secondsLeft < 1.075, "secondsLeft \(status.secondsLeft)")
+                usleep(1_000_000)
+                // Over the socket: `ribbitd status` would start a 100 MB process on a busy machine
+                // just as the last pulse ends (an xrun in the probe's recording twice).
+                let later = try ControlClient.send(ControlRequest(command: .status), socketPath: socket)
+                #expect((later.status?.tone?.secondsLeft ?? 0) < 0.1, "\(later)")
+                usleep(300_000)
+            }
+            return (try probe.finish(), predictedEnds)
         }
-        let recording = try probe.finish()
+        var (recording, predictedEnds) = try playTones()
+        var plays = 1
+        while recording.xruns > 0 && plays < 3 {
+            (recording, predictedEnds) = try playTones()
+            plays += 1
+        }
         let channels = recording.recorded.map { $0.map(Double.init) }
         let ramp = Int(0.025 * rate)
         var from = 0
@@ -194,7 +209,7 @@ extension DaemonTests {
                 (predicted.upperBound - predicted.lowerBound) * 1000)
             #expect(recording.xruns > 0 || abs(late) < 0.02, "ended \(late) s outside when secondsLeft said")
         }
-        print("pulsed tones (xruns \(recording.xruns)):\n" + report.joined(separator: "\n"))
+        print("pulsed tones (played \(plays) times, xruns \(recording.xruns) in the one judged):\n" + report.joined(separator: "\n"))
 
         #expect(try daemon.stop() == 0)
         try daemon.expectCleanAudioThread(callbacks: 4 * 48000 / 256)
