@@ -154,7 +154,7 @@ import Testing
     func renderWithChromium(_ html: String) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else { return }
         let png = path("report.png")
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
         process.arguments = [
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-crash-reporter",

@@ -17,7 +17,7 @@ struct Ribbitd {
     }
 
     static func run(_ arguments: [String]) throws -> Result {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = binary
         process.arguments = arguments
         let (out, err) = (Pipe(), Pipe())
@@ -183,7 +183,7 @@ func rx(_ name: String) -> String { TestPaths.prescription(name).path }
 /// The demo of the README: real espeak-ng speech through a sample prescription, measured.
 @Suite struct SpeechDemoTests {
     func run(_ tool: String, _ arguments: [String]) throws -> Int32 {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [tool] + arguments
         process.standardOutput = FileHandle.nullDevice

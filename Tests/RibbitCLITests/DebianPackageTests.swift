@@ -120,7 +120,7 @@ import Testing
         let refused = try Built.run(alone, ["run", "--no-connect"], environment: env, timeoutSeconds: 10)
         #expect(refused.status == 69 && refused.stderr.contains("ribbit-audio is missing"), "\(refused)")
 
-        let daemon = Process()
+        let daemon = ChildProcess()
         daemon.executableURL = ribbitd
         daemon.arguments = ["run", "--no-connect"]
         daemon.environment = env

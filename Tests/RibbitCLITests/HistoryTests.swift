@@ -78,7 +78,7 @@ import Testing
             let count = try store.all().count
             let useTarget = Int64.random(in: 1...Int64(count), using: &random)
             let isLoad = round % 2 == 0
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = Ribbitd.binary
             process.arguments = isLoad ? ["load", rx(round % 4 == 0 ? "ski-slope.rx" : "flat.rx")] : ["use", "\(useTarget)"]
             process.environment = environment

@@ -112,7 +112,7 @@ import Testing
 /// Runs a program with its output captured; after `timeout` seconds it is killed (SIGKILL, by
 /// its PID) and the result says so in `stderr`, so a hang fails the test instead of stalling it.
 func runWithTimeout(_ executable: URL, _ arguments: [String], environment: [String: String], timeout: Double) throws -> Ribbitd.Result {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = executable
     process.arguments = arguments
     process.environment = environment

@@ -18,7 +18,7 @@ import Testing
     /// The built ribbitd with standard input from /dev/null: no terminal to ask on, even when
     /// the tests run from one.
     func ribbitd(_ arguments: [String]) throws -> Ribbitd.Result {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = Ribbitd.binary
         process.arguments = arguments
         process.environment = environment
@@ -152,7 +152,7 @@ import Testing
     /// on the terminal (a control character alone, without a line end); returns what the
     /// terminal showed.
     private func typed(_ script: URL, _ command: String, lines: [String]) throws -> String {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = script
         process.arguments = ["-qec", command, "/dev/null"]
         // script(1) runs $SHELL; dash (Debian's sh, and $SHELL when a CI sets none) dies of the

@@ -56,7 +56,7 @@ import Testing
     }
 
     static func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [tool] + arguments
         process.standardOutput = FileHandle.nullDevice

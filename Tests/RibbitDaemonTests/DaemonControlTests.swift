@@ -25,7 +25,7 @@ extension DaemonTests {
         try daemon.waitUntilProcessing()
         let socket = RibbitPaths(environment: daemon.environment).socketPath
         var probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 30)
-        let dump = Process()
+        let dump = ChildProcess()
         dump.executableURL = DaemonUnderTest.binary
         dump.arguments = ["dump", "--json", "--duration", "6"]
         dump.environment = daemon.environment

@@ -8,7 +8,7 @@ import RibbitTestSupport
 /// messages, script errors and CSP violations are collected in `problems`. Started and stopped
 /// by PID.
 final class DevToolsBrowser {
-    private let process = Process()
+    private let process = ChildProcess()
     private var socket: TestWebSocket?
     private var nextID = 0
     /// Console calls, uncaught exceptions and log entries (CSP violations are), in order.

@@ -15,7 +15,7 @@ final class DaemonUnderTest {
     let directory: URL
     let environment: [String: String]
     let auditReport: URL
-    private let process: Process
+    private let process: ChildProcess
     private let logURL: URL
 
     /// - Parameters:
@@ -42,7 +42,7 @@ final class DaemonUnderTest {
             daemonEnv["RIBBIT_RTAUDIT_REPORT"] = auditReport.path
         }
         environment = env
-        process = Process()
+        process = ChildProcess()
         if let user {
             guard let entry = getpwnam(user) else { throw TestSetupError("no user \(user)") }
             chownTree(directory, uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
@@ -200,7 +200,7 @@ private func chownTree(_ url: URL, uid: uid_t, gid: gid_t) {
 final class Probe {
     static let binary = Built.product("ribbit-probe")
     let output: URL
-    private let process: Process
+    private let process: ChildProcess
     private let stdout = Pipe()
     private let stderr = Pipe()
 
@@ -210,7 +210,7 @@ final class Probe {
         environment: [String: String]? = nil
     ) throws {
         output = try TestPaths.temporaryDirectory().appendingPathComponent("probe.wav")
-        process = Process()
+        process = ChildProcess()
         process.executableURL = Self.binary
         process.arguments =
             [

@@ -73,7 +73,7 @@ extension DaemonTests {
         #expect(try daemon.status().tone == nil)
 
         // `ribbitd hearing-test` killed: its connection closes with it.
-        let command = Process()
+        let command = ChildProcess()
         command.executableURL = DaemonUnderTest.binary
         command.arguments = ["hearing-test", "--frequencies", "1000,2000", "--seed", "3"]
         command.environment = daemon.environment
@@ -111,7 +111,7 @@ extension DaemonTests {
         #expect(
             before.contains("system:capture_1\n   ribbit:in_left") || before.contains("ribbit:in_left\n   system:capture_1"), "\(before)")
 
-        let verify = Process()
+        let verify = ChildProcess()
         verify.executableURL = DaemonUnderTest.binary
         verify.arguments = ["verify", "--live", "--program", "quiet"]
         verify.environment = daemon.environment

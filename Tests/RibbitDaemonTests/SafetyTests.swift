@@ -394,7 +394,7 @@ extension DaemonTests {
 /// then listening as another user), answers a request with a fake "trusted" status, and writes
 /// how many bytes each client sent.
 private final class Impostor {
-    private let process = Process()
+    private let process = ChildProcess()
     private let report: URL
 
     init(socket: String, report: URL, listenAs user: String?) throws {

@@ -110,7 +110,7 @@ import Testing
 
     /// A client command left running, its output in files (a report's JSON outgrows a pipe).
     struct Running {
-        let process: Process
+        let process: ChildProcess
         let stdout: URL
         let stderr: URL
 
@@ -129,7 +129,7 @@ import Testing
         let (out, err) = (directory.appendingPathComponent("stdout"), directory.appendingPathComponent("stderr"))
         FileManager.default.createFile(atPath: out.path, contents: nil)
         FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = DaemonUnderTest.binary
         process.arguments = arguments
         process.environment = daemon.environment.merging(extra) { $1 }

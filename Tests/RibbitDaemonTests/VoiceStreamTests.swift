@@ -13,7 +13,7 @@ extension DaemonTests {
         let server = try JackTestServer(period: 256)
         let daemon = try DaemonUnderTest(server: server, audit: true)
         try daemon.waitUntilProcessing()
-        let meter = Process()
+        let meter = ChildProcess()
         meter.executableURL = DaemonUnderTest.binary
         meter.arguments = ["voice", "--json"]
         meter.environment = daemon.environment

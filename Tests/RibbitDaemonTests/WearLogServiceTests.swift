@@ -23,7 +23,7 @@ import Testing
         try service.start(now: 0)
         for turn in 1...599 { service.tick(now: Double(turn) / 10) }
         // Another writer takes the file (as `log --erase` would) across the 60 s flush.
-        let holder = Process()
+        let holder = ChildProcess()
         holder.executableURL = try #require(Built.tool("sqlite3"), "sqlite3 (make dev-deps) holds the lock")
         holder.arguments = [path]
         let input = Pipe()

@@ -342,7 +342,7 @@ extension DaemonUnderTest {
 
 /// `ribbitd web` on a free loopback port with a daemon's environment, stopped by PID.
 final class WebAppUnderTest {
-    let process = Process()
+    let process = ChildProcess()
     let port: Int
     let directory: URL
     var url: String { "http://127.0.0.1:\(port)/" }

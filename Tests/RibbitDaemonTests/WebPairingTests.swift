@@ -178,7 +178,7 @@ import Testing
 
 /// `ribbitd web --listen HOST:PORT` on a LAN address, stopped by PID; its printed links.
 final class LANWebApp {
-    let process = Process()
+    let process = ChildProcess()
     let log: URL
     private(set) var pairingLink = ""
     var pairingCode: String { Self.code(in: pairingLink) }

@@ -230,7 +230,7 @@ extension WebDaemonTests {
 /// (a JSON object a line). Stopped by PID.
 final class OtherPortServer {
     let port: Int
-    private let process = Process()
+    private let process = ChildProcess()
     private let log: URL
 
     init(python: URL, directory: URL) throws {

@@ -242,7 +242,7 @@ struct SeededRandom {
 func runMeasured(_ executable: URL, _ arguments: [String], timeout: Double = 60)
     throws -> (status: Int32, seconds: (wall: Double, cpu: Double), maxRSSBytes: Int, stderr: String)
 {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = executable
     process.arguments = arguments
     process.standardOutput = FileHandle.nullDevice

@@ -129,7 +129,7 @@ import Testing
     /// day it reported committed is there, whole; the file passes SQLite's integrity check.
     @Test func aSIGKILLWhileWritingLosesNoEarlierDay() throws {
         let path = try TestPaths.temporaryDirectory().appendingPathComponent("wearlog.sqlite").path
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = Built.product("ribbit-wearlog-writer")
         process.arguments = [path]
         let out = Pipe()

@@ -14,7 +14,7 @@ public enum FHIRValidator {
             "ribbit-fhir-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).json")
         try json.write(to: input)
         defer { try? FileManager.default.removeItem(at: input) }
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", root.appendingPathComponent("scripts/fhir-r4-validate.py").path]
         var environment = ProcessInfo.processInfo.environment

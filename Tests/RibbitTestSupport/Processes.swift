@@ -30,7 +30,7 @@ public enum Built {
     public static func run(
         _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, timeoutSeconds: Double? = nil
     ) throws -> RunResult {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
@@ -41,12 +41,10 @@ public enum Built {
         process.standardError = err
         try process.run()
         if let timeoutSeconds {
-            let pid = process.processIdentifier
-            let child = UncheckedProcess(process)
             Thread {
                 let deadline = Date().addingTimeInterval(timeoutSeconds)
-                while child.process.isRunning && Date() < deadline { usleep(20_000) }
-                if child.process.isRunning { kill(pid, SIGKILL) }
+                while process.isRunning && Date() < deadline { usleep(20_000) }
+                process.signal(SIGKILL)
             }.start()
         }
         // Read stderr on another thread, so a chatty child cannot block on a full pipe.
@@ -74,18 +72,13 @@ public enum Built {
     }
 }
 
-private struct UncheckedProcess: @unchecked Sendable {
-    let process: Process
-    init(_ process: Process) { self.process = process }
-}
-
 /// Stops a child by PID: SIGTERM, then SIGKILL after `grace` seconds.
-public func stopProcess(_ process: Process, grace: Double = 5) {
+public func stopProcess(_ process: ChildProcess, grace: Double = 5) {
     guard process.isRunning else { return }
-    kill(process.processIdentifier, SIGTERM)
+    process.signal(SIGTERM)
     let deadline = Date().addingTimeInterval(grace)
     while process.isRunning && Date() < deadline { usleep(20_000) }
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.signal(SIGKILL)
     process.waitUntilExit()
 }
 
@@ -94,7 +87,7 @@ public func stopProcess(_ process: Process, grace: Double = 5) {
 public final class JackTestServer: @unchecked Sendable {
     public let name: String
     public let period: Int
-    private var process: Process
+    private var process: ChildProcess
     private let log: URL
     /// Each server needs its own name, also when tests start them from several threads.
     private static let serial = Atomic<Int>(0)
@@ -104,7 +97,7 @@ public final class JackTestServer: @unchecked Sendable {
         self.name = name ?? "ribbit-test-\(getpid())-\(number)"
         self.period = period
         log = TestPaths.runDirectory.appendingPathComponent("\(self.name).jackd.log")
-        process = Process()
+        process = ChildProcess()
         try start(sampleRate: sampleRate)
     }
 
@@ -124,7 +117,7 @@ public final class JackTestServer: @unchecked Sendable {
 
     private func startOnce(sampleRate: Int) throws {
         guard let jackd = Built.tool("jackd") else { throw TestSetupError("jackd is not installed (apt-get install jackd2)") }
-        process = Process()
+        process = ChildProcess()
         process.executableURL = jackd
         process.arguments = ["-n", name, "--no-realtime", "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -151,7 +144,7 @@ public final class JackTestServer: @unchecked Sendable {
 
     /// Kills the server outright (SIGKILL), as a crash would.
     public func kill() {
-        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 
@@ -163,7 +156,7 @@ public final class JackTestServer: @unchecked Sendable {
     /// and a server whose client died mid-call waits 5 s for it before it exits on SIGTERM, so
     /// it gets 15 s before SIGKILL.
     public func stop() {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGCONT) }
+        process.signal(SIGCONT)
         stopProcess(process, grace: 15)
     }
 

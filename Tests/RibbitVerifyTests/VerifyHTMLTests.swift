@@ -73,7 +73,7 @@ import Testing
         try Data(Self.html.utf8).write(to: page)
         let pdf = directory.appendingPathComponent("report.pdf"), png = directory.appendingPathComponent("report.png")
         for output in ["--print-to-pdf=\(pdf.path)", "--screenshot=\(png.path)"] {
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
             // What a fresh machine or a container needs: no sandbox as root, /tmp instead of a
             // small /dev/shm, no first-run or crash-reporter work.
