@@ -48,14 +48,14 @@ run: deps build
 
 # The release products first (what ships: the integration tests run them and the real-time
 # audit judges them), the compiler's real-time check, then only what the tests need in debug
-# (`test-build`). The formatting check runs first: it takes seconds, the build minutes. On four
-# idle cores or more the suites run in three processes at once (`--lanes`: the daemon's
-# end-to-end tests mostly wait for sound played in real time); on two, in one.
+# (`test-build`). The formatting check runs first: it takes seconds, the build minutes. The unit
+# suites run first, then the end-to-end ones, several tests at a time on an idle machine
+# (`--staged`: they mostly wait for sound played in real time).
 test: dev-deps lint $(AXE) $(FHIR_R4)
 	$(MAKE) build
 	$(MAKE) rt-check
 	$(MAKE) test-build
-	scripts/swift-test.sh --lanes
+	scripts/swift-test.sh --staged
 
 # The test bundle and the helpers the tests start (the JACK probe, the wear-log writer, the
 # LD_PRELOAD audit library), in debug. Not the products themselves, which the tests take from

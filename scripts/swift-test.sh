@@ -4,23 +4,22 @@
 # alone: a CI log keeps only its tail, and the tail of a 500-test run is otherwise just "failed
 # with 2 issues".
 #
-#   scripts/swift-test.sh [-c debug|release] [--lanes] [--filter REGEX] [--skip REGEX] ...
+#   scripts/swift-test.sh [-c debug|release] [--staged] [--filter REGEX] [--skip REGEX] ...
 #
-# --lanes runs the daemon's end-to-end suites in two processes of their own beside a third for
-# everything else, on a machine with four cores or more that are mostly idle (see below). Those
-# suites run one test at a time and spend most of it waiting for sound played in real time, so
-# one process (whose test threads are as many as the cores) would leave the CPU idle for most of
-# the run; each lane is a separate process because swift-testing runs at most one test per core
-# in a process. The test bundle is run directly, not through `swift test`, which would hold the
-# build directory's lock for the whole run.
+# --staged (what `make test` uses) runs the unit suites first, in one process, then the
+# end-to-end suites (a real jackd, ribbitd, browser or package build: the `.endToEnd` trait) in
+# a second, several tests at a time: those tests spend most of their time waiting for sound
+# played in real time, each on a thread of its own, and RIBBIT_END_TO_END_AT_ONCE says how many
+# run at once (see below). The test bundle is run directly, not through `swift test`, which
+# would hold the build directory's lock for the whole run.
 set -uo pipefail
 configuration=debug
-lanes=false
+staged=false
 arguments=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-c) configuration=$2; shift 2 ;;
-	--lanes) lanes=true; shift ;;
+	--staged) staged=true; shift ;;
 	*) arguments+=("$1"); shift ;;
 	esac
 done
@@ -30,27 +29,20 @@ logs=$(mktemp -d -t ribbit-test.XXXXXX)
 trap 'rm -rf "$logs"' EXIT
 export NO_COLOR=1
 
-# One process: its output, each line prefixed with the lane's name when there are several.
+# One process, its output kept for the summary at the end.
 run() {
 	local name=$1
 	shift
-	if $lanes; then
-		"$bundle" --testing-library swift-testing "$@" "${arguments[@]}" 2>&1 | tee "$logs/$name.log" | sed -u "s/^/[$name] /"
-	else
-		"$bundle" --testing-library swift-testing "$@" "${arguments[@]}" 2>&1 | tee "$logs/$name.log"
-	fi
+	"$bundle" --testing-library swift-testing "$@" "${arguments[@]}" 2>&1 | tee "$logs/$name.log"
 	echo "${PIPESTATUS[0]}" >"$logs/$name.status"
 }
 
-# Lanes only on a machine with CPU to spare: on one already busy (other work, a build beside
-# it), four daemon tests at once beside the unit tests leave JACK's periods too little CPU, and
-# the tests' recordings more xruns than glitch-aware judging can work around (a loaded run with
-# lanes: seven tests failed). On two idle cores the three lanes starve each other just the same
-# (a quiet clean clone of 52f8b31: a daemon that answered nothing for 5 and 10 s, a listener's
-# answers late, five tests failed; in one process, quiet or beside stress-ng, four of them never
-# failed and the fifth only in a milder form). So lanes need four cores or more and half of them
-# idle; elsewhere the suites run in one process, slower and sure. Idleness is judged over three
-# seconds before the tests start (the load average would still count the build that just ended).
+# How many end-to-end tests at once. Measured on 2 idle cores: two at a time (what the old
+# single process ran) left the CPU 70-95 % idle for most of the run. More at once only when the
+# cores are idle once the unit tests are done, judged over three seconds (the load average would
+# still count the unit tests): on a busy machine (other work, or a loaded proof run beside
+# stress-ng) each test's JACK server needs its share of the CPU, and two at a time is what such
+# runs have passed with. Without --staged, the gate's default (2) applies.
 idle_percent() {
 	local a b
 	read -r -a a </proc/stat
@@ -60,28 +52,19 @@ idle_percent() {
 	for i in 1 2 3 4 5 6 7 8; do total=$((total + b[i] - a[i])); done
 	echo $((total > 0 ? 100 * idle / total : 100))
 }
-if $lanes && [ "$(nproc)" -lt 4 ]; then
-	echo "$(nproc) CPUs: the suites run in one process (lanes need four or more)."
-	lanes=false
-fi
-if $lanes; then
+if $staged; then
+	endToEnd='\.(DaemonTests|CalibrationDaemonTests|VerifyDaemonTests|HearingTestDaemonTests|WebDaemonTests|WearLogDaemonTests|DebianPackageTests)\b'
+	run unit --skip "$endToEnd"
+	cores=$(nproc)
 	idle=$(idle_percent)
-	if [ "$idle" -lt 50 ]; then
-		echo "The CPUs were $idle % idle over 3 s: the suites run in one process (lanes need an idle machine)."
-		lanes=false
+	if [ "$idle" -ge 70 ]; then
+		atOnce=$((2 * cores > 6 ? 6 : 2 * cores))
 	else
-		echo "The CPUs were $idle % idle over 3 s: the suites run in three lanes."
+		atOnce=2
 	fi
-fi
-if $lanes; then
-	# The daemon's end-to-end suites (each runs one test at a time), three to a lane: in each
-	# process two run side by side and the third when one ends (balanced on their durations).
-	daemon='\.(DaemonTests|CalibrationDaemonTests|VerifyDaemonTests)\b'
-	hearingAndWeb='\.(HearingTestDaemonTests|WebDaemonTests|WearLogDaemonTests)\b'
-	run daemon --filter "$daemon" &
-	run hearing-web --filter "$hearingAndWeb" &
-	run rest --skip "$daemon" --skip "$hearingAndWeb" &
-	wait
+	atOnce=${RIBBIT_END_TO_END_AT_ONCE:-$atOnce}
+	echo "The CPUs were $idle % idle over 3 s: the end-to-end tests run $atOnce at a time on $cores cores."
+	RIBBIT_END_TO_END_AT_ONCE=$atOnce run end-to-end --filter "$endToEnd"
 	for log in "$logs"/*.log; do grep -h 'Test run with' "$log" | sed "s/^/[$(basename "$log" .log)] /"; done
 else
 	run all

@@ -7,7 +7,7 @@ import Testing
 /// builds them before `swift test`): the package holds what a Debian user expects where they
 /// expect it, declares the libraries it loads, passes lintian, and its ribbitd runs from the
 /// files as dpkg unpacks them, with its audio process found in ../libexec/ribbit/.
-@Suite(.serialized) struct DebianPackageTests {
+@Suite(.serialized, .endToEnd) struct DebianPackageTests {
     static let root = TestPaths.packageRoot
     static let make = URL(fileURLWithPath: "/usr/bin/make")
 
@@ -40,7 +40,7 @@ import Testing
 
     static func deb() throws -> URL { try built.get() }
 
-    @Test func controlDeclaresTheLibrariesItLoads() throws {
+    @Test(.runningLimit(minutes: 10)) func controlDeclaresTheLibrariesItLoads() throws {
         let deb = try Self.deb()
         let fields = try Built.run(try Self.tool("dpkg-deb"), ["--field", deb.path, "Package", "Version", "Depends"])
         #expect(fields.status == 0, "\(fields.stderr)")

@@ -5,7 +5,7 @@ import RibbitTestSupport
 import Testing
 
 /// Calibrated levels and tones end to end: one test at a time.
-@Suite(.serialized) struct CalibrationDaemonTests {}
+@Suite(.endToEnd) struct CalibrationDaemonTests {}
 
 /// The output limit in dB SPL on the real daemon: with loud headphones (a profile where 0 dBFS
 /// plays at 125 dB SPL) every mode's sample ceiling comes down to the limit through the

@@ -18,7 +18,7 @@ extension DaemonTests {
     /// JACK's process callback counts malloc, free, mutex locks and system calls made inside
     /// it (`expectCleanAudioThread`): none. The live measurement's own JACK client is audited
     /// in `liveAgreesWithOfflineAndPutsEverythingBack`.
-    @Test func theAudioThreadStaysCleanInEveryMode() throws {
+    @Test(.runningLimit(minutes: 5)) func theAudioThreadStaysCleanInEveryMode() throws {
         let server = try JackTestServer(period: 64)
         let daemon = try DaemonUnderTest(
             server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("camfit-sloping.rx").path], audit: true)
@@ -208,7 +208,7 @@ extension DaemonTests {
     }
 
     /// A trial reverts when its time is up, also across a daemon restart; keep and revert end it.
-    @Test func trialsRevertOnTimeAndSurviveRestarts() throws {
+    @Test(.runningLimit(minutes: 5)) func trialsRevertOnTimeAndSurviveRestarts() throws {
         let server = try JackTestServer()
         let directory = try TestPaths.temporaryDirectory()
         var daemon = try DaemonUnderTest(

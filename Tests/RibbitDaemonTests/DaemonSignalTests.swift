@@ -8,13 +8,13 @@ import RibbitTestSupport
 import Testing
 
 /// ribbitd against real `jackd -d dummy` servers, one per test. The daemon's end-to-end tests
-/// are suites that each run one test at a time (a test shares the CPU with its JACK server's
-/// threads): the daemon itself (this suite, extended in the other files), the hearing test, the
-/// web app, the calibrated limits, `verify` and the wear log. `make test` runs them in parallel
-/// lanes (scripts/swift-test.sh), since most of their time is sound playing in real time.
+/// are suites (the daemon itself, this suite, extended in the other files; the hearing test, the
+/// web app, the calibrated limits, `verify` and the wear log) whose tests each run on a thread
+/// of their own, a few at a time (`.endToEnd`): most of their time is sound playing in real
+/// time, and a test shares the CPU with its JACK server's threads.
 /// A server that misses jack_wait's window when several start at once is started again
 /// (JackTestServer); a recording that a reported xrun disturbed is made again.
-@Suite(.serialized) struct DaemonTests {
+@Suite(.endToEnd) struct DaemonTests {
     static let rate = 48000.0
     /// Sample-exact comparisons need a recording without xruns, which a --no-realtime server
     /// at period 64 cannot promise on a busy 2-core machine; at 512 they are rare. The

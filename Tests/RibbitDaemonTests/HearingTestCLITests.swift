@@ -7,7 +7,7 @@ import RibbitTestSupport
 import Testing
 
 /// The hearing test end to end (terminal and web), its fitting and its trial: one test at a time.
-@Suite(.serialized) struct HearingTestDaemonTests {}
+@Suite(.endToEnd) struct HearingTestDaemonTests {}
 
 /// `ribbitd hearing-test` end to end: the real daemon runs the procedure on a dummy JACK server,
 /// and a simulated listener (Tests/tools/simulated-listener.py) takes the test in a pty as a
@@ -68,7 +68,7 @@ extension HearingTestDaemonTests {
     /// terminal UI; every tone it heard was at the level the calibration says (within 0.5 dB of
     /// a 5 dB step, through 100 dB SPL at 0 dBFS and the RETSPL), at the asked frequency, in the
     /// tested ear, and the RT thread stayed clean.
-    @Test(.timeLimit(.minutes(8))) func aListenerWithKnownThresholdsGetsThemThroughTheTerminal() throws {
+    @Test(.runningLimit(minutes: 8)) func aListenerWithKnownThresholdsGetsThemThroughTheTerminal() throws {
         let server = try JackTestServer(period: 256)
         let daemon = try DaemonUnderTest(server: server, audit: true)
         try daemon.waitUntilProcessing()
@@ -119,7 +119,7 @@ extension HearingTestDaemonTests {
 
     /// Answers naming the ear (`--name-ear`, the arrow keys) reach the daemon with the ear named,
     /// and an honest listener is not flagged (ProcedureTests score other-ear catch trials).
-    @Test(.timeLimit(.minutes(5))) func answersCanNameTheEar() throws {
+    @Test(.runningLimit(minutes: 5)) func answersCanNameTheEar() throws {
         let server = try JackTestServer(period: 256)
         let daemon = try DaemonUnderTest(server: server)
         try daemon.waitUntilProcessing()
@@ -149,7 +149,7 @@ extension HearingTestDaemonTests {
     /// between the tones, are flagged through the terminal; the loudest tone stays under the
     /// ceiling in force. (One who says yes to everything is flagged in the daemon's session
     /// with a stepped clock, HearingTestSessionTests, and in the procedure, ProcedureTests.)
-    @Test(.timeLimit(.minutes(8))) func unreliableListenersAreFlagged() throws {
+    @Test(.runningLimit(minutes: 8)) func unreliableListenersAreFlagged() throws {
         let server = try JackTestServer(period: 256)
         let daemon = try DaemonUnderTest(server: server)
         try daemon.waitUntilProcessing()
@@ -174,7 +174,7 @@ extension HearingTestDaemonTests {
     }
 
     /// Noise at the microphone pauses the test and names the band; quiet resumes it.
-    @Test(.timeLimit(.minutes(3))) func aLoudRoomPausesTheTest() throws {
+    @Test(.runningLimit(minutes: 3)) func aLoudRoomPausesTheTest() throws {
         let server = try JackTestServer(period: 256)
         let daemon = try DaemonUnderTest(server: server)
         try daemon.waitUntilProcessing()
@@ -220,7 +220,7 @@ extension HearingTestDaemonTests {
     /// Consumer headphones' biological calibration (`ribbitd audiogram reference`) moves every
     /// tone by the reference listener's threshold: the same presentation, 10 dB louder at 1 kHz
     /// after a reference of 10 dB HL there, measured at ribbit's output.
-    @Test(.timeLimit(.minutes(3))) func theBiologicalCalibrationMovesTheLevels() throws {
+    @Test(.runningLimit(minutes: 3)) func theBiologicalCalibrationMovesTheLevels() throws {
         let server = try JackTestServer(period: 256)
         let daemon = try DaemonUnderTest(server: server)
         try daemon.waitUntilProcessing()

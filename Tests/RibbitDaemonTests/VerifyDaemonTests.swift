@@ -5,7 +5,7 @@ import Testing
 /// `ribbitd verify` without --rx: what the running daemon plays (its history entry), in its
 /// program, at JACK's sample rate.
 /// Serialized: JACK servers started at once by parallel tests can miss their start-up window.
-@Suite(.serialized) struct VerifyDaemonTests {
+@Suite(.endToEnd) struct VerifyDaemonTests {
     @Test func verifiesTheActivePrescription() throws {
         let server = try JackTestServer(sampleRate: 44100)
         defer { server.stop() }
@@ -26,7 +26,7 @@ import Testing
     /// It must put back the microphone and earphone connections, the program and the volume,
     /// and the audio thread stays clean while it sets them (the RT audit). A 2048-frame period
     /// keeps a loaded machine's xruns rare (a signal an xrun breaks is played again).
-    @Test func liveAgreesWithOfflineAndPutsEverythingBack() throws {
+    @Test(.runningLimit(minutes: 10)) func liveAgreesWithOfflineAndPutsEverythingBack() throws {
         // A long period: a busy machine (load 10 on two cores) broke 12 tries in a row at 512.
         let period = 2048
         let server = try JackTestServer(period: period)

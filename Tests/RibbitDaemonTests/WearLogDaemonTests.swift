@@ -6,7 +6,7 @@ import Testing
 
 /// The data log through the real daemon: noise through a camfit prescription on a dummy JACK
 /// server, then `ribbitd log --json` after the daemon stopped (its final flush).
-@Suite(.serialized) struct WearLogDaemonTests {
+@Suite(.endToEnd) struct WearLogDaemonTests {
     /// White noise at -30.5 dBFS RMS per channel: uncalibrated (100 dB SPL for a full-scale
     /// sine, RMS 1/sqrt(2)), 100 - 30.5 + 10 log10(2) = 72.5 dB SPL, the middle of the 70-75 bin.
     static let noiseDBFS = -30.5

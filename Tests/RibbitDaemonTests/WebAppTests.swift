@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// The web app end to end (ribbit-web, a real daemon, headless Chromium): one test at a time.
-@Suite(.serialized) struct WebDaemonTests {}
+@Suite(.endToEnd) struct WebDaemonTests {}
 
 /// `ribbitd web` (the release build, which execs the ribbit-web beside it) against a real daemon
 /// on a private jackd: its API over HTTP, and its Home screen in headless Chromium.

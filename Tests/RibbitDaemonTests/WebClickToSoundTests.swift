@@ -7,7 +7,7 @@ import Testing
 /// request sent as the page's script sends it, through ribbit-web, the control socket, the daemon
 /// and the audio process, found in a recording of the output made at the same time.
 extension WebDaemonTests {
-    @Test func webAppClickReachesTheSoundWithinAFewPeriods() throws {
+    @Test(.runningLimit(minutes: 5)) func webAppClickReachesTheSoundWithinAFewPeriods() throws {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest.forWeb(on: server)
         let web = try WebAppUnderTest(daemon: daemon)

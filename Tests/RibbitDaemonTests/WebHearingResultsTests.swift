@@ -13,7 +13,7 @@ import Testing
 /// with the links, in headless Chromium, audited by axe.
 /// RIBBIT_WEB_SCREENSHOTS=DIR keeps the screenshots (docs/images/web-hearing-test-after-*.png).
 extension HearingTestDaemonTests {
-    @Test(.timeLimit(.minutes(8))) func webHearingTestResultsGiveAReportFHIRAndATrial() throws {
+    @Test(.runningLimit(minutes: 8)) func webHearingTestResultsGiveAReportFHIRAndATrial() throws {
         let chromium = try #require(Built.tool("chromium"), "chromium is needed (make dev-deps installs it)")
         let server = try JackTestServer(period: 256)
         let daemon = try DaemonUnderTest.forWeb(on: server)
