@@ -26,15 +26,30 @@ done
 bundle=".build/$configuration/ribbitPackageTests.xctest"
 [ -x "$bundle" ] || { echo "error: $bundle is missing; build it first (make test-build)" >&2; exit 66; }
 logs=$(mktemp -d -t ribbit-test.XXXXXX)
-trap 'rm -rf "$logs"' EXIT
 export NO_COLOR=1
 
-# One process, its output kept for the summary at the end.
+# One process, its output kept for the summary at the end. It runs in a session (and process
+# group) of its own, which is ended with it: a test process that crashes would otherwise leave
+# its jackd servers (JACK keeps 8 at most per machine), daemons and browsers running for good.
+stop_groups() {
+	local file group
+	for file in "$logs"/*.group; do
+		[ -f "$file" ] || continue
+		group=$(cat "$file")
+		rm -f "$file"
+		[ -n "$group" ] && kill -TERM -- "-$group" 2>/dev/null && sleep 2 && kill -KILL -- "-$group" 2>/dev/null
+	done
+	return 0
+}
+trap 'stop_groups; rm -rf "$logs"' EXIT
+trap 'stop_groups; exit 130' INT TERM
 run() {
 	local name=$1
 	shift
-	"$bundle" --testing-library swift-testing "$@" "${arguments[@]}" 2>&1 | tee "$logs/$name.log"
+	setsid --wait bash -c 'echo $$ >"$0"; exec "$@"' "$logs/$name.group" \
+		"$bundle" --testing-library swift-testing "$@" "${arguments[@]}" 2>&1 | tee "$logs/$name.log"
 	echo "${PIPESTATUS[0]}" >"$logs/$name.status"
+	stop_groups
 }
 
 # How many end-to-end tests at once. Measured on 2 idle cores: two at a time (what the old
