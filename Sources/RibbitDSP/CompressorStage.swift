@@ -284,6 +284,21 @@ public final class CompressorConfig: @unchecked Sendable {
 
     /// The one-pole time constant (seconds) that makes a step of the band level `from` ->
     /// `to` dB SPL bring the band's gain within `withinDB` of its final value after `timeMs`.
+    /// A detector's one-pole coefficients per hop (attack, release), as the audio thread uses them.
+    public func detectorCoefficients(channel: Int, band: Int) -> (attack: Float, release: Float) {
+        let q = curves + (channel * bandCount + band) * Self.parameterCount
+        return (q[6], q[7])
+    }
+
+    /// Makes every detector follow its band's power with no smoothing, so its level is what it
+    /// is fed (`DetectorSpeechLevels` reads that once per band layout). Before it is published.
+    public func makeDetectorsInstant() {
+        for row in 0..<(channelCount * bandCount) {
+            curves[row * Self.parameterCount + 6] = 0
+            curves[row * Self.parameterCount + 7] = 0
+        }
+    }
+
     static func detectorTau(_ band: CompressorBand, timeMs: Double, from: Double, to: Double, withinDB: Double) -> Double {
         let seconds = max(timeMs, 0.01) / 1000
         let final = band.gainDB(inputDBSPL: to)

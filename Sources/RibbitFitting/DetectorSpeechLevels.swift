@@ -68,40 +68,83 @@ public enum DetectorSpeechLevels {
         return offsets
     }
 
+    /// What the detectors are fed, hop by hop ([hop][band], dB SPL), for one band layout: it
+    /// depends on the centres, the geometry and the rate, not on a band's curve or times, so
+    /// every fitting and program with the same bands reads the same targets.
+    struct LayoutKey: Hashable {
+        var centresHz: [Double]
+        var geometry: [Int]
+        var sampleRate: Double
+    }
+    static let targetsCache = Mutex<[LayoutKey: [[Float]]]>([:])
+
     static func measure(_ settings: CompressorSettings, geometry: EngineGeometry, sampleRate: Double) -> [Double] {
-        let calibration = Calibration.uncalibrated
-        let speechDBSPL = 65.0
         let centresHz = settings.bands.map(\.centreHz)
         let config = CompressorConfig(
-            settings: [settings], amplitude: [{ _ in 1 }], calibration: calibration, taps: geometry.filterLength,
+            settings: [settings], amplitude: [{ _ in 1 }], calibration: Calibration.uncalibrated, taps: geometry.filterLength,
             fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: sampleRate)
+        let coefficients = centresHz.indices.map { config.detectorCoefficients(channel: 0, band: $0) }
+        let key = LayoutKey(
+            centresHz: centresHz, geometry: [geometry.fftLength, geometry.hopSize, geometry.filterLength], sampleRate: sampleRate)
+        let targets: [[Float]]
+        if let known = targetsCache.withLock({ $0[key] }) {
+            targets = known
+        } else {
+            config.makeDetectorsInstant()
+            targets = detectorTargets(config, bandCount: centresHz.count, geometry: geometry, sampleRate: sampleRate)
+            targetsCache.withLock { cache in
+                if cache.count > 16 { cache.removeAll() }  // bounded: a wearer has one or two layouts
+                cache[key] = targets
+            }
+        }
+        // The detector's recursion (`CompressorStage`), primed with its first target, and the
+        // power-weighted mean of its level after every hop that ends past the first half second.
+        let rule = Camfit.speechBandLevelsDBSPL(centresHz: centresHz, overallDBSPL: speechDBSPL)
+        let settle = Int(sampleRate / 2)
+        return centresHz.indices.map { b in
+            guard let first = targets.first?[b] else { return 0 }
+            let (attack, release) = coefficients[b]
+            var level = first
+            var weighted = 0.0, power = 0.0
+            for (h, hop) in targets.enumerated() {
+                let target = hop[b]
+                let a = target > level ? attack : release
+                level = target + a * (level - target)
+                guard (h + 1) * geometry.hopSize > settle, level.isFinite else { continue }
+                let p = pow(10, Double(level) / 10)
+                weighted += p * Double(level)
+                power += p
+            }
+            return power > 0 ? weighted / power - rule[b] : 0
+        }
+    }
+
+    static let speechDBSPL = 65.0
+
+    /// Runs the speech-like signal through an engine whose detectors are instant and reads each
+    /// band's level after every hop: the detectors' input.
+    static func detectorTargets(_ config: CompressorConfig, bandCount: Int, geometry: EngineGeometry, sampleRate: Double) -> [[Float]] {
         var unity = [Double](repeating: 0, count: geometry.filterLength)
         unity[geometry.filterLength / 2] = 1
-        let rule = Camfit.speechBandLevelsDBSPL(centresHz: centresHz, overallDBSPL: speechDBSPL)
         guard
             let engine = try? OverlapSaveEngine(
                 geometry: geometry, sampleRate: sampleRate,
                 filters: FilterSet(taps: [unity], fftLength: geometry.fftLength, ceilingDBFS: 0), blockSize: geometry.hopSize,
                 fftPlanning: .wisdomOrEstimate),
             (try? engine.publish(config)) != nil
-        else { return centresHz.map { _ in 0 } }
+        else { return [] }
         let hop = geometry.hopSize
         let signal = SpeechLikeSignal.generate(
-            count: Int(sampleRate * seconds), sampleRate: sampleRate, levelDBFS: speechDBSPL - calibration.inputDBSPLAtFullScale, seed: seed
-        )
-        let settle = Int(sampleRate / 2)
-        var weighted = [Double](repeating: 0, count: centresHz.count), power = weighted
+            count: Int(sampleRate * seconds), sampleRate: sampleRate,
+            levelDBFS: speechDBSPL - Calibration.uncalibrated.inputDBSPLAtFullScale, seed: seed)
+        var targets: [[Float]] = []
+        targets.reserveCapacity(signal.count / hop)
         var start = 0
         while start + hop <= signal.count {
             _ = engine.process([Array(signal[start..<(start + hop)])], blockSize: hop)
             start += hop
-            guard start > settle else { continue }
-            for (b, level) in engine.compressorLevels(channel: 0).enumerated() where level.isFinite {
-                let p = pow(10, Double(level) / 10)
-                weighted[b] += p * Double(level)
-                power[b] += p
-            }
+            targets.append(engine.compressorLevels(channel: 0))
         }
-        return centresHz.indices.map { b in power[b] > 0 ? weighted[b] / power[b] - rule[b] : 0 }
+        return targets
     }
 }
