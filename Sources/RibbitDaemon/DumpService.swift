@@ -54,7 +54,9 @@ final class DumpService: DaemonService {
         let fresh = audio.takeDumpSamples()
         tap(fresh)
         for ear in 0..<2 { builder.append(ear: ear, input: fresh[ear], output: fresh[2 + ear]) }
-        guard isDue(now: now) else { return }
+        // A frame only of new sound: on a busy machine the samples can come a turn late, and a
+        // frame made without them would read silence (-140 dBFS RMS) between two of the tone.
+        guard builder.pendingFrames > 0, isDue(now: now) else { return }
         let (output, prescription) = describe()
         let frame = builder.frame(
             time: now - started, latencyFrames: session.latencyFrames, xruns: audio.dumpXruns, output: output,
