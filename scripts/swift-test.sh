@@ -31,6 +31,9 @@ export NO_COLOR=1
 # One process, its output kept for the summary at the end. It runs in a session (and process
 # group) of its own, which is ended with it: a test process that crashes would otherwise leave
 # its jackd servers (JACK keeps 8 at most per machine), daemons and browsers running for good.
+# It runs in the background and is waited for, so that Ctrl-C or a TERM (a cancelled CI job)
+# ends it at once, and its output goes through a FIFO to tee, so that a child left holding that
+# output cannot keep the script waiting: the session is ended before tee is.
 stop_groups() {
 	local file group
 	for file in "$logs"/*.group; do
@@ -44,12 +47,22 @@ stop_groups() {
 trap 'stop_groups; rm -rf "$logs"' EXIT
 trap 'stop_groups; exit 130' INT TERM
 run() {
-	local name=$1
+	local name=$1 tests output
 	shift
+	mkfifo "$logs/$name.fifo"
+	tee "$logs/$name.log" <"$logs/$name.fifo" &
+	output=$!
 	setsid --wait bash -c 'echo $$ >"$0"; exec "$@"' "$logs/$name.group" \
-		"$bundle" --testing-library swift-testing "$@" "${arguments[@]}" 2>&1 | tee "$logs/$name.log"
-	echo "${PIPESTATUS[0]}" >"$logs/$name.status"
+		"$bundle" --testing-library swift-testing "$@" "${arguments[@]}" >"$logs/$name.fifo" 2>&1 &
+	tests=$!
+	wait "$tests"
+	echo "$?" >"$logs/$name.status"
 	stop_groups
+	# tee ends when the last writer has; one outside the session gets 10 s.
+	for _ in $(seq 50); do kill -0 "$output" 2>/dev/null || break; sleep 0.2; done
+	kill "$output" 2>/dev/null
+	wait "$output" 2>/dev/null
+	return 0
 }
 
 # How many end-to-end tests at once. Measured on 2 idle cores: two at a time (what the old

@@ -127,6 +127,7 @@ import Testing
         let log = directory.appendingPathComponent("run.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         daemon.standardError = try FileHandle(forWritingTo: log)
+        daemon.standardOutput = daemon.standardError
         try daemon.run()
         defer { stopProcess(daemon) }
         let audio = unpacked.appendingPathComponent("usr/libexec/ribbit/ribbit-audio").path

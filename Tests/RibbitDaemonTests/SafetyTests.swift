@@ -425,6 +425,7 @@ private final class Impostor {
         process.arguments = ["-c", script, socket, report.path, uid.map { String($0) } ?? "-"]
         let out = Pipe()
         process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
         try process.run()
         _ = out.fileHandleForReading.availableData  // "ready"
     }

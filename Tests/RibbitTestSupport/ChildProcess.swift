@@ -32,21 +32,27 @@ public final class ChildProcess: @unchecked Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         let streams: [(Any?, Int32)] = [(standardInput, 0), (standardOutput, 1), (standardError, 2)]
         for (stream, target) in streams {
+            var source: Int32?
             switch stream {
-            case let pipe as Pipe:
-                let end = target == 0 ? pipe.fileHandleForReading : pipe.fileHandleForWriting
-                posix_spawn_file_actions_adddup2(&actions, end.fileDescriptor, target)
+            case let pipe as Pipe: source = (target == 0 ? pipe.fileHandleForReading : pipe.fileHandleForWriting).fileDescriptor
             case let handle as FileHandle where handle === FileHandle.nullDevice:
-                posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
-            case let handle as FileHandle:
-                posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, target)
-            default:
-                break
+                guard posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0) == 0 else {
+                    throw TestSetupError("ChildProcess.run: cannot open /dev/null")
+                }
+            case let handle as FileHandle: source = handle.fileDescriptor
+            default: break
+            }
+            // A source below its target may have been replaced by an earlier dup2 already.
+            if let source {
+                guard source >= target, posix_spawn_file_actions_adddup2(&actions, source, target) == 0 else {
+                    throw TestSetupError(
+                        "ChildProcess.run: descriptor \(source) (closed, or replaced by an earlier stream) cannot become \(target)")
+                }
             }
         }
         // Nothing else crosses over: a pipe another test made a moment ago stays out of this
         // child, or that test's reader would wait for this child to end before it saw EOF.
-        closeFrom(&actions, 3)
+        guard closeFrom(&actions, 3) else { throw TestSetupError("ChildProcess.run: cannot close the other descriptors") }
         // The test threads block most signals; a child starts as a shell would start it.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -67,6 +73,7 @@ public final class ChildProcess: @unchecked Sendable {
         let error = posix_spawn(&pid, executableURL.path, &actions, &attributes, argv, envp)
         guard error == 0 else { throw TestSetupError("cannot start \(executableURL.path): \(String(cString: strerror(error)))") }
         processIdentifier = pid
+        exitDescriptor = Self.pidfdOpen.map { $0(pid, 0) } ?? -1
         // The child's ends belong to the child now: a reader sees EOF when the child closes its copy.
         if let pipe = standardInput as? Pipe { try? pipe.fileHandleForReading.close() }
         if let pipe = standardOutput as? Pipe { try? pipe.fileHandleForWriting.close() }
@@ -83,20 +90,30 @@ public final class ChildProcess: @unchecked Sendable {
     )
     .map { unsafeBitCast($0, to: CloseFrom.self) }
 
-    private func closeFrom(_ actions: inout posix_spawn_file_actions_t, _ lowest: Int32) {
-        if let action = Self.closeFromAction {
-            _ = action(&actions, lowest)
-        } else {
-            let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int32($0) } ?? []
-            for fd in open where fd >= lowest { posix_spawn_file_actions_addclose(&actions, fd) }
-        }
+    private func closeFrom(_ actions: inout posix_spawn_file_actions_t, _ lowest: Int32) -> Bool {
+        if let action = Self.closeFromAction { return action(&actions, lowest) == 0 }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int32($0) } ?? []
+        for fd in open where fd >= lowest { posix_spawn_file_actions_addclose(&actions, fd) }
+        return true
     }
+
+    /// A pidfd (Linux 5.3) for the child: it becomes readable when the child ends and, unlike
+    /// the PID, can never name another process once the child has been reaped. -1 without one.
+    private var exitDescriptor: Int32 = -1
+    private typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
+    private static let pidfdOpen: PidfdOpen? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open")
+        .map { unsafeBitCast($0, to: PidfdOpen.self) }
+
+    deinit { if exitDescriptor >= 0 { close(exitDescriptor) } }
 
     /// Reaps the child if it has ended; with `blocking`, first waits (without reaping) until it has.
     private func reap(blocking: Bool) {
         let pid = processIdentifier
         guard pid > 0 else { return }
-        if blocking {
+        if blocking && exitDescriptor >= 0 {
+            var ended = pollfd(fd: exitDescriptor, events: Int16(POLLIN), revents: 0)
+            while poll(&ended, 1, -1) < 0 && errno == EINTR {}
+        } else if blocking {
             var info = siginfo_t()
             while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
         }
