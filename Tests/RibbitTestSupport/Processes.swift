@@ -170,38 +170,20 @@ public struct TestSetupError: Error, CustomStringConvertible {
 
 extension Built {
     /// Runs a program that leaves a daemon behind (`tmux new-session` starts the tmux server)
-    /// and waits for the program itself. Foundation's Process notices an exit through a
-    /// descriptor the child inherits, so a daemon that keeps it would hold it up forever; here
-    /// the child gets /dev/null for 0-2 and no other descriptor, and waitpid says when it ends.
+    /// and waits for the program itself: the child gets /dev/null for 0-2 and no other
+    /// descriptor (`ChildProcess`), so a daemon it leaves holds nothing of the test's open, and
+    /// starts with no signal blocked or ignored (a tmux server that inherited the test threads'
+    /// mask never ended on its own `kill-server`). Exit code, or 128 + the signal's number.
     public static func runLeavingDaemon(_ executable: URL, _ arguments: [String], environment: [String: String]) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd in Int32(0)...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
-        // Every other open descriptor closed in the child (glibc ignores one that closed meanwhile).
-        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int32($0) } ?? []
-        for fd in open where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
-        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        // A daemon as a shell would start it: no signal blocked or ignored. The test threads
-        // block most signals, and a tmux server that inherits that mask never ends on its own
-        // `kill-server` (tmux sends itself SIGTERM): it and its shell outlived every run.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        var all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var pid = pid_t()
-        let error = posix_spawn(&pid, executable.path, &actions, &attributes, argv, envp)
-        guard error == 0 else { throw TestSetupError("cannot start \(executable.path): \(String(cString: strerror(error)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        let child = ChildProcess()
+        child.executableURL = executable
+        child.arguments = arguments
+        child.environment = environment
+        child.standardInput = FileHandle.nullDevice
+        child.standardOutput = FileHandle.nullDevice
+        child.standardError = FileHandle.nullDevice
+        try child.run()
+        child.waitUntilExit()
+        return child.terminationReason == .exit ? child.terminationStatus : 128 + child.terminationStatus
     }
 }
