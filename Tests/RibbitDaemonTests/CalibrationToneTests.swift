@@ -39,12 +39,18 @@ extension CalibrationDaemonTests {
         #expect(first > Int(0.3 * rate), "the tone sounded before it was asked for")
         let sounding = Double(last - first) / rate
         #expect(abs(sounding - 2) < 0.05, "the tone sounded \(sounding) s of 2 s")
-        let middle = Array(left[(first + 4800)..<(last - 4800)])
-        let rms = (middle.map { $0 * $0 }.reduce(0, +) / Double(middle.count)).squareRoot()
+        // Level and frequency over the tone's middle, every pair of neighbouring samples with no
+        // disturbance near (a period dropped, repeated or left silent moves both): the mean
+        // square, and the rising zero crossings per second of pairs judged.
+        let pairs = ((first + 4800)..<(last - 4800)).filter {
+            !recording.isDisturbed($0, margin: margin) && !recording.isDisturbed($0 + 1, margin: margin)
+        }
+        #expect(pairs.count > Int(rate), "\(recording.xruns) xruns left \(pairs.count) frames of the tone to judge")
+        let rms = (pairs.reduce(0) { $0 + left[$1] * left[$1] } / Double(max(pairs.count, 1))).squareRoot()
         let levelDBFS = 20 * log10(rms * 2.0.squareRoot())
         #expect(abs(levelDBFS - -20) < 0.05, "tone level \(levelDBFS) dBFS")
-        let crossings = zip(middle, middle.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
-        let measuredHz = Double(crossings) / (Double(middle.count) / rate)
+        let crossings = pairs.filter { left[$0] < 0 && left[$0 + 1] >= 0 }.count
+        let measuredHz = Double(crossings) / (Double(max(pairs.count, 1)) / rate)
         #expect(abs(measuredHz - hz) < 2, "tone at \(measuredHz) Hz")
         // Never above the tone's clamp (nor the ceiling); no click anywhere (a step larger than
         // the sine's steepest is one); the right ear silent while the tone plays.

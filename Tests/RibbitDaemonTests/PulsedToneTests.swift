@@ -11,7 +11,10 @@ import Testing
 extension DaemonTests {
     /// One pulse of a presentation.
     struct Pulse {
-        /// Its length between half-amplitude points (ms).
+        /// Its half-amplitude points (frames, interpolated).
+        var rise: Double
+        var fall: Double
+        /// Its length between them (ms).
         var onMs: Double
         /// The level and frequency of its steady part (NaN for a pulse too short to have one).
         var levelDBFS: Double
@@ -23,6 +26,10 @@ extension DaemonTests {
         /// after its fall, over a sine's steepest (a gate without a ramp, or a period an xrun
         /// dropped, repeated or left silent, steps by up to the whole amplitude).
         var steepestStep: Double
+        /// Whether 8 or more samples in a row are exactly 0 from a quarter ramp before its rise
+        /// to a quarter ramp after its fall (a sine there never is 0 twice in a row; a period
+        /// JACK left silent in the recording is).
+        var holed: Bool
     }
 
     /// What one presentation measured.
@@ -72,6 +79,7 @@ extension DaemonTests {
             [x, silent], ear: 0, hz: hz, amplitude: amplitude, pulses: 3, from: 0, rate: rate, rampFrames: ramp, xruns: 1)
         #expect(m.pulses.map { abs($0.onMs - 200) < 1 } == [true, true, true], "\(m.pulses.map(\.onMs))")
         #expect(m.pulses.map { $0.steepestStep <= 1.02 } == [true, false, true], "\(m.pulses.map(\.steepestStep))")
+        #expect(m.pulses.map(\.holed) == [false, true, false])
         #expect(abs(m.pulses[2].levelDBFS - 20 * log10(amplitude)) < 0.1 && abs(m.pulses[2].hz - hz) < 0.1, "\(m.pulses[2])")
         let (strict, _) = try Self.measurePulses(
             [x, silent], ear: 0, hz: hz, amplitude: amplitude, pulses: 3, from: 0, rate: rate, rampFrames: ramp)
@@ -157,10 +165,15 @@ extension DaemonTests {
             let first = Int(edges[i].rounded()) - length / 2
             let onset = (0..<length).map { x[first + $0] * (0.5 - 0.5 * cos(2 * .pi * Double($0) / Double(length - 1))) }
             func band(_ f: Double) -> Double { bandEnergy(onset, low: f / third, high: f * third, rate: rate) }
+            var (run, holed) = (0, false)
+            for j in max(0, rise - rampFrames / 4)..<min(x.count, fall + rampFrames / 4) where !holed {
+                run = x[j] == 0 ? run + 1 : 0
+                holed = run >= 8
+            }
             return Pulse(
-                onMs: (edges[i + 1] - edges[i]) / rate * 1000, levelDBFS: level, hz: measuredHz,
+                rise: edges[i], fall: edges[i + 1], onMs: (edges[i + 1] - edges[i]) / rate * 1000, levelDBFS: level, hz: measuredHz,
                 onsetMarginDB: 10 * log10(band(hz) / max(band(hz / 2), band(2 * hz))),
-                steepestStep: steepest((rise - rampFrames)..<(fall + rampFrames)))
+                steepestStep: steepest((rise - rampFrames)..<(fall + rampFrames)), holed: holed)
         }
         let offMs = stride(from: 1, to: edges.count - 1, by: 2).map { (edges[$0 + 1] - edges[$0]) / rate * 1000 }
         let (start, end) = (Int(edges[0]) - 2 * rampFrames, Int(edges.last!) + 2 * rampFrames)
@@ -224,47 +237,53 @@ extension DaemonTests {
             }
             return (try probe.finish(), predictedEnds)
         }
+        // A disturbance (an xrun JACK reported, or a cycle the probe missed) may drop, repeat or
+        // silence a period of the recording: JACK's, not the tone's. Played again (three times
+        // at most) while there is one; the take with the fewest is judged.
         var (recording, predictedEnds) = try playTones()
         var plays = 1
-        while recording.xruns > 0 && plays < 3 {
+        while !recording.disturbances.isEmpty && plays < 3 {
             let again = try playTones()
             plays += 1
-            if again.0.xruns < recording.xruns { (recording, predictedEnds) = again }
+            if again.0.disturbances.count < recording.disturbances.count { (recording, predictedEnds) = again }
+        }
+        // A report can trail its glitch: a stretch is clean with no disturbance from 4 periods
+        // before it to 16 after (85 ms at 256 frames).
+        let period = Double(server.period)
+        func clean(_ from: Double, _ to: Double) -> Bool {
+            !recording.disturbances.contains { Double($0) >= from - 4 * period && Double($0) <= to + 16 * period }
         }
         let channels = recording.recorded.map { $0.map(Double.init) }
         let ramp = Int(0.025 * rate)
         var from = 0
         var report: [String] = []
+        var judgedPulses = 0
         for (tone, predicted) in zip(tones, predictedEnds) {
             let (m, end) = try Self.measurePulses(
                 channels, ear: tone.ear == "left" ? 0 : 1, hz: tone.hz, amplitude: pow(10, tone.level / 20), pulses: 3, from: from,
-                rate: rate, rampFrames: ramp, xruns: recording.xruns)
+                rate: rate, rampFrames: ramp, xruns: recording.disturbances.count)
             from = end
             let onMs = m.pulses.map(\.onMs)
-            let timingError = (onMs + m.offMs).map { abs($0 - 200) }.max() ?? 99
             report.append(
-                "\(Int(tone.hz)) Hz \(tone.level) dBFS: levels \(m.pulses.map(\.levelDBFS)), \(m.pulses.map(\.hz)) Hz, on \(onMs) ms, off \(m.offMs) ms (worst \(timingError) ms), other ear \(m.otherEarDBFS) dBFS, onset margins \(m.pulses.map(\.onsetMarginDB)) dB, steepest step \(m.steepestStep) x the sine's"
+                "\(Int(tone.hz)) Hz \(tone.level) dBFS: levels \(m.pulses.map(\.levelDBFS)), \(m.pulses.map(\.hz)) Hz, on \(onMs) ms, off \(m.offMs) ms, other ear \(m.otherEarDBFS) dBFS, onset margins \(m.pulses.map(\.onsetMarginDB)) dB, steepest step \(m.steepestStep) x the sine's"
             )
-            // An xrun drops, repeats or silences a period in the recording (JACK's, not the
-            // tone's): the timing is judged only without one (a loaded CI run; see
-            // CalibrationToneTests), and each pulse only if the recording kept it whole, its
-            // length right and no step in it steeper than the sine's.
-            #expect(recording.xruns > 0 || timingError < 1, "on \(onMs) off \(m.offMs)")
-            #expect(recording.xruns > 0 || m.steepestStep <= 1.02, "a step of \(m.steepestStep) x the sine's steepest")
             #expect(m.otherEarDBFS < -90, "the other ear got \(m.otherEarDBFS) dBFS")
-            let judged = m.pulses.indices.filter { p in
-                recording.xruns == 0 || (abs(m.pulses[p].onMs - 200) < 1 && m.pulses[p].steepestStep <= 1.02)
-            }
-            if judged.isEmpty {
-                print(
-                    "pulsed tones: every pulse at \(tone.hz) Hz was cut by an xrun (on \(onMs) ms): level, frequency and onsets not judged")
-            }
+            // Every pulse and gap the recording kept clean is judged in full: no hole in it
+            // and no disturbance near it.
+            let ramped = Double(ramp)
+            let judged = m.pulses.indices.filter { p in !m.pulses[p].holed && clean(m.pulses[p].rise - ramped, m.pulses[p].fall + ramped) }
+            judgedPulses += judged.count
             for p in judged {
                 let pulse = m.pulses[p]
-                #expect(
-                    abs(pulse.levelDBFS - tone.level) < 0.5, "level \(pulse.levelDBFS) for \(tone.level), pulse \(p + 1) at \(tone.hz) Hz")
-                #expect(abs(pulse.hz - tone.hz) < 1, "frequency \(pulse.hz) for \(tone.hz)")
-                #expect(pulse.onsetMarginDB >= 40, "onset margin \(pulse.onsetMarginDB) dB, pulse \(p + 1) at \(tone.hz) Hz")
+                let which = "pulse \(p + 1) at \(tone.hz) Hz"
+                #expect(abs(pulse.onMs - 200) < 1, "\(which) lasted \(pulse.onMs) ms")
+                #expect(pulse.steepestStep <= 1.02, "a step of \(pulse.steepestStep) x the sine's steepest, \(which)")
+                #expect(abs(pulse.levelDBFS - tone.level) < 0.5, "level \(pulse.levelDBFS) for \(tone.level), \(which)")
+                #expect(abs(pulse.hz - tone.hz) < 1, "frequency \(pulse.hz) for \(tone.hz), \(which)")
+                #expect(pulse.onsetMarginDB >= 40, "onset margin \(pulse.onsetMarginDB) dB, \(which)")
+            }
+            for g in m.offMs.indices where judged.contains(g) && judged.contains(g + 1) && clean(m.pulses[g].fall, m.pulses[g + 1].rise) {
+                #expect(abs(m.offMs[g] - 200) < 1, "gap \(g + 1) at \(tone.hz) Hz lasted \(m.offMs[g]) ms")
             }
             // secondsLeft against the recording's clock: the end heard vs. the end announced,
             // within 20 ms (periods of 5.3 ms; a machine loaded by other tests wakes late).
@@ -273,13 +292,18 @@ extension DaemonTests {
             let heard = Double(callback.nanoseconds) / 1e9 + (m.endFrame - Double(callback.frame)) / rate
             let late = heard > predicted.upperBound ? heard - predicted.upperBound : min(0, heard - predicted.lowerBound)
             report[report.count - 1] += String(
-                format: ", ended %+.1f ms from when secondsLeft said (a window of %.1f ms)", late * 1000,
-                (predicted.upperBound - predicted.lowerBound) * 1000)
-            #expect(recording.xruns > 0 || abs(late) < 0.02, "ended \(late) s outside when secondsLeft said")
+                format: ", %d of 3 pulses judged, ended %+.1f ms from when secondsLeft said (a window of %.1f ms)", judged.count,
+                late * 1000, (predicted.upperBound - predicted.lowerBound) * 1000)
+            if judged.count == 3 && clean(m.pulses[0].rise, m.endFrame) {
+                #expect(abs(late) < 0.02, "ended \(late) s outside when secondsLeft said")
+            }
         }
         print(
-            "pulsed tones (played \(plays) times, xruns \(recording.xruns) in the one judged, the fewest):\n"
+            "pulsed tones (played \(plays) times, \(recording.xruns) xruns and \(recording.disturbances.count) disturbances in the one judged, the fewest):\n"
                 + report.joined(separator: "\n"))
+        // However busy the machine, a third of the pulses must be judged: a test that judges
+        // nothing passes nothing.
+        #expect(judgedPulses >= 3, "only \(judgedPulses) of 9 pulses were clean enough to judge")
 
         #expect(try daemon.stop() == 0)
         try daemon.expectCleanAudioThread(callbacks: 4 * 48000 / 256)
