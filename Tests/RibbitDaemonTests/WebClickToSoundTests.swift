@@ -61,8 +61,11 @@ extension WebDaemonTests {
             let after = Self.median(levels[end - 500..<end])
             #expect(abs(before - after) > 5, "\(click.label): \(before) dB -> \(after) dB, no change; the daemon's status: \(status)")
             let halfway = (before + after) / 2
+            // Crossed and held for 20 blocks (20 ms, 15 periods): a period an xrun left silent
+            // or repeated in the recording crosses for a block or two, never for 20.
+            func crossed(_ index: Int) -> Bool { after < before ? levels[index] < halfway : levels[index] > halfway }
             let changed = try #require(
-                (clicked - 100..<end - 500).first { index in after < before ? levels[index] < halfway : levels[index] > halfway },
+                (clicked - 100..<end - 500).first { index in (index..<index + 20).allSatisfy(crossed) },
                 "\(click.label): no change before the next click")
             // The period that recorded the changed block, on the clock the request was sent by.
             let milliseconds = Double(recording.nanoseconds(atFrame: changed * block) - at) / 1e6
