@@ -44,7 +44,13 @@ extension DaemonTests {
         #expect(abs(level - (-30 + 3.01)) <= 1, "level \(level) dBFS for a sine of -30 dB RMS")
         #expect(middle.allSatisfy { !$0.calibrated })
         let pitched = middle.filter { $0.voiced && abs(($0.f0Hz ?? 0) / 200 - 1) <= 0.02 }
-        #expect(Double(pitched.count) >= 0.95 * Double(middle.count), "\(pitched.count) of \(middle.count) frames voiced at 200 Hz ±2 %")
+        // 95 %; a disturbance in the input (a period an xrun dropped, repeated or silenced)
+        // spoils the 15 ms pitch window for up to 4 frames and voicing takes 3 more to confirm:
+        // 8 frames more are forgiven for each, never below 80 %.
+        let needed = max(0.8 * Double(middle.count), 0.95 * Double(middle.count) - 8 * Double(recording.disturbances.count))
+        #expect(
+            Double(pitched.count) >= needed,
+            "\(pitched.count) of \(middle.count) frames voiced at 200 Hz ±2 % (\(recording.disturbances.count) disturbances)")
         // The hearing aid played on: the probe heard ribbit's output during the tone.
         let played = recording.recorded[0].suffix(48000).map { abs($0) }.max() ?? 0
         #expect(played > 0.005, "no sound from the hearing aid while the voice was analysed")
