@@ -126,13 +126,15 @@ enum Callbacks {
         return 0
     }
 
-    /// Counts xruns while recording only (connecting clients causes some before).
+    /// Counts xruns from the start of the recording (connecting clients causes some before)
+    /// until the client closes: a report can come after the glitch, also after the last frame
+    /// (then it is placed at the last frame).
     static let xrun: JackXRunCallback = { arg in
         let probe = Unmanaged<Probe>.fromOpaque(arg!).takeUnretainedValue()
         let at = probe.position.load(ordering: .relaxed)
-        if probe.running.load(ordering: .relaxed) && at < probe.frames {
+        if probe.running.load(ordering: .relaxed) {
             let index = probe.xruns.wrappingAdd(1, ordering: .relaxed).oldValue
-            if index < Probe.maxXruns { probe.xrunPositions[index] = at }
+            if index < Probe.maxXruns { probe.xrunPositions[index] = min(at, probe.frames - 1) }
         }
         return 0
     }
@@ -201,6 +203,9 @@ while probe.position.load(ordering: .acquiring) < frames {
     }
     usleep(10_000)
 }
+// Reports of an xrun in the last periods arrive late (two non-real-time threads away on a
+// loaded machine): listen on for 50 ms and at least four periods before leaving.
+usleep(UInt32(max(50_000, 4 * Double(jack_get_buffer_size(client)) / rate * 1e6)))
 jack_deactivate(client)
 jack_client_close(client)
 
