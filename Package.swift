@@ -170,7 +170,7 @@ let package = Package(
         // The data log's crash tests' child: writes day after day until killed or the disk is full.
         .executableTarget(name: "ribbit-wearlog-writer", dependencies: ["RibbitStore"], path: "Tests/ribbit-wearlog-writer"),
         .target(name: "RibbitTestSupport", dependencies: ["RibbitSignals", "RibbitAudiometry", "RibbitPrescription"], path: "Tests/RibbitTestSupport"),
-        .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitSignals", "RibbitMeasure", "RibbitTestSupport", "CFFTW", "RibbitWisdomFile"], swiftSettings: optimizedInDebug),
+        .testTarget(name: "RibbitDSPTests", dependencies: ["RibbitDSP", "RibbitSignals", "RibbitMeasure", "RibbitTestSupport", "CFFTW", "RibbitWisdomFile", "RibbitSystem"], swiftSettings: optimizedInDebug),
         .testTarget(
             name: "RibbitMonitorTests", dependencies: ["RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitFitting", "RibbitPrescription"], swiftSettings: optimizedInDebug),
         // FuzzFindings are read from the source tree at run time (as the help snapshots are), not bundled.

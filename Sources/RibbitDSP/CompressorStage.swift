@@ -231,17 +231,10 @@ public final class CompressorConfig: @unchecked Sendable {
 
         let p = Self.parameterCount
         curves = .allocate(capacity: channelCount * bandCount * p)
-        let hopSeconds = Double(hopSize) / sampleRate
         for (c, ear) in settings.enumerated() {
+            let coefficients = Self.detectorCoefficients(ear, taps: taps, hopSize: hopSize, sampleRate: sampleRate)
             for (b, band) in ear.bands.enumerated() {
                 let offset = calibration.digitalGainDB(insertionGainDB: 0, channel: c, atHz: band.centreHz)
-                // The detector reads the newest input, the output is the filter's delay older:
-                // a rise is heard by the detector that much before the output carries it, so
-                // the gain would settle early by about the delay. Measured through the engine
-                // (5 ms asked): 3.5 ms without this, see CompressorTests.
-                let lookaheadMs = Double((taps - 1) / 2) / sampleRate * 1000
-                let tauAttack = Self.detectorTau(band, timeMs: ear.attackMs + lookaheadMs, from: 55, to: 90, withinDB: 3)
-                let tauRelease = Self.detectorTau(band, timeMs: ear.releaseMs, from: 90, to: 55, withinDB: 4)
                 // The output limit on the combined output, digital: the band limit made absolute
                 // by the channel's filter at the centre (the bands may carry the prescription's
                 // shape), less the calibration's output level and the 1/N the amplitudes carry.
@@ -255,7 +248,7 @@ public final class CompressorConfig: @unchecked Sendable {
                     - 20 * log10(Double(fftLength))
                 let values = [
                     band.gainDB, band.kneeDBSPL, 1 - 1 / band.ratio, band.expansionKneeDBSPL, band.expansionRatio - 1,
-                    band.limitDBSPL, exp(-hopSeconds / tauAttack), exp(-hopSeconds / tauRelease), offset, outputThreshold,
+                    band.limitDBSPL, Double(coefficients[b].attack), Double(coefficients[b].release), offset, outputThreshold,
                     band.maximumGainDB,
                 ]
                 for (i, v) in values.enumerated() { curves[(c * bandCount + b) * p + i] = Float(v) }
@@ -282,12 +275,22 @@ public final class CompressorConfig: @unchecked Sendable {
         lowered.deallocate()
     }
 
-    /// The one-pole time constant (seconds) that makes a step of the band level `from` ->
-    /// `to` dB SPL bring the band's gain within `withinDB` of its final value after `timeMs`.
-    /// A detector's one-pole coefficients per hop (attack, release), as the audio thread uses them.
-    public func detectorCoefficients(channel: Int, band: Int) -> (attack: Float, release: Float) {
-        let q = curves + (channel * bandCount + band) * Self.parameterCount
-        return (q[6], q[7])
+    /// Each band's detector coefficients per hop (attack, release) for `ear`, as the audio thread
+    /// uses them: the time constants follow the band's curve (`detectorTau`). The detector
+    /// reads the newest input, the output is the filter's delay older: a rise is heard by the
+    /// detector that much before the output carries it, so the gain would settle early by about
+    /// the delay; the attack is lengthened by it. Measured through the engine (5 ms asked):
+    /// 3.5 ms without this, see CompressorTests.
+    public static func detectorCoefficients(
+        _ ear: CompressorSettings, taps: Int, hopSize: Int, sampleRate: Double
+    ) -> [(attack: Float, release: Float)] {
+        let hopSeconds = Double(hopSize) / sampleRate
+        let lookaheadMs = Double((taps - 1) / 2) / sampleRate * 1000
+        return ear.bands.map { band in
+            let tauAttack = detectorTau(band, timeMs: ear.attackMs + lookaheadMs, from: 55, to: 90, withinDB: 3)
+            let tauRelease = detectorTau(band, timeMs: ear.releaseMs, from: 90, to: 55, withinDB: 4)
+            return (Float(exp(-hopSeconds / tauAttack)), Float(exp(-hopSeconds / tauRelease)))
+        }
     }
 
     /// Makes every detector follow its band's power with no smoothing, so its level is what it
@@ -299,6 +302,8 @@ public final class CompressorConfig: @unchecked Sendable {
         }
     }
 
+    /// The one-pole time constant (seconds) that makes a step of the band level `from` ->
+    /// `to` dB SPL bring the band's gain within `withinDB` of its final value after `timeMs`.
     static func detectorTau(_ band: CompressorBand, timeMs: Double, from: Double, to: Double, withinDB: Double) -> Double {
         let seconds = max(timeMs, 0.01) / 1000
         let final = band.gainDB(inputDBSPL: to)

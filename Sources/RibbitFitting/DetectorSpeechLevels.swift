@@ -75,23 +75,34 @@ public enum DetectorSpeechLevels {
         var centresHz: [Double]
         var geometry: [Int]
         var sampleRate: Double
+
+        /// One line that names the layout and the signal, for a store between runs.
+        var text: String {
+            "centres \(centresHz.map(\.description).joined(separator: " ")); fft \(geometry[0]) hop \(geometry[1]) taps \(geometry[2]);"
+                + " rate \(sampleRate); speech seed \(seed), \(seconds) s at \(speechDBSPL) dB SPL"
+        }
     }
     static let targetsCache = Mutex<[LayoutKey: [[Float]]]>([:])
 
+    /// Where the targets are kept between runs (ribbitd keeps them beside FFTW's wisdom,
+    /// `DetectorTargetsFile`); none until a process says.
+    static let store = Mutex<(any DetectorTargetsStore)?>(nil)
+
+    /// Keeps what the detectors read in `store` from now on, and reads it from there.
+    public static func keep(in store: some DetectorTargetsStore) { Self.store.withLock { $0 = store } }
+
     static func measure(_ settings: CompressorSettings, geometry: EngineGeometry, sampleRate: Double) -> [Double] {
         let centresHz = settings.bands.map(\.centreHz)
-        let config = CompressorConfig(
-            settings: [settings], amplitude: [{ _ in 1 }], calibration: Calibration.uncalibrated, taps: geometry.filterLength,
-            fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: sampleRate)
-        let coefficients = centresHz.indices.map { config.detectorCoefficients(channel: 0, band: $0) }
+        let coefficients = CompressorConfig.detectorCoefficients(
+            settings, taps: geometry.filterLength, hopSize: geometry.hopSize, sampleRate: sampleRate)
         let key = LayoutKey(
             centresHz: centresHz, geometry: [geometry.fftLength, geometry.hopSize, geometry.filterLength], sampleRate: sampleRate)
         let targets: [[Float]]
         if let known = targetsCache.withLock({ $0[key] }) {
             targets = known
         } else {
-            config.makeDetectorsInstant()
-            targets = detectorTargets(config, bandCount: centresHz.count, geometry: geometry, sampleRate: sampleRate)
+            let store = Self.store.withLock { $0 }
+            targets = kept(key, geometry: geometry, in: store) ?? read(settings, key: key, geometry: geometry, into: store)
             targetsCache.withLock { cache in
                 if cache.count > 16 { cache.removeAll() }  // bounded: a wearer has one or two layouts
                 cache[key] = targets
@@ -121,6 +132,27 @@ public enum DetectorSpeechLevels {
 
     static let speechDBSPL = 65.0
 
+    /// The targets the store holds for this layout, when it holds all of them.
+    static func kept(_ key: LayoutKey, geometry: EngineGeometry, in store: (any DetectorTargetsStore)?) -> [[Float]]? {
+        guard let store else { return nil }
+        let (bands, hops) = (key.centresHz.count, Int(key.sampleRate * seconds) / geometry.hopSize)
+        guard bands > 0, let flat = store.load(key.text, count: hops * bands) else { return nil }
+        return (0..<hops).map { Array(flat[($0 * bands)..<(($0 + 1) * bands)]) }
+    }
+
+    /// The targets read off an engine with instant detectors, and kept in the store.
+    static func read(
+        _ settings: CompressorSettings, key: LayoutKey, geometry: EngineGeometry, into store: (any DetectorTargetsStore)?
+    ) -> [[Float]] {
+        let config = CompressorConfig(
+            settings: [settings], amplitude: [{ _ in 1 }], calibration: Calibration.uncalibrated, taps: geometry.filterLength,
+            fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: key.sampleRate)
+        config.makeDetectorsInstant()
+        let targets = detectorTargets(config, bandCount: key.centresHz.count, geometry: geometry, sampleRate: key.sampleRate)
+        if !targets.isEmpty, let store { _ = store.save(key.text, targets.flatMap { $0 }) }
+        return targets
+    }
+
     /// Runs the speech-like signal through an engine whose detectors are instant and reads each
     /// band's level after every hop: the detectors' input.
     static func detectorTargets(_ config: CompressorConfig, bandCount: Int, geometry: EngineGeometry, sampleRate: Double) -> [[Float]] {
@@ -147,4 +179,12 @@ public enum DetectorSpeechLevels {
         }
         return targets
     }
+}
+
+/// Keeps the detector targets of a band layout between runs (`DetectorSpeechLevels.keep`).
+public protocol DetectorTargetsStore: Sendable {
+    /// The `count` values kept under `key`, or nil.
+    func load(_ key: String, count: Int) -> [Float]?
+    /// Keeps `values` under `key` (a failure only costs the next run the reading).
+    func save(_ key: String, _ values: [Float]) -> String?
 }

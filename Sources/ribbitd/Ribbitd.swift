@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RibbitFitting
 import RibbitSettings
 import RibbitWisdomFile
 
@@ -41,7 +42,10 @@ struct Ribbitd: ParsableCommand {
         }
         // The plans FFTW measured before on this machine (the audio process writes them), for
         // the engines of `process` and `verify` and the daemon's fitting.
-        WisdomFile(cacheDirectory: RibbitPaths().cacheDirectory).load()
+        let cache = RibbitPaths().cacheDirectory
+        WisdomFile(cacheDirectory: cache).load()
+        // What the compressor's detectors read of speech, per band layout, from this build.
+        if let targets = DetectorTargetsFile(cacheDirectory: cache) { DetectorSpeechLevels.keep(in: targets) }
         do {
             try command.run()
         } catch let error as RibbitError {
@@ -61,3 +65,6 @@ struct Ribbitd: ParsableCommand {
         Foundation.exit(code)
     }
 }
+
+/// The targets file is the fitting's store between runs.
+extension DetectorTargetsFile: DetectorTargetsStore {}

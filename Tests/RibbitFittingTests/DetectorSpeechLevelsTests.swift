@@ -2,6 +2,7 @@ import Foundation
 import RibbitDSP
 import RibbitPrescription
 import RibbitTestSupport
+import Synchronization
 import Testing
 
 @testable import RibbitFitting
@@ -72,5 +73,36 @@ import Testing
         }
         print("detector readings: \(compared) bands compared, worst difference \(String(format: "%.5f", worst)) dB")
         #expect(compared > 100)
+    }
+
+    /// A store between runs: the first reading keeps every hop of every band under a one-line
+    /// name of the layout, the next takes the same targets from there; a store that holds a
+    /// different count is not used.
+    @Test func targetsKeptBetweenRunsAreReadBackTheSame() throws {
+        final class Memory: DetectorTargetsStore {
+            let kept = Mutex<[String: [Float]]>([:])
+            func load(_ key: String, count: Int) -> [Float]? { kept.withLock { $0[key] }.flatMap { $0.count == count ? $0 : nil } }
+            func save(_ key: String, _ values: [Float]) -> String? {
+                kept.withLock { $0[key] = values }
+                return nil
+            }
+        }
+        let geometry = EngineGeometry.standard(sampleRate: 48000)
+        let rx = try Prescription.parse(Array(try String(contentsOf: TestPaths.prescription("camfit-sloping.rx"), encoding: .utf8).utf8))
+        let settings = try #require(CompressorFitting.settings(rx, ear: .left, trusted: false))
+        let key = DetectorSpeechLevels.LayoutKey(
+            centresHz: settings.bands.map(\.centreHz), geometry: [geometry.fftLength, geometry.hopSize, geometry.filterLength],
+            sampleRate: 48000)
+        #expect(!key.text.contains("\n") && key.text.contains("hop \(geometry.hopSize)"), "\(key.text)")
+        let memory = Memory()
+        #expect(DetectorSpeechLevels.kept(key, geometry: geometry, in: memory) == nil)
+        let read = DetectorSpeechLevels.read(settings, key: key, geometry: geometry, into: memory)
+        let hops = 48000 * 3 / geometry.hopSize
+        #expect(read.count == hops && read.allSatisfy { $0.count == settings.bands.count })
+        #expect(memory.kept.withLock { $0[key.text]?.count } == hops * settings.bands.count)
+        let again = try #require(DetectorSpeechLevels.kept(key, geometry: geometry, in: memory))
+        #expect(again.map { $0.map(\.bitPattern) } == read.map { $0.map(\.bitPattern) })
+        memory.kept.withLock { _ = $0[key.text]!.removeLast() }
+        #expect(DetectorSpeechLevels.kept(key, geometry: geometry, in: memory) == nil)
     }
 }
