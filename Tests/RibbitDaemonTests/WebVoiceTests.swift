@@ -175,7 +175,12 @@ extension WebDaemonTests {
         print(
             "ribbit-web voice: Clouds end to end \(kinds.joined(separator: ",")); voice onset to the page showing voicing "
                 + String(format: "%.0f ms", delay * 1000) + " (sound \(onsets.firstIndex { start + $0.start == onset }! + 1)); \(fps) fps")
-        #expect(delay > 0 && delay < 0.5, "\(delay) s")
+        // The analysis shows a voice within a few 10 ms hops (VoiceStreamTests reads them); the
+        // rest is the WebSocket and a headless browser's turn on the CPU, which four end-to-end
+        // tests at once on two cores stalled for 0.5 s once (q10, quiet: 535 ms; 47-300 ms in
+        // 17 other clean-clone runs). The bound catches a page that waits for a sound to end
+        // (1.2 s) or a batching stream, not the scheduler.
+        #expect(delay > 0 && delay < 1.0, "\(delay) s")
         // How often a headless browser on a busy machine paints is the scheduler's; it must paint.
         #expect(fps > 0, "\(fps) fps")
         if let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"] {
