@@ -45,6 +45,9 @@ final class AudioService: DaemonService {
     private(set) var dumpXruns = 0
     private(set) var dumpFramesDropped = 0
     private var dumpOn = false
+    /// The filters this audio process was last sent (a new process has none): the same again
+    /// are not sent, so the linear filters a process started on are not published twice.
+    private var sentFilters: (ceilingDBFS: Double, taps: [[Double]])?
 
     /// Called after a session started or failed to, and when the server went away.
     var onChange: () -> Void = {}
@@ -121,6 +124,13 @@ final class AudioService: DaemonService {
             xrunLog.restart()
             let (choice, paused, trim) = wanted()
             process?.link.send(.trim(trim))  // the engine starts at it
+            // The sound starts on the linear filters, the compressor follows (issue 32): the
+            // audio process opens its ports as soon as it has filters to play.
+            sentFilters = nil
+            if let session, let linear = try? choice.prepareLinear(sampleRate: session.sampleRate, calibration: calibration) {
+                sendFilters(ceilingDBFS: choice.ceilingDBFS(calibration: calibration), linear)
+                process?.link.flush()
+            }
             send(choice)
             process?.link.send(.paused(paused))
             if dumpOn { process?.link.send(.dump(true)) }
@@ -211,7 +221,7 @@ final class AudioService: DaemonService {
             filters = try choice.prepare(sampleRate: session.sampleRate, calibration: calibration)
         }
         process?.link.send(.compressor(filters.compressor))
-        process?.link.send(.filters(ceilingDBFS: filters.ceilingDBFS, fftLength: filters.filters.fftLength, taps: filters.filters.taps))
+        sendFilters(ceilingDBFS: filters.ceilingDBFS, filters.filters)
         running = filters
     }
 
@@ -219,6 +229,12 @@ final class AudioService: DaemonService {
     func setTrim(_ dB: Double) {
         guard session != nil else { return }  // a new session gets it with its filters
         process?.link.send(.trim(dB))
+    }
+
+    private func sendFilters(ceilingDBFS: Double, _ filters: FilterSet) {
+        if let sent = sentFilters, sent.ceilingDBFS == ceilingDBFS, sent.taps == filters.taps { return }
+        process?.link.send(.filters(ceilingDBFS: ceilingDBFS, fftLength: filters.fftLength, taps: filters.taps))
+        sentFilters = (ceilingDBFS, filters.taps)
     }
 
     private func send(_ choice: FilterChoice) {

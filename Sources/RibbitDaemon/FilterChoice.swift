@@ -41,6 +41,18 @@ enum FilterChoice: Sendable, Equatable {
     }
 }
 
+extension FilterChoice {
+    /// What a new audio process starts on before `prepare`'s compressor comes: a prescription's
+    /// linear filters (the 65 dB SPL gains, under the same ceiling), designed in a millisecond
+    /// or two rather than the compressor's tens; nil for a delay, which `prepare` makes as fast.
+    func prepareLinear(sampleRate: Double, calibration: Calibration) throws(EngineError) -> FilterSet? {
+        guard case .prescription(let prescription, let trusted, _) = self else { return nil }
+        let geometry = EngineGeometry.standard(sampleRate: sampleRate)
+        return try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
+            .linearFilters(ears: [.left, .right], trusted: trusted, calibration: calibration)
+    }
+}
+
 /// What the engine runs: the filters (the ceiling always, the sound when there is no
 /// compressor), the fitting they were designed from (nil: a pure delay, in bypass or without a
 /// prescription; the dump reads the gains from it) and the compressor that replaces them.

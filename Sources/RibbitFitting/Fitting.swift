@@ -63,12 +63,18 @@ extension Fitting {
     public func processing(
         ears: [Ear], trusted: Bool, calibration: Calibration, program: Program? = nil, volumeDB: Double = 0
     ) -> (filters: FilterSet, compressor: CompressorPlan) {
-        let linear = filterSet(ears: ears, maximumDB: GainMaximum.headphonesDB(calibration))
-        let ceiling = CompressorFitting.ceilingDBFS(prescription, ears: ears, trusted: trusted, calibration: calibration)
-        return (
-            FilterSet(taps: linear.taps, fftLength: linear.fftLength, ceilingDBFS: ceiling),
+        (
+            linearFilters(ears: ears, trusted: trusted, calibration: calibration),
             compressorPlan(ears: ears, trusted: trusted, calibration: calibration, program: program, volumeDB: volumeDB)
         )
+    }
+
+    /// The linear filters of `processing` alone (two FIR designs: a millisecond or two), under
+    /// the same ceiling: what a new audio process starts on while the compressor is designed.
+    public func linearFilters(ears: [Ear], trusted: Bool, calibration: Calibration) -> FilterSet {
+        let linear = filterSet(ears: ears, maximumDB: GainMaximum.headphonesDB(calibration))
+        let ceiling = CompressorFitting.ceilingDBFS(prescription, ears: ears, trusted: trusted, calibration: calibration)
+        return FilterSet(taps: linear.taps, fftLength: linear.fftLength, ceilingDBFS: ceiling)
     }
 
     /// The compressor for the given ears (channel order), which replaces the filter set in the

@@ -69,10 +69,15 @@ struct AudioHost {
         do {
             // Measured plans from the wisdom; without it (the first start on a machine), estimated
             // ones: timing them would hold the ports back by 100-400 ms. Timed after the start.
+            // Until the compressor comes the linear filters play, and the wearer's volume is the
+            // compressor's trim: turned down, they are turned down with it (never up).
+            let quieter = pow(10, min(trim, 0) / 20)
+            let starting =
+                quieter < 1
+                ? FilterSet(taps: first!.taps.map { $0.map { $0 * quieter } }, fftLength: first!.fftLength, ceilingDBFS: ceiling) : first!
             let engine = try OverlapSaveEngine(
-                geometry: .standard(sampleRate: rate), sampleRate: rate, filters: first!, blockSize: client.bufferSize,
+                geometry: .standard(sampleRate: rate), sampleRate: rate, filters: starting, blockSize: client.bufferSize,
                 fftPlanning: .wisdomOrEstimate)
-            if let plan = firstCompressor { try engine.publish(compressor(plan, for: engine)) }
             engine.startAtTrim(dB: trim)
             processor = RealtimeProcessor(engine: engine, period: client.bufferSize)
             processor.setOutputCeiling(dBFS: ceiling)
@@ -90,6 +95,13 @@ struct AudioHost {
         wire(client)
         link.send(.running(latencyFrames: processor.latencyFrames))
         link.flush()
+        // The compressor, when it came with the first filters, once the sound flows: its tables
+        // take tens of milliseconds to build, and the ports wait for nothing the filters need.
+        if let plan = firstCompressor {
+            do { try processor.engine.publish(compressor(plan, for: processor.engine)) } catch {
+                log(.error, "internal error: the compressor does not fit the engine (\(error))")
+            }
+        }
         // After the sound started, for the next start: the measured plans (0.2 ms when the
         // wisdom had them; else timed here, beside the audio thread, never on it) saved.
         if let wisdom {
