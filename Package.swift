@@ -61,12 +61,12 @@ let package = Package(
         // Seeded test signals (noise, sines, impulses) for the tests, the probe and the bench.
         .target(name: "RibbitSignals", swiftSettings: optimizedInDebug),
         // The prescription text format and the fitting rules. No I/O.
-        .target(name: "RibbitPrescription"),
+        .target(name: "RibbitPrescription", dependencies: ["RibbitSystem"]),
         // Clinical plot conventions shared by every plot (dump SVG, terminal view, later reports and
         // web pages): ear order, colours and symbols, the square audiogram form, round ticks. No Foundation.
         .target(name: "RibbitPlot", dependencies: ["RibbitPrescription", "RibbitVoice"]),
         // The hearing test's procedure (a state machine), its result and the RETSPL tables. No I/O, no Foundation.
-        .target(name: "RibbitAudiometry", dependencies: ["RibbitPrescription"], swiftSettings: optimizedInDebug),
+        .target(name: "RibbitAudiometry", dependencies: ["RibbitPrescription", "RibbitSystem"], swiftSettings: optimizedInDebug),
         // Voice exercises for children: the microphone's pitch, voicing and level analysis, sound
         // events, the five games as state machines, their progress figures. No I/O, no Foundation.
         .target(name: "RibbitVoice", swiftSettings: optimizedInDebug),

@@ -1,4 +1,5 @@
 import RibbitPrescription
+import RibbitSystem
 
 /// A hearing test as an HL7 FHIR R4 (4.0.1) Bundle of type "collection": a Patient when a name
 /// is given, a panel Observation (LOINC 89015-2, pure-tone threshold audiometry panel) and, as its
@@ -149,23 +150,14 @@ public enum FHIRAudiogram {
 
         mutating func next() -> String {
             counter += 1
-            let high = Self.mix(Self.fnv("\(seed)#\(counter)"))
+            let high = Self.mix(FNV1a.hash("\(seed)#\(counter)"))
             let low = Self.mix(high ^ 0x9e37_79b9_7f4a_7c15)
             let versioned = (high & ~0xF000) | 0x8000
             let variant = (low & ~(0xC000_0000_0000_0000)) | 0x8000_0000_0000_0000
-            let hex = Self.hex(versioned, 16) + Self.hex(variant, 16)
+            let hex = FNV1a.hex(versioned) + FNV1a.hex(variant)
             let characters = Array(hex)
             let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }
             return "urn:uuid:" + groups.joined(separator: "-")
-        }
-
-        static func fnv(_ text: String) -> UInt64 {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in text.utf8 {
-                hash ^= UInt64(byte)
-                hash &*= 0x100_0000_01b3
-            }
-            return hash
         }
 
         /// SplitMix64's finalizer: every input bit moves every output bit.
@@ -176,10 +168,6 @@ public enum FHIRAudiogram {
             return z ^ (z >> 31)
         }
 
-        static func hex(_ value: UInt64, _ digits: Int) -> String {
-            let text = String(value, radix: 16)
-            return String(repeating: "0", count: max(0, digits - text.count)) + text
-        }
     }
 
     // MARK: The FHIR R4 types used, with only the fields this export fills.

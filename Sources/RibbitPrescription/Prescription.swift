@@ -1,4 +1,5 @@
 import Glibc
+import RibbitSystem
 
 /// One ear. Audiology draws the right ear in red with O and the left in blue with X.
 public enum Ear: String, Sendable, CaseIterable, Codable {
@@ -200,12 +201,7 @@ public struct Prescription: Sendable, Equatable {
     /// A short name for this exact prescription (FNV-1a of `text`, 16 hex digits): the same
     /// prescription gives the same one in every process and run (Swift's `Hasher` does not).
     /// An identity for what belongs to it (the wearer's volume), not a signature.
-    public var fingerprint: String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        let digits = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
-    }
+    public var fingerprint: String { FNV1a.hex(FNV1a.hash(text)) }
 
     /// The canonical text (what `rx make` encodes): keys in a fixed order, LF line ends.
     public var text: String {

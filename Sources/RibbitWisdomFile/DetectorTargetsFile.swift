@@ -23,10 +23,7 @@ public struct DetectorTargetsFile: Sendable {
 
     /// The file for `key` (its 64-bit FNV-1a hash: a short name from any layout).
     public func path(_ key: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        let digits = Array("0123456789abcdef")
-        return directory + "/detector-targets-" + String((0..<16).map { digits[Int(hash >> (60 - 4 * $0) & 15)] })
+        directory + "/detector-targets-" + FNV1a.hex(FNV1a.hash(key))
     }
 
     /// The first lines of the file: what it is, the build, the layout (one line) and the count.

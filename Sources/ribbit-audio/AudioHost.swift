@@ -67,14 +67,14 @@ struct AudioHost {
         let tone = ToneRenderer(sampleRate: rate)
         tone.warmUp(frameCount: client.bufferSize)
         do {
-            // Measured plans from the wisdom; without it (the first start on a machine), estimated
-            // ones: timing them would hold the ports back by 100-400 ms. Timed after the start.
             // Until the compressor comes the linear filters play, and the wearer's volume is the
             // compressor's trim: turned down, they are turned down with it (never up).
             let quieter = pow(10, min(trim, 0) / 20)
             let starting =
                 quieter < 1
                 ? FilterSet(taps: first!.taps.map { $0.map { $0 * quieter } }, fftLength: first!.fftLength, ceilingDBFS: ceiling) : first!
+            // Measured plans from the wisdom; without it (the first start on a machine), estimated
+            // ones: timing them would hold the ports back by 100-400 ms. Timed after the start.
             let engine = try OverlapSaveEngine(
                 geometry: .standard(sampleRate: rate), sampleRate: rate, filters: starting, blockSize: client.bufferSize,
                 fftPlanning: .wisdomOrEstimate)
