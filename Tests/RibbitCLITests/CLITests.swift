@@ -24,8 +24,8 @@ struct Ribbitd {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        let stdout = try out.fileHandleForReading.readAll()
+        let stderr = try err.fileHandleForReading.readAll()
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),

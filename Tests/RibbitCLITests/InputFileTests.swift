@@ -126,7 +126,7 @@ func runWithTimeout(_ executable: URL, _ arguments: [String], environment: [Stri
     for (pipe, isOut) in [(out, true), (err, false)] {
         done.enter()
         Thread {
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            let data = (try? pipe.fileHandleForReading.readAll()) ?? Data("(could not be read)".utf8)
             if isOut { stdout = data } else { stderr = data }
             done.leave()
         }.start()

@@ -27,8 +27,8 @@ import Testing
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()  // a few lines: the pipes never fill
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        let stdout = try out.fileHandleForReading.readAll()  // a few lines: the pipes never fill
+        let stderr = try err.fileHandleForReading.readAll()
         process.waitUntilExit()
         return Ribbitd.Result(
             status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
@@ -184,7 +184,7 @@ import Testing
         if process.isRunning { stopProcess(process) }
         try? input.fileHandleForWriting.close()
         output.fileHandleForReading.readabilityHandler = nil
-        let rest = output.fileHandleForReading.readDataToEndOfFile()
+        let rest = try output.fileHandleForReading.readAll()
         return shown.withLock { String(decoding: $0 + rest, as: UTF8.self) }
     }
 }

@@ -51,7 +51,7 @@ import Testing
         let out = Pipe()
         readelf.standardOutput = out
         try readelf.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: try out.fileHandleForReading.readAll(), as: UTF8.self)
         readelf.waitUntilExit()
         let line = try #require(text.split(separator: "\n").first { $0.contains("Build ID:") }, "\(text)")
         let expected = line.split(separator: " ").last.map(String.init)

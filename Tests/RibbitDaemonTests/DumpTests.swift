@@ -206,8 +206,10 @@ extension DaemonTests {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path])
         try daemon.waitUntilProcessing()
+        // Closed once, below (when the client goes away): a second close would close whatever
+        // another test opened under the same number since (stop 48's loaded run lost every
+        // end-to-end test to that: another test's pipe closed under its read).
         let socket = try UnixSocket.connect(to: RibbitPaths(environment: daemon.environment).socketPath)
-        defer { close(socket) }
         #expect(UnixSocket.writeAll(socket, ControlProtocol.encode(ControlRequest(command: .dump))))
         usleep(3_000_000)  // about 60 frames, more than the socket holds: the daemon has had to wait
         let started = Date()
@@ -219,7 +221,11 @@ extension DaemonTests {
         #expect(other.stdout.split(separator: "\n").count >= 5)
         // Now read what the stalled client was sent: its reply, then only whole frames.
         let reader = LineReader(fd: socket)
-        guard case .line(let first) = reader.next(timeoutSeconds: 2) else { Issue.record("no reply"); return }
+        guard case .line(let first) = reader.next(timeoutSeconds: 2) else {
+            close(socket)
+            Issue.record("no reply")
+            return
+        }
         #expect(try JSONDecoder().decode(ControlReply.self, from: first).ok)
         var frames = [DumpFrame]()
         while case .line(let line) = reader.next(timeoutSeconds: 0.5), frames.count < 200 {

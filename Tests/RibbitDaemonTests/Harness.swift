@@ -273,8 +273,8 @@ final class Probe {
     }
 
     func finish() throws -> Recording {
-        let out = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let out = String(decoding: try stdout.fileHandleForReading.readAll(), as: UTF8.self)
+        let err = String(decoding: try stderr.fileHandleForReading.readAll(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw TestSetupError("ribbit-probe failed: \(err)") }
         let channels = try AudioFileReader(path: output.path).readAll()

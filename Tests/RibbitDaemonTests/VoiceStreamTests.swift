@@ -26,7 +26,7 @@ extension DaemonTests {
         let recording = try Probe.record(server: server, signal: "sine:200", levelDBFS: -30, seconds: 2)
         usleep(300_000)
         kill(meter.processIdentifier, SIGTERM)
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        let lines = String(decoding: try output.fileHandleForReading.readAll(), as: UTF8.self).split(separator: "\n")
         meter.waitUntilExit()
         #expect(meter.terminationStatus == 0)
         let frames = lines.compactMap { try? JSONDecoder().decode(VoiceFrame.self, from: Data($0.utf8)) }

@@ -253,7 +253,7 @@ func runMeasured(_ executable: URL, _ arguments: [String], timeout: Double = 60)
     let start = Date()
     try process.run()
     Thread {
-        stderr = errors.fileHandleForReading.readDataToEndOfFile()
+        stderr = (try? errors.fileHandleForReading.readAll()) ?? Data("(stderr could not be read)".utf8)
         read.signal()
     }.start()
     var peakKiB = 0

@@ -25,7 +25,7 @@ public enum FHIRValidator {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: try output.fileHandleForReading.readAll(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, text)
     }

@@ -48,18 +48,18 @@ public enum Built {
             }.start()
         }
         // Read stderr on another thread, so a chatty child cannot block on a full pipe.
-        nonisolated(unsafe) var stderr = Data()
+        nonisolated(unsafe) var stderr: Result<Data, any Error> = .success(Data())
         let done = DispatchSemaphore(value: 0)
         Thread {
-            stderr = err.fileHandleForReading.readDataToEndOfFile()
+            stderr = Result { try err.fileHandleForReading.readAll() }
             done.signal()
         }.start()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stdout = Result { try out.fileHandleForReading.readAll() }
         done.wait()
         process.waitUntilExit()
         return RunResult(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+            status: process.terminationStatus, stdout: String(decoding: try stdout.get(), as: UTF8.self),
+            stderr: String(decoding: try stderr.get(), as: UTF8.self))
     }
 
     /// A tool from PATH (jackd, jack_lsp, setpriv ...).
