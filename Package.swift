@@ -196,7 +196,8 @@ let package = Package(
         .testTarget(name: "RibbitSystemTests", dependencies: ["RibbitSystem"]),
         .testTarget(name: "RibbitAudioLinkTests", dependencies: ["RibbitAudioLink", "RibbitDSP"]),
         .testTarget(
-            name: "RibbitControlTests", dependencies: ["RibbitControl", "RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitTestSupport"]),
+            name: "RibbitControlTests",
+            dependencies: ["RibbitControl", "RibbitMonitor", "RibbitDSP", "RibbitSignals", "RibbitTestSupport", "RibbitAudiometry", "RibbitPrescription"]),
         .testTarget(
             name: "RibbitDaemonTests",
             dependencies: [

@@ -6,10 +6,6 @@ public enum ControlProtocol {
     public static let version = 1
     /// Longest request line the daemon reads; a longer one is refused and the connection closed.
     public static let maxRequestBytes = 64 * 1024
-    /// How long a trial (`load` with `trialSeconds`) may last, for every front end: from a
-    /// second to a week, time enough to wear a fitting through the places a week holds.
-    public static let trialSeconds = 1...(7 * 86400)
-    public static let trialSecondsText = "from 1 s to 7 days"
 
     /// The refusal of a request in another protocol version, or nil when `line` speaks this one
     /// (or says nothing of its version). Read before the command, which a newer client may
@@ -37,120 +33,6 @@ public enum ControlProtocol {
     public static let tonePulses = 1...10
     public static let tonePulseOnMs = 50.0...5000.0
     public static let tonePulseOffMs = 25.0...5000.0
-}
-
-public struct ControlRequest: Codable, Sendable, Equatable {
-    public enum Command: String, Codable, Sendable, CaseIterable {
-        case status, pause, resume, bypass, load, use, keep, revert, stop
-        /// Turns the connection into a stream of DumpFrame lines, 20 a second, until it closes.
-        case dump
-        /// Turns the connection into a stream of VoiceFrame lines (the microphone's level,
-        /// voicing and pitch, 100 a second) until it closes: the voice exercises' input.
-        case voice
-        /// Calibration: play a sine (`frequencyHz`, `levelDBFS`, `ear`, `seconds`) instead of the
-        /// hearing aid, or, at `levelDBFS` null, only meter the input; `seconds` 0 stops.
-        case tone
-        /// The wearer's volume: `volumeDB` sets it, `volumeStepDB` moves it (within the range).
-        case volume
-        /// The listening program: `program` is a program's name, "auto" or "default".
-        case program
-        /// A pure-tone hearing test run by the daemon (`transducer`, `testEars`, `frequenciesHz`,
-        /// `answersNameTheEar`, `seed`): the hearing aid is off until it ends; `status.hearingTest`
-        /// follows it.
-        case hearingTestStart = "hearing-test-start"
-        /// The listener heard a tone (`ear`: which, when the screen asks).
-        case hearingTestAnswer = "hearing-test-answer"
-        /// Ends the test now; what was measured is stored, flagged incomplete.
-        case hearingTestStop = "hearing-test-stop"
-        /// A live measurement (`verify --live`) takes the daemon's JACK ports and sets its volume
-        /// and program: held by this connection; when it closes, the daemon puts the program,
-        /// the volume and then `connections` back.
-        case measure
-    }
-    public var command: Command
-    /// The protocol the client speaks (`ControlProtocol.version`; every request ribbit builds
-    /// carries it). A different one is refused, before the command is read, with what to do;
-    /// a request without it (a line typed by hand) is read as the daemon's own.
-    public var version: Int? = ControlProtocol.version
-    /// bypass: on (true) or off (false).
-    public var on: Bool?
-    /// load: the prescription text (format version 1) and where it came from (for the log).
-    public var prescription: String?
-    public var source: String?
-    /// load: apply as a trial for this many seconds, then go back.
-    public var trialSeconds: Int?
-    /// use: a history id or name; or `environment` for the newest for that environment.
-    public var selector: String?
-    public var environment: String?
-    /// tone: the frequency (20 to 20000 Hz), the sine's level in dBFS (clamped to
-    /// `toneMaxLevelDBFS` and the ceiling; absent: silence, the input is metered), the ear
-    /// ("left", "right" or "both") and how long (at most `toneMaxSeconds`; 0 stops).
-    public var frequencyHz: Double?
-    public var levelDBFS: Double?
-    public var ear: String?
-    public var seconds: Double?
-    /// tone, pulsed instead of steady (all three, and no `seconds`): `pulses` pulses of `onMs`
-    /// each (between half-amplitude points), `offMs` apart. Absent: a steady tone.
-    public var pulses: Int?
-    public var onMs: Double?
-    public var offMs: Double?
-    /// volume: an absolute level, or a step from the current one (dB).
-    public var volumeDB: Double?
-    public var volumeStepDB: Double?
-    /// program: quiet, noisy, outdoor, music, auto (ribbit picks) or default (the prescription's env).
-    public var program: String?
-    /// hearing-test-start: the headphones ("tdh39", "hda200", "er3a", "consumer"; default
-    /// consumer), the ears in the order tested ("right", "left"; the better ear first; default
-    /// both, right first), the frequencies (default the clinical order with the 1 kHz retest),
-    /// whether answers name the ear, and a seed that replays the waits and catch trials.
-    public var transducer: String?
-    public var testEars: [String]?
-    public var frequenciesHz: [Int]?
-    public var answersNameTheEar: Bool?
-    public var seed: UInt64?
-    /// pause: hold the pause with this connection (a lease): when the connection closes, for
-    /// whatever reason, the daemon resumes, unless the wearer paused or resumed meanwhile.
-    /// hearing-test-start and measure always hold their connection: a test ends, and a
-    /// measurement is undone, when the connection that started it closes.
-    public var lease: Bool?
-    /// measure: the JACK connections (source, destination) the measurement takes away from the
-    /// daemon's ports, to put back when it ends.
-    public var connections: [[String]]?
-
-    public init(
-        command: Command, on: Bool? = nil, prescription: String? = nil, source: String? = nil, trialSeconds: Int? = nil,
-        selector: String? = nil, environment: String? = nil
-    ) {
-        self.command = command
-        self.on = on
-        self.prescription = prescription
-        self.source = source
-        self.trialSeconds = trialSeconds
-        self.selector = selector
-        self.environment = environment
-    }
-
-    /// A `tone` request.
-    public static func tone(frequencyHz: Double, levelDBFS: Double?, ear: String, seconds: Double) -> ControlRequest {
-        var request = ControlRequest(command: .tone)
-        request.frequencyHz = frequencyHz
-        request.levelDBFS = levelDBFS
-        request.ear = ear
-        request.seconds = seconds
-        return request
-    }
-
-    /// A pulsed `tone` request: a hearing test's presentation.
-    public static func tone(frequencyHz: Double, levelDBFS: Double?, ear: String, pulses: Int, onMs: Double, offMs: Double)
-        -> ControlRequest
-    {
-        var request = ControlRequest(command: .tone)
-        request.frequencyHz = frequencyHz
-        request.levelDBFS = levelDBFS
-        request.ear = ear
-        (request.pulses, request.onMs, request.offMs) = (pulses, onMs, offMs)
-        return request
-    }
 }
 
 public struct ControlReply: Codable, Sendable, Equatable {
@@ -268,9 +150,8 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public struct Listening: Codable, Sendable, Equatable {
         /// The program playing (quiet, noisy, outdoor, music).
         public var program: String
-        /// Chosen how: "auto" (ribbit picks), "wearer" (`ribbitd program NAME`) or "prescription"
-        /// (its env selects it).
-        public var chosenBy: String
+        /// Chosen how: ribbit picks, the wearer chose, or the prescription's env selects it.
+        public var chosenBy: ProgramChooser
         /// With auto: why it picked this program (nil until it has listened for a few seconds).
         public var reason: String?
         public var volumeDB: Double
@@ -292,7 +173,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         /// may help (`ClinicalNote`); nil otherwise.
         public var clinicalNote: String?
         public init(
-            program: String, chosenBy: String, reason: String?, volumeDB: Double, volumeMinDB: Double, volumeMaxDB: Double,
+            program: String, chosenBy: ProgramChooser, reason: String?, volumeDB: Double, volumeMinDB: Double, volumeMaxDB: Double,
             noiseReduction: Double, bands: Int, compressing: Bool, outputLimitDBSPL: [Double], outputLimitReason: String? = nil
         ) {
             self.program = program
@@ -314,7 +195,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         /// What was asked last, after clamping (levelDBFS nil: silence, metering only).
         public var frequencyHz: Double
         public var levelDBFS: Double?
-        public var ear: String
+        public var ear: ToneEar
         /// Until the tone has ended, its last fade-out included: a hearing test's response
         /// window opens at 0.
         public var secondsLeft: Double
@@ -328,7 +209,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         /// The same in dB SPL through the calibration in use.
         public var inputDBSPL: [Double]?
         public init(
-            frequencyHz: Double, levelDBFS: Double?, ear: String, secondsLeft: Double, inputDBFS: [Double]?, inputDBSPL: [Double]?,
+            frequencyHz: Double, levelDBFS: Double?, ear: ToneEar, secondsLeft: Double, inputDBFS: [Double]?, inputDBSPL: [Double]?,
             pulses: Int? = nil, onMs: Double? = nil, offMs: Double? = nil
         ) {
             self.frequencyHz = frequencyHz

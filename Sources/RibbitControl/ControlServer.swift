@@ -206,23 +206,18 @@ public final class ControlServer {
             let answer: ControlReply
             if line.count > ControlProtocol.maxRequestBytes {
                 answer = .failure("request longer than \(ControlProtocol.maxRequestBytes) bytes; refused")
-            } else if let refusal = ControlProtocol.versionRefusal(Data(line)) {
-                answer = .failure(refusal)
-            } else if let request = try? JSONDecoder().decode(ControlRequest.self, from: line) {
-                if request.command == .dump || request.command == .voice {
-                    let stream: Stream = request.command == .dump ? .dump : .voice
-                    subscribers[fd] = Subscriber(stream: stream, lastProgress: connections[fd]?.lastActivity ?? 0)
+            } else {
+                switch ControlRequest.read(Data(line)) {
+                case .success(let request) where request == .dump || request == .voice:
+                    subscribers[fd] = Subscriber(
+                        stream: request == .dump ? .dump : .voice, lastProgress: connections[fd]?.lastActivity ?? 0)
                     // Room for several frames, so a reader that stalls briefly misses none.
                     var size: Int32 = 1 << 20
                     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-                    answer = handler(ControlRequest(command: .status), fd)
-                } else {
-                    answer = handler(request, fd)
+                    answer = handler(.status, fd)
+                case .success(let request): answer = handler(request, fd)
+                case .failure(let refusal): answer = .failure(refusal.description)
                 }
-            } else {
-                answer = .failure(
-                    "malformed request: expected one JSON object per line with a \"command\" of "
-                        + ControlRequest.Command.allCases.map(\.rawValue).joined(separator: ", ") + " (docs/control-protocol.md)")
             }
             guard reply(fd, answer) else {
                 drop(fd)

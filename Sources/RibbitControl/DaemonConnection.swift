@@ -40,7 +40,7 @@ public struct DaemonConnection: Sendable {
     }
 
     /// A stream (`dump`, `voice`): the connection after its request.
-    public func stream(_ command: ControlRequest.Command) throws(DaemonFailure) -> StreamConnection {
-        try StreamConnection.open(socketPath: socketPath, request: ControlRequest(command: command))
+    public func stream(_ request: ControlRequest) throws(DaemonFailure) -> StreamConnection {
+        try StreamConnection.open(socketPath: socketPath, request: request)
     }
 }

@@ -270,20 +270,20 @@ final class AudioService: DaemonService {
 
     /// The last tone asked (already clamped), its pulse pattern if any (count, on and off
     /// seconds), and until when it plays (monotonic seconds, its last fade-out included).
-    struct ToneRequest {
+    struct PlayingTone {
         let frequencyHz: Double
         let levelDBFS: Double?
-        let ear: String
+        let ear: ToneEar
         var pulses: (count: Int, on: Double, off: Double)? = nil
         let until: Double
     }
-    private(set) var tone: ToneRequest?
+    private(set) var tone: PlayingTone?
 
     /// Starts (or replaces, or with `seconds` 0 stops) the calibration tone; `levelDBFS` nil
     /// plays silence and meters the input.
     /// `pulses` plays that many pulses of `seconds` each, `off` seconds apart.
     func playTone(
-        frequencyHz: Double, levelDBFS: Double?, ear: String, seconds: Double, pulses: (count: Int, off: Double)? = nil,
+        frequencyHz: Double, levelDBFS: Double?, ear: ToneEar, seconds: Double, pulses: (count: Int, off: Double)? = nil,
         hearingTest: Bool = false, now: Double
     ) {
         let pattern = pulses.map { (count: $0.count, on: seconds, off: $0.off) }
@@ -292,10 +292,10 @@ final class AudioService: DaemonService {
         let start = now + toneStartDelay(now: now)
         tone =
             seconds > 0
-            ? ToneRequest(frequencyHz: frequencyHz, levelDBFS: levelDBFS, ear: ear, pulses: pattern, until: start + length) : nil
+            ? PlayingTone(frequencyHz: frequencyHz, levelDBFS: levelDBFS, ear: ear, pulses: pattern, until: start + length) : nil
         process?.link.send(
             .tone(
-                frequencyHz: frequencyHz, levelDBFS: levelDBFS ?? -200, left: ear != "right", right: ear != "left", seconds: seconds,
+                frequencyHz: frequencyHz, levelDBFS: levelDBFS ?? -200, left: ear != .right, right: ear != .left, seconds: seconds,
                 pulses: pattern?.count ?? 1, offSeconds: pattern?.off ?? 0, hearingTest: hearingTest))
     }
 

@@ -2,16 +2,17 @@ import Logging
 import RibbitControl
 
 /// The control socket: accepts clients, reads their requests and answers each through the
-/// handler table (`Daemon.handlers`); dump clients get frames from the dump service.
+/// daemon's registry (`Daemon.answer`); dump clients get frames from the dump service.
 final class ControlService: DaemonService {
     let name = "control socket"
     private let path: String
     private let log: Logger
     private(set) var server: ControlServer?
-    /// One handler per request; a thrown failure becomes the reply's one-line error.
-    var handlers: [ControlRequest.Command: Handler] = [:]
-    /// A handler gets the request and the connection it came on (a lease is tied to it).
-    typealias Handler = (_ request: ControlRequest, _ connection: Int32) throws(RequestFailure) -> ControlReply
+    /// Answers a request (the daemon's registry, `Daemon.answer`); a thrown failure becomes the
+    /// reply's one-line error. It gets the connection the request came on (a lease is tied to it).
+    var answer: (_ request: ControlRequest, _ connection: Int32) throws(RequestFailure) -> ControlReply = { _, _ in
+        ControlReply.failure("the daemon is starting")
+    }
     /// A connection that held a lease closed.
     var onLeaseEnd: (_ connection: Int32) -> Void = { _ in }
 
@@ -34,9 +35,8 @@ final class ControlService: DaemonService {
     /// Serves what arrived on `fd`, each request timed for the turn's watch.
     func handleReadable(_ fd: Int32, now: Double, watch: inout TurnWatch) {
         server?.handleReadable(fd, now: now) { request, connection in
-            guard let handler = handlers[request.command] else { return .failure("unknown request \(request.command.rawValue)") }
-            return watch.part("request \(request.command.rawValue)") {
-                do throws(RequestFailure) { return try handler(request, connection) } catch { return .failure(error.description) }
+            watch.part("request \(request.command.rawValue)") {
+                do throws(RequestFailure) { return try answer(request, connection) } catch { return .failure(error.description) }
             }
         }
     }

@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import Logging
 import RibbitAudioLink
-import RibbitAudiometry
 import RibbitControl
 import RibbitDSP
 import RibbitFitting
@@ -18,12 +17,13 @@ import RibbitStore
 ///
 /// The services, in start order: systemd notification, the history (`FittingService`), the
 /// control socket, the JACK session (`AudioService`), the voice stream, the tones
-/// (`ToneService`), the listening program (`ProgramService`), the dump, the data log
-/// (`WearLogService`).
+/// (`ToneService`), the listening program (`ProgramService`), the dump, the hearing test
+/// (`HearingTestService`), the data log (`WearLogService`).
 /// They stop in reverse. The audio process itself starts as soon as the history's lock is held,
 /// so JACK's ports come up while the history, the socket and the data log open (the filters
 /// follow when it has connected, from the prescription the history restored).
-/// Requests go through one table (`handlers`); what plays is derived from the fitting state.
+/// Each request goes to the service that owns it through one switch (`answer`); what plays is
+/// derived from the fitting state.
 public final class Daemon {
     private let log: Logger
     private let started = Daemon.now()
@@ -35,6 +35,7 @@ public final class Daemon {
     private var voice: VoiceService!
     private var tone: ToneService!
     private var programs: ProgramService!
+    private var hearingTests: HearingTestService!
     /// The data log (nil: `log = false` in ribbitd.conf).
     private var wearLog: WearLogService?
     private var stopping = false
@@ -43,12 +44,6 @@ public final class Daemon {
     /// The calibration in use (nil: uncalibrated).
     private let calibration: CalibrationProfile?
     private let paths: RibbitPaths
-    /// The hearing test running, or the last one (its status stays until the next).
-    private var hearingTest: HearingTestSession?
-    /// The microphone's octave bands (left and right input) while a hearing test runs.
-    private var noiseMeters: [OctaveBandMeter] = []
-    /// Where finished hearing tests go (the history's SQLite file).
-    private let hearingTests: HearingTestRecords
     /// What clients hold while their connection stays open.
     private var leases = Leases()
 
@@ -61,7 +56,6 @@ public final class Daemon {
         calibration = config.calibrationProfile
         self.paths = paths
         fitting = FittingService(paths: paths, config: config, log: log)
-        hearingTests = HearingTestRecords(path: PrescriptionStore.path(dataDirectory: paths.dataDirectory))
         control = ControlService(path: paths.socketPath, log: log)
         audio = AudioService(config: config, log: log, environment: paths.environment)
         systemd = SystemdService(started: started) { [unowned self] in fitting.state.statusLine(connected: audio.isConnected) }
@@ -91,14 +85,21 @@ public final class Daemon {
         }
         voice = VoiceService(audio: audio, control: control, dump: dump, microphoneDBSPL: calibration?.inputDBSPL)
         tone = ToneService(audio: audio, fitting: fitting, log: log)
-        tone.hearingTestRunning = { [unowned self] in hearingTest.map { !$0.isOver } ?? false }
         tone.reply = { [unowned self] in reply() }
         programs = ProgramService(fitting: fitting, log: log)
         programs.play = { [unowned self] in play() }
         programs.reply = { [unowned self] in reply() }
-        control.handlers = [handlers, tone.handlers, programs.handlers].reduce(into: [:]) { all, more in
-            all.merge(more) { _, _ in preconditionFailure("two handlers for one request") }
+        hearingTests = HearingTestService(
+            audio: audio, fitting: fitting, dump: dump, paths: paths, calibration: calibration, calibrationStatus: calibrationStatus,
+            log: log)
+        hearingTests.hold = { [unowned self] connection in
+            leases.holdHearingTest(connection)
+            control.hold(connection)
         }
+        hearingTests.reply = { [unowned self] in reply() }
+        hearingTests.statusChanged = { [unowned self] in systemd.statusChanged() }
+        tone.hearingTestRunning = { [unowned self] in hearingTests.isRunning }
+        control.answer = { [unowned self] request, connection throws(RequestFailure) in try answer(request, connection: connection) }
         control.onLeaseEnd = { [unowned self] connection in leaseEnded(connection) }
         dump.calibration = calibrationStatus
         if let calibration {
@@ -116,7 +117,7 @@ public final class Daemon {
     /// The data log last: it starts once the history made the data directory, and stops
     /// first, so its final flush happens while everything else still stands.
     private var services: [DaemonService] {
-        [systemd, fitting, control, audio, voice, tone, programs, dump] + (wearLog.map { [$0] } ?? [])
+        [systemd, fitting, control, audio, voice, tone, programs, dump, hearingTests] + (wearLog.map { [$0] } ?? [])
     }
 
     /// Runs until `stop` or SIGTERM/SIGINT. Throws only when it cannot start: another daemon
@@ -147,7 +148,7 @@ public final class Daemon {
             var fds = (control.pollDescriptors + [audio.pollDescriptor].compactMap { $0 }).map {
                 pollfd(fd: $0, events: Int16(POLLIN), revents: 0)
             }
-            let idle = control.subscriberCount == 0 && audio.openingSince == nil && hearingTest?.isOver ?? true
+            let idle = control.subscriberCount == 0 && audio.openingSince == nil && !hearingTests.isRunning
             let ready = poll(&fds, nfds_t(fds.count), idle ? 100 : 10)
             let now = Self.now()
             watch.begin()
@@ -164,10 +165,8 @@ public final class Daemon {
             }
             if fitting.state.trialIsOver(at: Date().timeIntervalSince1970) { watch.part("the trial's end") { trialTimeIsUp() } }
             for service in services { watch.part(service.name) { service.tick(now: now) } }
-            watch.part("the hearing test") { hearingTestTick(now: now) }
             if let slow = watch.end() { log.warning("\(slow)") }
         }
-        if let test = hearingTest, !test.isOver { perform(test.stop(why: "the daemon stopped"), now: Self.now()) }
         systemd.stopping()
         stopServices()
         log.info("stopped")
@@ -175,35 +174,34 @@ public final class Daemon {
 
     // MARK: Requests
 
-    /// The control protocol's requests (docs/control-protocol.md), one handler each.
-    private var handlers: [ControlRequest.Command: ControlService.Handler] {
-        [
-            .status: { [unowned self] _, _ in ControlReply(ok: true, status: status) },
-            .pause: { [unowned self] request, connection in pause(request, connection: connection) },
-            .resume: { [unowned self] _, _ in
-                leases.wearerChosePause()
-                return setPaused(false)
-            },
-            .bypass: { [unowned self] request, _ throws(RequestFailure) in try bypass(request) },
-            .load: { [unowned self] request, _ throws(RequestFailure) in try load(request) },
-            .use: { [unowned self] request, _ throws(RequestFailure) in try use(request) },
-            .keep: { [unowned self] _, _ throws(RequestFailure) in try endTrialRequest(keep: true) },
-            .revert: { [unowned self] _, _ throws(RequestFailure) in try endTrialRequest(keep: false) },
-            .stop: { [unowned self] _, _ in
-                stopping = true
-                log.info("stop requested")
-                return reply()
-            },
-            .dump: { [unowned self] _, _ in reply() },  // the server turned the connection into a stream
-            .voice: { [unowned self] _, _ in reply() },  // likewise
-            .volume: { [unowned self] request, _ throws(RequestFailure) in try volume(request) },
-            .hearingTestStart: { [unowned self] request, connection throws(RequestFailure) in
-                try startHearingTest(request, connection: connection)
-            },
-            .hearingTestAnswer: { [unowned self] request, _ throws(RequestFailure) in try answerHearingTest(request) },
-            .hearingTestStop: { [unowned self] _, _ throws(RequestFailure) in try stopHearingTest() },
-            .measure: { [unowned self] request, connection throws(RequestFailure) in try measure(request, connection: connection) },
-        ]
+    /// The control protocol's requests (docs/control-protocol.md), each to the handler of the
+    /// service that owns it; the switch is the registry, and a new request does not compile
+    /// until it has its handler.
+    private func answer(_ request: ControlRequest, connection: Int32) throws(RequestFailure) -> ControlReply {
+        switch request {
+        case .status: return ControlReply(ok: true, status: status)
+        case .pause(let lease): return pause(lease: lease, connection: connection)
+        case .resume:
+            leases.wearerChosePause()
+            return setPaused(false)
+        case .bypass(let on): return try bypass(on)
+        case .load(let upload): return try load(upload)
+        case .use(let choice): return try use(choice)
+        case .keep: return try endTrialRequest(keep: true)
+        case .revert: return try endTrialRequest(keep: false)
+        case .stop:
+            stopping = true
+            log.info("stop requested")
+            return reply()
+        case .dump, .voice: return reply()  // the server turned the connection into a stream
+        case .tone(let tone): return try self.tone.play(tone)
+        case .volume(let change): return try volume(change)
+        case .program(let choice): return try programs.choose(choice)
+        case .hearingTestStart(let test): return try hearingTests.start(test, connection: connection)
+        case .hearingTestAnswer(let ear): return try hearingTests.answer(ear: ear)
+        case .hearingTestStop: return try hearingTests.stopRequest()
+        case .measure(let connections): return try measure(connections, connection: connection)
+        }
     }
 
     /// The reply to a request that changed (or read) the state.
@@ -214,8 +212,8 @@ public final class Daemon {
 
     /// A pause, the wearer's or held by the connection (`lease`: a voice game's, which ends
     /// when the game's connection does).
-    private func pause(_ request: ControlRequest, connection: Int32) -> ControlReply {
-        if request.lease == true {
+    private func pause(lease: Bool, connection: Int32) -> ControlReply {
+        if lease {
             if leases.holdPause(connection, outputWasPaused: fitting.state.paused) { control.hold(connection) }
         } else {
             leases.wearerChosePause()
@@ -230,9 +228,7 @@ public final class Daemon {
     /// Pausing answers once the output is silent (the audio process confirms its ramp ended).
     private func setPaused(_ paused: Bool) -> ControlReply {
         // A paused output would play the test's tones to nobody: the test stops first.
-        if paused, let test = hearingTest, !test.isOver {
-            perform(test.stop(why: "the output was paused"), now: Self.now())
-        }
+        if paused { hearingTests.stopTest(why: "the output was paused") }
         fitting.paused = paused
         let confirmed = audio.setPaused(paused, waitSeconds: paused ? Self.pauseConfirmSeconds : 0, now: Self.now())
         if paused && !confirmed && audio.isConnected {
@@ -251,8 +247,8 @@ public final class Daemon {
                 _ = setPaused(false)
                 log.notice("the client that held the pause went away: resumed")
             case .stopHearingTest:
-                guard let test = hearingTest, !test.isOver else { continue }
-                perform(test.stop(why: "the screen or command that ran it went away"), now: Self.now())
+                guard hearingTests.isRunning else { continue }
+                hearingTests.stopTest(why: "the screen or command that ran it went away")
                 log.notice("hearing test stopped: the connection that started it closed; the hearing aid plays again")
             case .restore(let measurement):
                 restore(measurement)
@@ -262,17 +258,11 @@ public final class Daemon {
 
     /// A live measurement (`verify --live`): held by its connection; what it changes is put
     /// back when that connection closes, however it closes.
-    private func measure(_ request: ControlRequest, connection: Int32) throws(RequestFailure) -> ControlReply {
+    private func measure(_ connections: [PortConnection], connection: Int32) throws(RequestFailure) -> ControlReply {
         guard !leases.measurementHeld(byOtherThan: connection) else {
             throw RequestFailure("another live measurement is running; wait for it to end")
         }
-        var taken: [AudioMessage.Connection] = []
-        for pair in request.connections ?? [] {
-            guard pair.count == 2, pair.allSatisfy({ !$0.isEmpty && $0.utf8.count < 512 }) else {
-                throw RequestFailure("measure's connections are [source, destination] pairs of JACK port names")
-            }
-            taken.append(.init(source: pair[0], destination: pair[1]))
-        }
+        let taken = connections.map { AudioMessage.Connection(source: $0.source, destination: $0.destination) }
         leases.holdMeasurement(.init(connection: connection, listening: fitting.listening, connections: taken))
         control.hold(connection)
         log.info("live measurement started; \(taken.count) JACK connections to put back when it ends")
@@ -294,8 +284,7 @@ public final class Daemon {
         systemd.statusChanged()
     }
 
-    private func bypass(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
-        guard let on = request.on else { throw RequestFailure("bypass needs \"on\": true or false") }
+    private func bypass(_ on: Bool) throws(RequestFailure) -> ControlReply {
         fitting.bypassed = on
         audio.setTrim(fitting.state.trimDB)
         do { try audio.play(fitting.state.filterChoice) } catch { throw RequestFailure("cannot switch bypass: \(error)") }
@@ -304,22 +293,18 @@ public final class Daemon {
     }
 
     /// Check, fit and store first; only then switch. Any error leaves everything as it was.
-    private func load(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
+    private func load(_ upload: PrescriptionUpload) throws(RequestFailure) -> ControlReply {
         let history = try fitting.history()
-        let source = request.source ?? "the prescription"
-        guard let text = request.prescription else { throw RequestFailure("load needs a \"prescription\" (the text of an .rx file)") }
-        if let seconds = request.trialSeconds, !ControlProtocol.trialSeconds.contains(seconds) {
-            throw RequestFailure("a trial lasts \(ControlProtocol.trialSecondsText), not \(seconds) s")
-        }
+        let source = upload.source
         let accepted: Intake.Accepted
-        do { accepted = try history.intake.check(text, source: source) } catch {
+        do { accepted = try history.intake.check(upload.text, source: source) } catch {
             throw RequestFailure("\(error.description); the active prescription is unchanged")
         }
         let prepared: RunningFilters
         do { prepared = try audio.prepare(fitting.state.choice(adopting: accepted.prescription, trusted: accepted.isTrusted)) } catch {
             throw RequestFailure("\(source): \(error); the active prescription is unchanged")
         }
-        _ = try fitting.load(accepted, source: source, trialSeconds: request.trialSeconds)
+        _ = try fitting.load(accepted, source: source, trialSeconds: upload.trial?.seconds)
         play(reusing: prepared)
         log.info(
             "loaded \(fitting.state.title) from \(source), \(accepted.verdict.description)\(fitting.state.trial == nil ? "" : ", as a trial")"
@@ -327,14 +312,15 @@ public final class Daemon {
         return reply()
     }
 
-    private func use(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
-        guard request.selector != nil || request.environment != nil else {
-            throw RequestFailure("use needs a \"selector\" (id or name) or an \"environment\"")
-        }
+    private func use(_ choice: HistoryChoice) throws(RequestFailure) -> ControlReply {
         let entry: PrescriptionHistory.Entry
         let prepared: RunningFilters
         do {
-            entry = try fitting.history().find(selector: request.selector, environment: request.environment)
+            entry =
+                switch choice {
+                case .entry(let selector): try fitting.history().find(selector: selector, environment: nil)
+                case .newest(let environment): try fitting.history().find(selector: nil, environment: environment)
+                }
             prepared = try audio.prepare(fitting.state.choice(adopting: entry.accepted.prescription, trusted: entry.accepted.isTrusted))
         } catch {
             throw RequestFailure("\(error); the active prescription is unchanged")
@@ -348,18 +334,15 @@ public final class Daemon {
     /// The wearer's volume: set or stepped, clamped to the range, remembered; only the
     /// compressor's trim moves (no design, no new plan), under each band's maximum gain. The
     /// output limits do not move with it.
-    private func volume(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
+    private func volume(_ change: VolumeChange) throws(RequestFailure) -> ControlReply {
         guard fitting.state.active != nil else {
             throw RequestFailure("no prescription is loaded, and the volume trims a prescription's gain; `ribbitd load RX` first")
         }
-        let asked: Double
-        if let db = request.volumeDB {
-            asked = db
-        } else if let step = request.volumeStepDB {
-            asked = fitting.listening.volumeDB + step
-        } else {
-            throw RequestFailure("volume needs \"volumeDB\" (a level) or \"volumeStepDB\" (a step), in dB")
-        }
+        let asked: Double =
+            switch change {
+            case .set(let dB): dB
+            case .step(let dB): fitting.listening.volumeDB + dB
+            }
         guard asked.isFinite else { throw RequestFailure("the volume must be a number of dB") }
         let range = fitting.state.active?.prescription.volumeRange ?? Listening.volumeRangeDB
         fitting.listening.volumeDB = min(max(asked, range.lowerBound), range.upperBound)
@@ -401,176 +384,6 @@ public final class Daemon {
         }
     }
 
-    // MARK: Hearing test
-
-    /// Starts a test: checked here; its tones are converted through the calibration and the
-    /// headphones' RETSPL table, never above the self-test ceiling, 1 dB under the output
-    /// ceiling in force and 1 dB under full scale.
-    private func startHearingTest(_ request: ControlRequest, connection: Int32) throws(RequestFailure) -> ControlReply {
-        let now = Self.now()
-        if let test = hearingTest, !test.isOver { throw RequestFailure("a hearing test is already running; stop it first") }
-        guard audio.isConnected else {
-            throw RequestFailure("no JACK session (\(audio.problem(now: now) ?? "not connected")); the test's tones play through JACK")
-        }
-        guard !fitting.state.paused else { throw RequestFailure("the output is paused; `ribbitd resume` first") }
-        let names = Transducer.allCases.map(\.rawValue).joined(separator: ", ")
-        guard let transducer = Transducer(rawValue: request.transducer ?? Transducer.consumer.rawValue) else {
-            throw RequestFailure("no headphone type \"\(request.transducer ?? "")\"; the types are \(names)")
-        }
-        var ears: [Ear] = []
-        for name in request.testEars ?? ["right", "left"] {
-            guard let ear = Ear(rawValue: name), !ears.contains(ear) else {
-                throw RequestFailure("testEars lists \"right\" and \"left\" (each once, the better ear first), not \"\(name)\"")
-            }
-            ears.append(ear)
-        }
-        guard !ears.isEmpty else { throw RequestFailure("testEars needs at least one ear") }
-        var table = RETSPLTable.standard(transducer)
-        // Consumer headphones: a normal-hearing listener's thresholds as 0 dB HL, when one was stored.
-        var reference: [Int: Double]?
-        if transducer == .consumer {
-            do { reference = try HearingReference.load(paths: paths) } catch { throw RequestFailure("\(error)") }
-            if let reference { table = table.biologicallyCalibrated(referenceThresholdsDBHL: reference) }
-        }
-        let frequencies = request.frequenciesHz ?? HearingTest.Plan.clinicalOrder
-        // A clinical plan: each frequency once, or twice (a retest), so a test ends.
-        guard frequencies.count <= HearingTest.Plan.maxPresentedFrequencies,
-            Dictionary(grouping: frequencies, by: { $0 }).values.allSatisfy({ $0.count <= 2 })
-        else {
-            throw RequestFailure(
-                "frequenciesHz lists at most \(HearingTest.Plan.maxPresentedFrequencies) frequencies, each at most twice (a retest)")
-        }
-        if let missing = frequencies.first(where: { table.dBSPLAtZeroHL[$0] == nil }) {
-            let known = table.dBSPLAtZeroHL.keys.sorted().map(String.init).joined(separator: ", ")
-            throw RequestFailure("no RETSPL for \(missing) Hz; the test's frequencies are \(known)")
-        }
-        let ceiling = fitting.state.filterChoice.ceilingDBFS(calibration: audio.calibration)
-        let highest = min(ceiling - ControlProtocol.toneHeadroomDB, -ControlProtocol.toneHeadroomDB)
-        let cal = calibrationStatus
-        var levels: [Ear: ToneLevels] = [:]
-        var maximum: [Ear: [Int: Int]] = [:]
-        for ear in ears {
-            let response = (ear == .left ? calibration?.responseLeft : calibration?.responseRight) ?? [:]
-            let tone = ToneCalibration(dBSPLAtZeroDBFS: ear == .left ? cal.outputLeftDBSPL : cal.outputRightDBSPL, responseDB: response)
-            let earLevels = ToneLevels(table: table, calibration: tone, highestPlayedDBFS: highest)
-            levels[ear] = earLevels
-            maximum[ear] = Dictionary(
-                uniqueKeysWithValues: Set(frequencies).compactMap { hz in earLevels.maximumDBHL(frequencyHz: hz).map { (hz, $0) } })
-        }
-        var plan = HearingTest.Plan(maximumDBHL: maximum)
-        plan.ears = ears
-        plan.frequenciesHz = frequencies
-        plan.answersNameTheEar = request.answersNameTheEar ?? false
-        let session = HearingTestSession(
-            plan: plan, levels: levels, transducer: transducer, ceilingDBHL: ToneLevels.selfTestCeilingDBHL,
-            seed: request.seed ?? UInt64.random(in: 0...UInt64.max), now: now
-        ) { [unowned self] hz, levelDBHL in judgeNoise(frequencyHz: hz, levelDBHL: levelDBHL, transducer: transducer) }
-        guard session.test.progress.total > 0 else {
-            throw RequestFailure("no frequency can be played with this calibration and ceiling; check `ribbitd status`")
-        }
-        session.biologicalReferenceDBHL = reference
-        hearingTest = session
-        let rate = Double(audio.session?.sampleRate ?? 48000)
-        noiseMeters = [OctaveBandMeter(sampleRate: rate), OctaveBandMeter(sampleRate: rate)]
-        dump.inputTaps["noise"] = { [unowned self] channels in
-            for (index, samples) in channels.enumerated() where index < noiseMeters.count { noiseMeters[index].append(samples) }
-        }
-        perform(session.startActions, now: now)
-        leases.holdHearingTest(connection)
-        control.hold(connection)
-        log.info(
-            "hearing test started: \(transducer.rawValue) headphones, \(ears.map(\.rawValue).joined(separator: " then ")) ear, \(session.test.progress.total) frequencies; the hearing aid is off meanwhile"
-        )
-        return reply()
-    }
-
-    private func answerHearingTest(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
-        guard let test = hearingTest, !test.isOver else {
-            throw RequestFailure("no hearing test is running; `ribbitd hearing-test` starts one")
-        }
-        var ear: Ear?
-        if let name = request.ear {
-            guard let named = Ear(rawValue: name) else { throw RequestFailure("an answer's ear is \"left\" or \"right\"") }
-            ear = named
-        }
-        let now = Self.now()
-        perform(test.answer(ear: ear, now: now), now: now)
-        return ControlReply(ok: true, status: status)
-    }
-
-    private func stopHearingTest() throws(RequestFailure) -> ControlReply {
-        guard let test = hearingTest, !test.isOver else { throw RequestFailure("no hearing test is running") }
-        perform(test.stop(why: "stopped before the end"), now: Self.now())
-        return reply()
-    }
-
-    private func hearingTestTick(now: Double) {
-        guard let test = hearingTest, !test.isOver else { return }
-        guard audio.isConnected else {
-            perform(test.stop(why: "JACK went away"), now: now)
-            return
-        }
-        perform(test.tick(now: now, toneStartDelay: audio.toneStartDelay(now: now)), now: now)
-    }
-
-    /// Carries out what the test asks; at its end, the hearing aid again and the result stored.
-    private func perform(_ actions: [HearingTestSession.Action], now: Double) {
-        for action in actions {
-            switch action {
-            case .play(let hz, let dBFS, let ear, let pulses):
-                audio.playTone(
-                    frequencyHz: Double(hz), levelDBFS: dBFS, ear: ear.rawValue, seconds: Double(pulses.pulseMs) / 1000,
-                    pulses: (pulses.pulses, Double(pulses.gapMs) / 1000), hearingTest: true, now: now)
-            case .holdSilence:
-                audio.playTone(
-                    frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: ControlProtocol.toneMaxSeconds, hearingTest: true, now: now)
-            case .end:
-                endHearingTest(now: now)
-            }
-        }
-    }
-
-    private func endHearingTest(now: Double) {
-        guard let test = hearingTest else { return }
-        if audio.isConnected { audio.playTone(frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: 0, now: now) }
-        dump.inputTaps["noise"] = nil
-        noiseMeters = []
-        let record = test.record(date: Date(), calibration: calibrationStatus)
-        if record.result.frequencies.isEmpty {
-            log.info("hearing test ended (\(test.problem ?? "finished")) before any frequency was measured; nothing stored")
-        } else {
-            do {
-                test.recordID = try hearingTests.save(record)
-                log.info("hearing test \(test.problem == nil ? "finished" : "ended: \(test.problem!)"); stored as \(test.recordID!)")
-            } catch {
-                test.problem = (test.problem.map { $0 + "; " } ?? "") + "the result could not be stored: \(error)"
-                log.error("hearing test result not stored: \(error)")
-            }
-        }
-        systemd.statusChanged()
-    }
-
-    /// The room against the headphones' maximum permissible ambient noise, each band the louder
-    /// of the two inputs (nil: no reading yet).
-    private func judgeNoise(frequencyHz: Int, levelDBHL: Int, transducer: Transducer) -> HearingTestSession.NoiseReading? {
-        let microphone = calibrationStatus.inputDBSPL
-        var bands: [Int: Double] = [:]
-        for meter in noiseMeters {
-            // Silence reads -inf; JSON carries only numbers, and no microphone is that quiet.
-            for (band, level) in meter.levelsDBSPL(microphoneDBSPLAtZeroDBFS: microphone) {
-                bands[band] = max(bands[band] ?? -99, level, -99)
-            }
-        }
-        guard !bands.isEmpty else { return nil }
-        let verdict = AmbientNoiseCheck(transducer: transducer).verdict(
-            bandLevelsDBSPL: bands, presentationDBHL: levelDBHL, testFrequencyHz: frequencyHz)
-        return HearingTestSession.NoiseReading(
-            tooLoud: verdict.tooLoud,
-            status: HearingTestStatus.Noise(
-                loudBandHz: verdict.tooLoud ? verdict.worstBandHz : nil, levelDBSPL: verdict.worstBandDBSPL,
-                limitDBSPL: verdict.worstBandLimitDBSPL, testBandDBSPL: verdict.testBandDBSPL))
-    }
-
     private var status: DaemonStatus {
         let now = Self.now()
         let jack = audio.status
@@ -584,7 +397,7 @@ public final class Daemon {
             historyProblem: fitting.historyProblem,
             calibration: calibrationStatus,
             tone: tone.status(now: now, inputDBSPLAtFullScale: calibrationStatus.inputDBSPL),
-            listening: listeningStatus, hearingTest: hearingTest?.status(now: now))
+            listening: listeningStatus, hearingTest: hearingTests.status(now: now))
         status.voiceListeners = voice.listeners
         status.storageProblems = fitting.storage.lines
         return status

@@ -72,7 +72,7 @@ struct FittingState: Equatable {
     }
 
     /// Who chose `program`, as `status` says it.
-    var programChosenBy: String { listening.automatic ? "auto" : listening.program == nil ? "prescription" : "wearer" }
+    var programChosenBy: ProgramChooser { listening.automatic ? .auto : listening.program == nil ? .prescription : .wearer }
 
     var output: DaemonStatus.Output { paused ? .paused : bypassed ? .bypassed : .processing }
 

@@ -23,10 +23,6 @@ final class ProgramService: DaemonService {
         self.log = log
     }
 
-    var handlers: [ControlRequest.Command: ControlService.Handler] {
-        [.program: { [unowned self] request, _ throws(RequestFailure) in try program(request) }]
-    }
-
     /// The automatic program: each ~100 ms of band levels goes to the scene classifier while
     /// auto is on and the prescription plays; when its (hysteresis-held) scene changes, the
     /// program follows with a crossfade. The reason is refreshed for `status` every frame.
@@ -58,28 +54,21 @@ final class ProgramService: DaemonService {
         fitting.automaticPick = nil
     }
 
-    /// The listening program: a name, auto (ribbit picks) or default (the prescription's env).
-    private func program(_ request: ControlRequest) throws(RequestFailure) -> ControlReply {
-        let names = Program.allCases.map(\.rawValue).joined(separator: ", ")
-        guard let name = request.program?.lowercased() else {
-            throw RequestFailure("program needs \"program\": \(names), auto or default")
-        }
-        switch name {
-        case "auto":
+    /// The listening program: a name, auto (ribbit picks) or the prescription's own.
+    func choose(_ choice: ProgramChoice) -> ControlReply {
+        switch choice {
+        case .auto:
             if !fitting.listening.automatic { listenAfresh() }
             fitting.listening.automatic = true
-        case "default":
+        case .prescribed:
             fitting.listening.automatic = false
             fitting.listening.program = nil
-        default:
-            guard let chosen = Program(rawValue: name) else {
-                throw RequestFailure("no program \"\(name)\"; the programs are \(names), auto and default")
-            }
+        case .named(let chosen):
             fitting.listening.automatic = false
             fitting.listening.program = chosen
         }
         play()
-        log.info("program \(fitting.state.program.rawValue) (\(fitting.state.programChosenBy))")
+        log.info("program \(fitting.state.program.rawValue) (\(fitting.state.programChosenBy.rawValue))")
         return reply()
     }
 }

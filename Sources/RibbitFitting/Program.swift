@@ -1,8 +1,7 @@
 import RibbitDSP
 import RibbitPrescription
 
-/// A listening program: a named preset over the prescription for a kind of surroundings, as
-/// commercial hearing aids offer (and the seed design's "pick where you are"). It changes how the
+/// What a listening program (`Program`, named in RibbitPrescription) does to the sound. It changes how the
 /// prescription is played, never what it prescribes: the gains for speech at 50-80 dB SPL and
 /// the output limits stay the audiologist's, so target matching holds in every program.
 ///
@@ -19,9 +18,7 @@ import RibbitPrescription
 /// slow detectors so its dynamics survive, and no expansion, so quiet passages are not cut.
 /// No program offsets the volume: an env label must not move the prescribed gains (the wearer's
 /// volume does that, `Listening`).
-public enum Program: String, CaseIterable, Sendable, Codable {
-    case quiet, noisy, outdoor, music
-
+extension Program {
     /// The noise reduction strength (0 off ... 1 full; `NoiseReductionSettings`).
     public var noiseReductionStrength: Double {
         switch self {
@@ -37,12 +34,6 @@ public enum Program: String, CaseIterable, Sendable, Codable {
     /// Overall speech level (dB SPL) called soft; the program expander's knees sit 10 dB below
     /// its band levels.
     public static let softSpeechDBSPL = 50.0
-
-    /// The program a prescription's `env` selects: its name when it is one, else quiet.
-    public static func `default`(forEnvironment environment: String) -> Program {
-        let name = environment.lowercased()
-        return Program(rawValue: name) ?? (name == "outdoors" ? .outdoor : .quiet)
-    }
 
     /// The prescription as this program plays it (what `CompressorFitting` then fits).
     public func adjust(_ rx: Prescription) -> Prescription {

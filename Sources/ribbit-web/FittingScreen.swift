@@ -43,10 +43,11 @@ enum FittingScreen {
                 return failed(error, then: "nothing changed")
             }
             // Unsigned, as a trial from `ribbitd load --trial` of an unsigned file: the daemon's checks decide.
-            return await WebApp.reply(
-                daemon.send(
-                    ControlRequest(
-                        command: .load, prescription: rx.text, source: "the web app's Fitting screen", trialSeconds: minutes * 60)))
+            return await WebApp.send(daemon) { () throws(RequestError) in
+                .load(
+                    PrescriptionUpload(text: rx.text, source: "the web app's Fitting screen", trial: try TrialLength(seconds: minutes * 60))
+                )
+            }
         }
         router.post("/api/fitting/qr") { request, context in
             let form = try await WebApp.decode(FittingForm.self, from: request, context: context)

@@ -56,11 +56,11 @@ enum HearingTestResultsRoutes {
                 let message = error.description.replacingOccurrences(of: ", or --force to fit it anyway", with: "")
                 return WebApp.plain(.conflict, message + "; nothing changed")
             }
-            return await WebApp.reply(
-                daemon.send(
-                    ControlRequest(
-                        command: .load, prescription: fitting.prescription.text, source: "hearing test \(body.id)",
-                        trialSeconds: trialSeconds)))
+            return await WebApp.send(daemon) { () throws(RequestError) in
+                .load(
+                    PrescriptionUpload(
+                        text: fitting.prescription.text, source: "hearing test \(body.id)", trial: try TrialLength(seconds: trialSeconds)))
+            }
         }
     }
 

@@ -37,7 +37,7 @@ enum HearingTestScreen {
         // The page's poll while a test runs: it keeps the test's lease (`TestOwner`).
         router.get("/api/hearing-test/status") { _, _ in
             owner.seen()
-            let answer = await daemon.send(ControlRequest(command: .status))
+            let answer = await daemon.send(.status)
             if case .status(let status) = answer, status.hearingTest.map({ $0.state == .finished || $0.state == .stopped }) ?? true {
                 owner.release()
             }
@@ -46,19 +46,21 @@ enum HearingTestScreen {
         router.post("/api/hearing-test/answer") { request, context in
             owner.seen()
             let body = try await WebApp.decode(AnswerBody.self, from: request, context: context)
-            var control = ControlRequest(command: .hearingTestAnswer)
-            control.ear = body.ear
-            return await WebApp.reply(daemon.send(control))
+            guard let ear = body.ear.map(Ear.init(rawValue:)) else {
+                return await WebApp.reply(daemon.send(.hearingTestAnswer(ear: nil)))
+            }
+            guard let ear else { return WebApp.plain(.badRequest, "an answer's ear is \"left\" or \"right\"") }
+            return await WebApp.reply(daemon.send(.hearingTestAnswer(ear: ear)))
         }
         router.post("/api/hearing-test/stop") { _, _ in
-            let answer = await daemon.send(ControlRequest(command: .hearingTestStop))
+            let answer = await daemon.send(.hearingTestStop)
             owner.release()
             return WebApp.reply(answer)
         }
         // The audiogram so far, drawn by RibbitPlot as the Load and Details screens' is: the page
         // fetches it only when a frequency is added, so polling the status stays small.
         router.get("/api/hearing-test/audiogram") { _, _ in
-            let answer = await daemon.send(ControlRequest(command: .status))
+            let answer = await daemon.send(.status)
             guard case .status(let status) = answer else { return WebApp.reply(answer) }
             return Assets.response(audiogram(status.hearingTest?.frequencies ?? []), type: "image/svg+xml; charset=utf-8")
         }
@@ -136,23 +138,21 @@ enum HearingTestScreen {
         var seed: UInt64?
 
         func request() -> Result<ControlRequest, Failure> {
-            var control = ControlRequest(command: .hearingTestStart)
-            let transducer = transducer ?? Transducer.consumer.rawValue
-            guard Transducer(rawValue: transducer) != nil else {
-                let known = Transducer.allCases.map(\.rawValue).joined(separator: ", ")
-                return .failure(Failure(message: "headphones '\(transducer)' are unknown: choose one of \(known); nothing started"))
-            }
-            control.transducer = transducer
+            let earNames: [String]?
             switch (ears, betterEar ?? "unknown") {
-            case (let ears?, _): control.testEars = ears
-            case (nil, "right"): control.testEars = ["right", "left"]
-            case (nil, "left"): control.testEars = ["left", "right"]
-            case (nil, "unknown"): break
+            case (let ears?, _): earNames = ears
+            case (nil, "right"): earNames = ["right", "left"]
+            case (nil, "left"): earNames = ["left", "right"]
+            case (nil, "unknown"): earNames = nil
             case (nil, let other): return .failure(Failure(message: "betterEar '\(other)' is not right, left or unknown; nothing started"))
             }
-            control.frequenciesHz = frequenciesHz
-            control.seed = seed
-            return .success(control)
+            do throws(RequestError) {
+                return .success(
+                    .hearingTestStart(
+                        try HearingTestRequest(transducerName: transducer, earNames: earNames, frequenciesHz: frequenciesHz, seed: seed)))
+            } catch {
+                return .failure(Failure(message: error.description + "; nothing started"))
+            }
         }
     }
 

@@ -20,31 +20,25 @@ enum HomeScreen {
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
         router.get(RouterPath(stringLiteral: script)) { _, _ in scriptFile }
 
-        router.get("/api/status") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .status))) }
-        router.post("/api/pause") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .pause))) }
-        router.post("/api/resume") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .resume))) }
+        router.get("/api/status") { _, _ in await WebApp.reply(daemon.send(.status)) }
+        router.post("/api/pause") { _, _ in await WebApp.reply(daemon.send(.pause(lease: false))) }
+        router.post("/api/resume") { _, _ in await WebApp.reply(daemon.send(.resume)) }
         // A trial: keep it, or go back now (what `ribbitd keep` and `ribbitd revert` do).
-        router.post("/api/keep") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .keep))) }
-        router.post("/api/revert") { _, _ in await WebApp.reply(daemon.send(ControlRequest(command: .revert))) }
+        router.post("/api/keep") { _, _ in await WebApp.reply(daemon.send(.keep)) }
+        router.post("/api/revert") { _, _ in await WebApp.reply(daemon.send(.revert)) }
         router.post("/api/bypass") { request, context in
             let body = try await WebApp.decode(BypassBody.self, from: request, context: context)
-            return await WebApp.reply(daemon.send(ControlRequest(command: .bypass, on: body.on)))
+            return await WebApp.reply(daemon.send(.bypass(on: body.on)))
         }
         router.post("/api/volume") { request, context in
             let body = try await WebApp.decode(VolumeBody.self, from: request, context: context)
-            var control = ControlRequest(command: .volume)
-            switch (body.volumeDB, body.stepDB) {
-            case (let level?, nil) where level.isFinite: control.volumeDB = level
-            case (nil, let step?) where step.isFinite: control.volumeStepDB = step
-            default: return WebApp.plain(.badRequest, "give either volumeDB (a level) or stepDB (a step), in dB")
+            return await WebApp.send(daemon) { () throws(RequestError) in
+                .volume(try VolumeChange(levelDB: body.volumeDB, stepDB: body.stepDB))
             }
-            return await WebApp.reply(daemon.send(control))
         }
         router.post("/api/program") { request, context in
             let body = try await WebApp.decode(ProgramBody.self, from: request, context: context)
-            var control = ControlRequest(command: .program)
-            control.program = body.program
-            return await WebApp.reply(daemon.send(control))
+            return await WebApp.send(daemon) { () throws(RequestError) in .program(try ProgramChoice(body.program)) }
         }
     }
 

@@ -42,19 +42,17 @@ enum LoadScreen {
         }
         router.post(RouterPath(stringLiteral: loadPath)) { request, context in
             let (bytes, file) = try await upload(request, context: context)
-            var trial: Int?
+            var trial: TrialLength?
             if let given = request.uri.queryParameters["trial"] {
-                guard let seconds = Int(given), ControlProtocol.trialSeconds.contains(seconds) else {
-                    let range = ControlProtocol.trialSeconds
-                    return WebApp.plain(.badRequest, "trial=SECONDS takes \(range.lowerBound) to \(range.upperBound); nothing changed")
-                }
-                trial = seconds
+                let range = TrialLength.range
+                let refusal = "trial=SECONDS takes \(range.lowerBound) to \(range.upperBound) (\(TrialLength.rangeText)); nothing changed"
+                guard let seconds = Int(given) else { return WebApp.plain(.badRequest, refusal) }
+                do { trial = try TrialLength(seconds: seconds) } catch { return WebApp.plain(.badRequest, refusal) }
             }
             switch await intake.preview(bytes, file: file) {
             case .success(let (accepted, _)):
                 return await WebApp.reply(
-                    daemon.send(
-                        ControlRequest(command: .load, prescription: accepted.payload, source: "web upload: \(file)", trialSeconds: trial)))
+                    daemon.send(.load(PrescriptionUpload(text: accepted.payload, source: "web upload: \(file)", trial: trial))))
             case .failure(let refusal): return refusal.response
             }
         }

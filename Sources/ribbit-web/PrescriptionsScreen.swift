@@ -46,7 +46,7 @@ enum PrescriptionsScreen {
         }
         router.post("/api/use") { request, context in
             let body = try await WebApp.decode(HistoryIDBody.self, from: request, context: context)
-            return await WebApp.reply(daemon.send(ControlRequest(command: .use, selector: String(body.id))))
+            return await WebApp.reply(daemon.send(.use(.entry(String(body.id)))))
         }
         router.post("/api/remove") { request, context in
             let body = try await WebApp.decode(HistoryIDBody.self, from: request, context: context)

@@ -9,7 +9,7 @@ import Synchronization
 /// (`decode`; nil: a line this build cannot read); what goes wrong becomes a `problem` message.
 final class SharedDaemonStream<Message: Sendable>: Sendable {
     let socketPath: String
-    private let command: ControlRequest.Command
+    private let command: ControlRequest
     /// For the problem lines: "live view", "voice stream".
     private let name: String
     /// Messages a slow socket may fall behind before the oldest are dropped.
@@ -25,7 +25,7 @@ final class SharedDaemonStream<Message: Sendable>: Sendable {
     private let state = Mutex(State())
 
     init(
-        socketPath: String, command: ControlRequest.Command, name: String, socketBuffer: Int,
+        socketPath: String, command: ControlRequest, name: String, socketBuffer: Int,
         decode: @escaping @Sendable (Data) -> Message?,
         problem: @escaping @Sendable (String) -> Message
     ) {
@@ -49,7 +49,7 @@ final class SharedDaemonStream<Message: Sendable>: Sendable {
         if start {
             // The daemon's socket blocks, so it is read on a thread of its own, never the server's.
             let thread = Thread { [self] in run() }
-            thread.name = "ribbit-web.\(command.rawValue)"
+            thread.name = "ribbit-web.\(command.command.rawValue)"
             thread.start()
         }
         return (id, stream)

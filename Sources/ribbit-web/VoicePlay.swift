@@ -50,9 +50,7 @@ enum VoicePlay {
                 // or with ribbit-web if that dies first; a pause the wearer made stays theirs.
                 var pause: DaemonLease?
                 if query.get("pause") == "1" {
-                    var request = ControlRequest(command: .pause)
-                    request.lease = true
-                    pause = await daemon.hold(request).lease
+                    pause = await daemon.hold(.pause(lease: true)).lease
                 }
                 try? await say(Message(nickname: child.nickname, settings: child.settings))
 

@@ -99,6 +99,14 @@ enum WebApp {
         }
     }
 
+    /// Sends the request the page's values make, or answers 400 with why they cannot make one
+    /// (the protocol's own words: the daemon would refuse the same).
+    static func send(_ daemon: DaemonBridge, _ build: () throws(RequestError) -> ControlRequest) async -> Response {
+        let request: ControlRequest
+        do { request = try build() } catch { return plain(.badRequest, error.description + "; nothing changed") }
+        return reply(await daemon.send(request))
+    }
+
     static func plain(_ status: HTTPResponse.Status, _ message: String) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; charset=utf-8"

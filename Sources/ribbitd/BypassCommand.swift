@@ -13,7 +13,7 @@ struct BypassCommand: ParsableCommand {
     var state: State
 
     func run() throws {
-        _ = try sendToDaemon(ControlRequest(command: .bypass, on: state == .on))
+        _ = try sendToDaemon(.bypass(on: state == .on))
         print(state == .on ? "bypass on: unprocessed sound" : "bypass off: prescription applied")
     }
 }

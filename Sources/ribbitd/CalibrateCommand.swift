@@ -22,8 +22,6 @@ struct CalibrateCommand: ParsableCommand {
             --reading stores one reading; --microphone measures the microphone.
             """)
 
-    enum Ear: String, ExpressibleByArgument, CaseIterable { case left, right }
-
     @Option(help: ArgumentHelp("The profile to write (default: the one in use, else \"headphones\").", valueName: "NAME"))
     var profile: String?
     @Option(help: "The ear the tone plays in.")
@@ -74,12 +72,12 @@ struct CalibrateCommand: ParsableCommand {
         let name = profile ?? configuration.calibration ?? "headphones"
         var stored = configuration.profiles[name] ?? CalibrationProfile(name: name)
         if stop {
-            _ = try sendToDaemon(.tone(frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: 0))
+            _ = try sendToDaemon(.tone(.stop))
             print("tone stopped; the hearing aid plays again")
             return
         }
         if play, let ear {
-            let status = try sendToDaemon(.tone(frequencyHz: frequency, levelDBFS: level, ear: ear.rawValue, seconds: seconds))
+            let status = try playTone(frequency, levelDBFS: level, ear: ear, seconds: seconds)
             let played = status?.tone?.levelDBFS ?? level
             print(
                 "playing \(Prescription.number(frequency)) Hz at \(Prescription.number(played)) dBFS in the \(ear.rawValue) ear for \(Prescription.number(seconds)) s"
@@ -133,18 +131,30 @@ struct CalibrateCommand: ParsableCommand {
         if ear == .left { profile.responseLeft[hz] = relative } else { profile.responseRight[hz] = relative }
     }
 
+    /// A steady tone through the daemon (`levelDBFS` nil: silence, the input metered); the status after it.
+    func playTone(_ hz: Double, levelDBFS: Double?, ear: Ear? = nil, seconds: Double) throws(RibbitError) -> DaemonStatus? {
+        let signal: ToneSignal
+        do throws(RequestError) {
+            signal = try ToneSignal(
+                frequencyHz: hz, levelDBFS: levelDBFS, ear: ear.map { ToneEar($0) } ?? .both, timing: .steady(seconds: seconds))
+        } catch {
+            throw RibbitError(error)
+        }
+        return try sendToDaemon(.tone(.play(signal)))
+    }
+
     /// Meters the input for about a second while nothing plays; the level at 0 dBFS. Only a
     /// steady 1 kHz tone well above the room counts (`CalibratorCheck`), and only a plausible
     /// result is kept.
     func measureMicrophone() throws -> Double {
-        _ = try sendToDaemon(.tone(frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: 5))
-        defer { _ = try? sendToDaemon(.tone(frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: 0)) }
+        _ = try playTone(1000, levelDBFS: nil, seconds: 5)
+        defer { _ = try? sendToDaemon(.tone(.stop)) }
         if let problem = try Self.calibratorProblem() { throw RibbitError.data("\(problem); nothing stored") }
         var levels: [Double] = []
         let deadline = Date().addingTimeInterval(4)
         usleep(700_000)  // the switch and a full meter window
         while levels.count < 3, Date() < deadline {
-            if let input = try sendToDaemon(ControlRequest(command: .status))?.tone?.inputDBFS, let loudest = input.max(), loudest > -200 {
+            if let input = try sendToDaemon(.status)?.tone?.inputDBFS, let loudest = input.max(), loudest > -200 {
                 levels.append(loudest)
             }
             usleep(300_000)
@@ -206,9 +216,7 @@ struct CalibrateCommand: ParsableCommand {
                 while true {
                     // What plays (a strict ceiling clamps it, 1 dB under) is what the reading measured.
                     let played =
-                        try sendToDaemon(
-                            .tone(frequencyHz: hz, levelDBFS: level, ear: ear.rawValue, seconds: ControlProtocol.toneMaxSeconds))?
-                        .tone?.levelDBFS ?? level
+                        try playTone(hz, levelDBFS: level, ear: ear, seconds: ControlProtocol.toneMaxSeconds)?.tone?.levelDBFS ?? level
                     print("\(ear.rawValue) ear, \(Prescription.number(hz)) Hz: reading (dB SPL)? ", terminator: "")
                     fflush(nil)
                     guard let line = readLine()?.trimmingCharacters(in: .whitespaces), line != "q" else { break walk }
@@ -225,7 +233,7 @@ struct CalibrateCommand: ParsableCommand {
                 }
             }
         }
-        _ = try sendToDaemon(.tone(frequencyHz: 1000, levelDBFS: nil, ear: "both", seconds: 0))
+        _ = try sendToDaemon(.tone(.stop))
         print(
             "Microphone: hold the calibrator (\(Prescription.number(calibrator)) dB SPL, 1 kHz) to it, switch it on, then Enter (s skips). ",
             terminator: "")

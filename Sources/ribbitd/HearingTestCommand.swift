@@ -39,23 +39,26 @@ struct HearingTestCommand: ParsableCommand {
 
     func run() throws {
         if stop {
-            _ = try sendToDaemon(ControlRequest(command: .hearingTestStop))
+            _ = try sendToDaemon(.hearingTestStop)
             print("hearing test stopped; what was measured is kept (`ribbitd audiogram list`)")
             return
         }
-        var request = ControlRequest(command: .hearingTestStart)
-        request.transducer = headphones.rawValue
         let first = ear ?? betterEar ?? .right
-        request.testEars = ear != nil ? [first.rawValue] : [first.rawValue, first == .right ? "left" : "right"]
+        var frequenciesHz = HearingTest.Plan.clinicalOrder
         if let frequencies {
             let values = frequencies.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
             guard !values.isEmpty, values.allSatisfy({ $0 != nil }) else {
                 throw RibbitError.usage("--frequencies takes whole numbers of Hz separated by commas, like 1000,2000,4000")
             }
-            request.frequenciesHz = values.map { $0! }
+            frequenciesHz = values.map { $0! }
         }
-        request.seed = seed
-        request.answersNameTheEar = nameEar
+        let request: ControlRequest
+        do {
+            request = .hearingTestStart(
+                try HearingTestRequest(
+                    transducer: headphones, ears: ear != nil ? [first] : [first, first == .right ? .left : .right],
+                    frequenciesHz: frequenciesHz, answersNameTheEar: nameEar, seed: seed))
+        } catch { throw RibbitError(error) }
         let screen = HearingTestScreen(headphones: headphones, namesEar: nameEar)
         defer { screen.restore() }
         guard screen.showInstructions() else {
@@ -74,16 +77,14 @@ struct HearingTestCommand: ParsableCommand {
             if stopSignals.requested { stopped = true }
             switch screen.key(timeoutSeconds: HearingTestScreen.refreshSeconds) {
             case .answer(let ear):
-                var answer = ControlRequest(command: .hearingTestAnswer)
-                answer.ear = ear?.rawValue
-                if let status = try sendToDaemon(answer)?.hearingTest { screen.acknowledge(status) }
+                if let status = try sendToDaemon(.hearingTestAnswer(ear: ear))?.hearingTest { screen.acknowledge(status) }
             case .quit: stopped = true
             case .none: break
             }
             if stopped {
-                _ = try? sendToDaemon(ControlRequest(command: .hearingTestStop))
+                _ = try? sendToDaemon(.hearingTestStop)
             }
-            guard let status = try sendToDaemon(ControlRequest(command: .status))?.hearingTest else {
+            guard let status = try sendToDaemon(.status)?.hearingTest else {
                 throw RibbitError.unavailable("the daemon lost the hearing test (did it restart?)")
             }
             if status.state == .finished || status.state == .stopped { final = status } else { screen.draw(status) }

@@ -5,7 +5,7 @@ struct KeepCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "keep", abstract: "Keep the trial prescription for good.")
 
     func run() throws {
-        let status = try sendToDaemon(ControlRequest(command: .keep))
+        let status = try sendToDaemon(.keep)
         print("keeping \(status?.prescription?.name ?? "the trial prescription")")
     }
 }

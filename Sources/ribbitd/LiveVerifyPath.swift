@@ -1,6 +1,7 @@
 import Foundation
 import RibbitControl
 import RibbitJack
+import RibbitPrescription
 import RibbitVerify
 import Synchronization
 
@@ -49,7 +50,7 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
 
     /// Takes the daemon's ports (`status` must be processing, with JACK and a prescription)
     /// and sets `program`.
-    init(status: DaemonStatus, program: String, releaseMs: Double) throws(RibbitError) {
+    init(status: DaemonStatus, program: Program, releaseMs: Double) throws(RibbitError) {
         guard let jack = status.jack else {
             throw .unavailable("the daemon has no JACK connection (\(status.jackProblem ?? "none")); --live measures through JACK")
         }
@@ -71,7 +72,7 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
         gapFrames = Int(sampleRate * max(0.25, 3 * releaseMs / 1000))
         do {
             try takePorts()
-            try setProgram(program)
+            try send(.program(.named(program)))
             try setVolume(0)
             loopDelay = try impulseDelay()
         } catch {
@@ -94,9 +95,15 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
         var taken: [(source: String, destination: String)] = []
         for input in daemonInputs { taken += loop.connections(of: input).map { ($0, input) } }
         for output in daemonOutputs { taken += loop.connections(of: output).map { (output, $0) } }
-        var request = ControlRequest(command: .measure)
-        request.connections = taken.map { [$0.source, $0.destination] }
-        lease = try holdAtDaemon(request)
+        let connections: [PortConnection]
+        do {
+            connections = try taken.map { connection throws(RequestError) in
+                try PortConnection(source: connection.source, destination: connection.destination)
+            }
+        } catch {
+            throw RibbitError(error)
+        }
+        lease = try holdAtDaemon(.measure(connections: connections))
         for connection in taken {
             loop.disconnect(connection.source, connection.destination)
             removed.append(connection)
@@ -138,11 +145,14 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
         guard !restored else { return }
         restored = true
         var failures: [String] = []
-        let program = listening.chosenBy == "auto" ? "auto" : listening.chosenBy == "prescription" ? "default" : listening.program
-        do { try setProgram(program) } catch { failures.append("the program (`ribbitd program \(program)`)") }
-        var volume = ControlRequest(command: .volume)
-        volume.volumeDB = listening.volumeDB
-        do { try send(volume) } catch {
+        let program: ProgramChoice =
+            switch listening.chosenBy {
+            case .auto: .auto
+            case .prescription: .prescribed
+            case .wearer: Program(rawValue: listening.program).map { .named($0) } ?? .prescribed
+            }
+        do { try send(.program(program)) } catch { failures.append("the program (`ribbitd program \(program.name)`)") }
+        do { try send(.volume(.set(dB: listening.volumeDB))) } catch {
             failures.append("the volume (`ribbitd volume \(VolumeCommand.signed(listening.volumeDB))`)")
         }
         usleep(UInt32(Self.settleSeconds * 1_000_000))
@@ -165,18 +175,10 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
         _ = try sendToDaemon(request)
     }
 
-    private func setProgram(_ name: String) throws(RibbitError) {
-        var request = ControlRequest(command: .program)
-        request.program = name
-        try send(request)
-    }
-
     private func setVolume(_ db: Double) throws(RibbitError) {
         try checkInterrupted()
         guard db != volumeDB else { return }
-        var request = ControlRequest(command: .volume)
-        request.volumeDB = db
-        try send(request)
+        try send(.volume(.set(dB: db)))
         volumeDB = db
         usleep(UInt32(Self.settleSeconds * 1_000_000))
     }

@@ -22,11 +22,15 @@ struct LoadCommand: ParsableCommand {
 
     func run() throws {
         let seconds = try trial.map(parseDuration)
+        let trialLength: TrialLength?
+        do { trialLength = try seconds.map { seconds throws(RequestError) in try TrialLength(seconds: seconds) } } catch {
+            throw RibbitError(error)
+        }
         let paths = RibbitPaths()
         let intake = Intake.load(paths: paths, config: try loadConfig(paths))
         let (input, accepted) = try readPrescription(prescription, intake: intake)  // a clear error before anything else
         let name = "\(accepted.prescription.name) (\(accepted.prescription.environment))"
-        switch try askDaemon(ControlRequest(command: .load, prescription: accepted.payload, source: prescription, trialSeconds: seconds)) {
+        switch try askDaemon(.load(PrescriptionUpload(text: accepted.payload, source: prescription, trial: trialLength))) {
         case .answered:
             print(
                 "loaded \(name) from \(input.kind), \(accepted.verdict.description)\(seconds.map { ", as a trial for \(formatDuration($0))" } ?? "")"

@@ -6,7 +6,7 @@ struct PauseCommand: ParsableCommand {
         commandName: "pause", abstract: "Silence the output (fades out in 5 ms); `ribbitd resume` brings it back.")
 
     func run() throws {
-        _ = try sendToDaemon(ControlRequest(command: .pause))
+        _ = try sendToDaemon(.pause(lease: false))
         print("paused: output silent")
     }
 }

@@ -22,10 +22,9 @@ struct ProgramCommand: ParsableCommand {
     @Argument(help: "The program; none shows the one playing.") var choice: Choice?
 
     func run() throws {
-        var request = ControlRequest(command: .status)
+        var request = ControlRequest.status
         if let choice {
-            request = ControlRequest(command: .program)
-            request.program = choice.rawValue
+            do { request = .program(try ProgramChoice(choice.rawValue)) } catch { throw RibbitError(error) }
         }
         guard let status = try sendToDaemon(request) else {
             throw RibbitError(message: "the daemon sent no status", exitCode: ExitCode(70))
@@ -41,9 +40,9 @@ struct ProgramCommand: ParsableCommand {
     static func describe(_ listening: DaemonStatus.Listening) -> String {
         let how =
             switch listening.chosenBy {
-            case "auto": "picked automatically" + (listening.reason.map { ": \($0)" } ?? ", listening")
-            case "wearer": "your choice"
-            default: "the prescription's environment"
+            case .auto: "picked automatically" + (listening.reason.map { ": \($0)" } ?? ", listening")
+            case .wearer: "your choice"
+            case .prescription: "the prescription's environment"
             }
         return "\(listening.program) (\(how))"
     }

@@ -5,7 +5,7 @@ struct ResumeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "resume", abstract: "Undo `pause`: the output fades back in.")
 
     func run() throws {
-        _ = try sendToDaemon(ControlRequest(command: .resume))
+        _ = try sendToDaemon(.resume)
         print("resumed")
     }
 }

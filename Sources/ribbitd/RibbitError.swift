@@ -43,3 +43,9 @@ extension RibbitError {
         }
     }
 }
+
+extension RibbitError {
+    /// A request this command was about to send that cannot be (EX_USAGE): a value given on
+    /// the command line the protocol refuses, in its words.
+    init(_ error: RequestError) { self = .usage(error.description) }
+}

@@ -13,7 +13,7 @@ struct StatusCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        guard let status = try sendToDaemon(ControlRequest(command: .status)) else {
+        guard let status = try sendToDaemon(.status) else {
             throw RibbitError(message: "the daemon sent no status", exitCode: ExitCode(70))
         }
         if json {
@@ -62,7 +62,9 @@ struct StatusCommand: ParsableCommand {
         if let calibration = status.calibration { lines.append("calibration   \(describe(calibration))") }
         if let tone = status.tone {
             let what =
-                tone.levelDBFS.map { "\(Prescription.number(tone.frequencyHz)) Hz at \(Prescription.number($0)) dBFS, \(tone.ear) ear" }
+                tone.levelDBFS.map {
+                    "\(Prescription.number(tone.frequencyHz)) Hz at \(Prescription.number($0)) dBFS, \(tone.ear.rawValue) ear"
+                }
                 ?? "silent, metering the input"
             let pattern = tone.pulses.map { ", \($0) pulses of \(Prescription.number(tone.onMs ?? 0)) ms" } ?? ""
             var line = "tone          \(what)\(pattern), \(duration(tone.secondsLeft)) left; the hearing aid is off meanwhile"

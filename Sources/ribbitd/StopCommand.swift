@@ -5,7 +5,7 @@ struct StopCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "stop", abstract: "Stop the running daemon.")
 
     func run() throws {
-        _ = try sendToDaemon(ControlRequest(command: .stop))
+        _ = try sendToDaemon(.stop)
         print("ribbitd is stopping")
     }
 }

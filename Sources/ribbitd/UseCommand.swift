@@ -23,7 +23,7 @@ struct UseCommand: ParsableCommand {
     }
 
     func run() throws {
-        let answer = try askDaemon(ControlRequest(command: .use, selector: selector, environment: env))
+        let answer = try askDaemon(.use(env.map { .newest(environment: $0) } ?? .entry(selector ?? "")))
         if case .answered(let status) = answer {
             if let rx = status?.prescription { print("using \(rx.name) (\(rx.environment)), history entry \(rx.id ?? 0)") }
             return

@@ -81,7 +81,7 @@ struct VerifyCommand: ParsableCommand {
             // on: from before the ports are taken, a signal stops the measurement, which restores.
             signalSources = Self.stopOnSignals()
             let path = try LiveVerifyPath(
-                status: daemonStatus, program: verifier.resolvedProgram.rawValue, releaseMs: releaseMs ?? 100)
+                status: daemonStatus, program: verifier.resolvedProgram, releaseMs: releaseMs ?? 100)
             verifier.path = path
             livePath = path
         }
@@ -133,7 +133,7 @@ struct VerifyCommand: ParsableCommand {
             return (accepted.prescription, accepted.prescription.text, accepted.isTrusted, nil)
         }
         let status: DaemonStatus?
-        do { status = try sendToDaemon(ControlRequest(command: .status)) } catch {
+        do { status = try sendToDaemon(.status) } catch {
             throw .unavailable("\(error.message); give the prescription with --rx RX")
         }
         guard let active = status?.prescription, let id = active.id else {

@@ -26,13 +26,12 @@ struct VolumeCommand: ParsableCommand {
     }
 
     func run() throws {
-        var request = ControlRequest(command: .status)
+        var request = ControlRequest.status
         if let change {
             guard let value = Double(change), value.isFinite else {
                 throw RibbitError.usage("\"\(change)\" is not a volume: give a step such as +3 or -3, or a level such as 0 (dB)")
             }
-            request = ControlRequest(command: .volume)
-            if change.hasPrefix("+") || change.hasPrefix("-") { request.volumeStepDB = value } else { request.volumeDB = value }
+            request = .volume(change.hasPrefix("+") || change.hasPrefix("-") ? .step(dB: value) : .set(dB: value))
         }
         guard let status = try sendToDaemon(request) else {
             throw RibbitError(message: "the daemon sent no status", exitCode: ExitCode(70))

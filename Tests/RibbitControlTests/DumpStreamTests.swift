@@ -79,7 +79,7 @@ import Testing
         let server = try ControlServer(path: path)
         let client = try UnixSocket.connect(to: path)
         defer { close(client) }
-        #expect(UnixSocket.writeAll(client, ControlProtocol.encode(ControlRequest(command: .dump))))
+        #expect(UnixSocket.writeAll(client, ControlProtocol.encode(ControlRequest.dump)))
         let now = serve(server, until: 1)
         // A line several times the socket's buffer (about 200 kB), so one is always part-sent.
         let padding = String(repeating: "x", count: 1 << 20)
@@ -122,7 +122,7 @@ import Testing
         let stalled = try UnixSocket.connect(to: path)
         let gone = try UnixSocket.connect(to: path)
         defer { close(stalled) }
-        for fd in [stalled, gone] { #expect(UnixSocket.writeAll(fd, ControlProtocol.encode(ControlRequest(command: .dump)))) }
+        for fd in [stalled, gone] { #expect(UnixSocket.writeAll(fd, ControlProtocol.encode(ControlRequest.dump))) }
         let now = serve(server, until: 2)
         close(gone)
         let line = ControlProtocol.encode(frame(time: 0))

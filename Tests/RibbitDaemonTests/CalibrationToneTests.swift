@@ -25,7 +25,7 @@ extension CalibrationDaemonTests {
         try probe.waitUntilPlaying()
         usleep(500_000)
         let reply = try ControlClient.send(
-            .tone(frequencyHz: hz, levelDBFS: -3, ear: "left", seconds: 2),
+            .tone(.play(try ToneSignal(frequencyHz: hz, levelDBFS: -3, ear: .left, timing: .steady(seconds: 2)))),
             socketPath: RibbitPaths(environment: daemon.environment).socketPath)
         #expect(reply.ok && reply.status?.tone?.levelDBFS == -20, "\(reply)")
         let recording = try probe.finish()

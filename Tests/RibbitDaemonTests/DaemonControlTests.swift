@@ -55,8 +55,7 @@ extension DaemonTests {
         for _ in 0..<50 { _ = voice.next(timeoutSeconds: 0.05) }
         try run([["calibrate", "--play", "--ear", "left", "--seconds", "1"]])
         usleep(1_200_000)
-        var test = ControlRequest(command: .hearingTestStart)
-        (test.testEars, test.frequenciesHz, test.seed) = (["right"], [1000], 5)
+        let test = ControlRequest.hearingTestStart(try HearingTestRequest(ears: [.right], frequenciesHz: [1000], seed: 5))
         let owner = try DaemonConnection(socketPath: socket).hold(test)
         usleep(2_000_000)
         owner.close()  // the test ends with its owner
@@ -178,7 +177,7 @@ extension DaemonTests {
         }
         // The daemon validates too: a raw request with a broken prescription.
         let reply = try ControlClient.send(
-            ControlRequest(command: .load, prescription: "RIBBIT-RX 1\nname: x\n", source: "raw"),
+            .load(PrescriptionUpload(text: "RIBBIT-RX 1\nname: x\n", source: "raw")),
             socketPath: directory.appendingPathComponent("run/ribbit/ribbitd.sock").path)
         #expect(!reply.ok)
         #expect(reply.error?.contains("the active prescription is unchanged") == true)
@@ -355,7 +354,7 @@ extension DaemonTests {
             return fd
         }
         for fd in results.compactMap({ $0 }) {
-            #expect(UnixSocket.writeAll(fd, ControlProtocol.encode(ControlRequest(command: .status))))
+            #expect(UnixSocket.writeAll(fd, ControlProtocol.encode(ControlRequest.status)))
         }
         for fd in results.compactMap({ $0 }) {
             #expect(readReply(fd)?.ok == true)
@@ -388,9 +387,9 @@ extension DaemonTests {
         while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(50_000) }
         #expect(nobodyDaemon.isRunning, "\(nobodyDaemon.log)")
         // Our client does not even connect: the directory is not root's.
-        #expect(throws: ControlClientError.self) { try ControlClient.send(ControlRequest(command: .status), socketPath: socketPath) }
+        #expect(throws: ControlClientError.self) { try ControlClient.send(.status, socketPath: socketPath) }
         // A raw connection (root may connect anywhere) is refused by the daemon's SO_PEERCRED check.
-        let reply = try rawRequest(socketPath, ControlProtocol.encode(ControlRequest(command: .status)))
+        let reply = try rawRequest(socketPath, ControlProtocol.encode(ControlRequest.status))
         #expect(reply?.ok == false)
         #expect(reply?.error?.hasPrefix("refused") == true)
         #expect(reply?.status == nil)

@@ -161,7 +161,7 @@ extension DaemonTests {
         try daemon.waitUntilProcessing()
         let socket = try UnixSocket.connect(to: RibbitPaths(environment: daemon.environment).socketPath)
         defer { close(socket) }
-        #expect(UnixSocket.writeAll(socket, ControlProtocol.encode(ControlRequest(command: .dump))))
+        #expect(UnixSocket.writeAll(socket, ControlProtocol.encode(ControlRequest.dump)))
         let reader = LineReader(fd: socket)
         guard case .line = reader.next(timeoutSeconds: 5) else { Issue.record("no reply"); return }
         /// The first frame (within 30 s) that satisfies `condition`.
@@ -210,7 +210,7 @@ extension DaemonTests {
         // another test opened under the same number since (stop 48's loaded run lost every
         // end-to-end test to that: another test's pipe closed under its read).
         let socket = try UnixSocket.connect(to: RibbitPaths(environment: daemon.environment).socketPath)
-        #expect(UnixSocket.writeAll(socket, ControlProtocol.encode(ControlRequest(command: .dump))))
+        #expect(UnixSocket.writeAll(socket, ControlProtocol.encode(ControlRequest.dump)))
         usleep(3_000_000)  // about 60 frames, more than the socket holds: the daemon has had to wait
         let started = Date()
         #expect(try daemon.status().dumpListeners == 1)

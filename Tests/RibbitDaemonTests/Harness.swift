@@ -106,7 +106,7 @@ final class DaemonUnderTest {
     /// The daemon's status, asked on its socket from this process: a `ribbitd status` process
     /// can take over a second to start on a loaded machine, and polls must not wait for that.
     func status() throws -> DaemonStatus {
-        let reply = try ControlClient.send(ControlRequest(command: .status), socketPath: socketPath, timeoutSeconds: 30)
+        let reply = try ControlClient.send(.status, socketPath: socketPath, timeoutSeconds: 30)
         guard reply.ok, let status = reply.status else { throw TestSetupError("status failed: \(reply.error ?? "no status")") }
         return status
     }

@@ -180,10 +180,7 @@ extension HearingTestDaemonTests {
         try daemon.waitUntilProcessing()
         let start = try daemon.ribbitd(["status"])
         #expect(start.status == 0)
-        var request = ControlRequest(command: .hearingTestStart)
-        request.testEars = ["right"]
-        request.frequenciesHz = [1000]
-        request.seed = 1
+        let request = ControlRequest.hearingTestStart(try HearingTestRequest(ears: [.right], frequenciesHz: [1000], seed: 1))
         let socket = daemon.environment["XDG_RUNTIME_DIR"]! + "/ribbit/ribbitd.sock"
         // The test runs while this connection (its owner) stays open.
         let owner = try DaemonConnection(socketPath: socket).hold(request)
@@ -213,7 +210,7 @@ extension HearingTestDaemonTests {
         print(
             "noise pause: \(paused.map { "\($0.noise?.loudBandHz ?? 0) Hz band \(String(format: "%.1f", $0.noise?.levelDBSPL ?? 0)) dB SPL over \($0.noise?.limitDBSPL ?? 0)" } ?? "none")"
         )
-        #expect(try ControlClient.send(ControlRequest(command: .hearingTestStop), socketPath: socket).ok)
+        #expect(try ControlClient.send(.hearingTestStop, socketPath: socket).ok)
         #expect(try daemon.stop() == 0)
     }
 
@@ -227,17 +224,14 @@ extension HearingTestDaemonTests {
         let socket = daemon.environment["XDG_RUNTIME_DIR"]! + "/ribbit/ribbitd.sock"
         /// The first tone's level (dBFS, its flat part) in the right ear.
         func firstToneDBFS() throws -> Double {
-            var request = ControlRequest(command: .hearingTestStart)
-            request.testEars = ["right"]
-            request.frequenciesHz = [1000]
-            request.seed = 2
+            let request = ControlRequest.hearingTestStart(try HearingTestRequest(ears: [.right], frequenciesHz: [1000], seed: 2))
             // Recording before the test starts: its first tone comes 1-3 s later.
             let probe = try Probe(server: server, signal: "silence", levelDBFS: -100, seconds: 9)
             try probe.waitUntilPlaying()
             let owner = try DaemonConnection(socketPath: socket).hold(request)
             defer { owner.close() }
             let recording = try probe.finish()
-            _ = try ControlClient.send(ControlRequest(command: .hearingTestStop), socketPath: socket)
+            _ = try ControlClient.send(.hearingTestStop, socketPath: socket)
             let right = recording.recorded[1].map(Double.init)
             let onset = try #require(right.firstIndex { abs($0) > 1e-7 }, "no tone in 9 s")
             // 100-175 ms in (past the 25 ms ramp, before the fall): the median level of fifteen

@@ -17,8 +17,7 @@ extension DaemonTests {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path])
         try daemon.waitUntilProcessing()
-        var request = ControlRequest(command: .pause)
-        request.lease = true
+        let request = ControlRequest.pause(lease: true)
 
         // The game's connection goes: the aid plays again within a second.
         let game = try DaemonConnection(socketPath: socket(daemon)).hold(request)
@@ -60,9 +59,7 @@ extension DaemonTests {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", TestPaths.prescription("ski-slope.rx").path])
         try daemon.waitUntilProcessing()
-        var start = ControlRequest(command: .hearingTestStart)
-        start.frequenciesHz = [1000, 2000]
-        start.seed = 7
+        let start = ControlRequest.hearingTestStart(try HearingTestRequest(frequenciesHz: [1000, 2000], seed: 7))
         let owner = try DaemonConnection(socketPath: socket(daemon)).hold(start)
         #expect(try daemon.status().hearingTest?.state == .running)
         usleep(1_500_000)
@@ -88,11 +85,12 @@ extension DaemonTests {
         command.waitUntilExit()
         #expect(try daemon.wait(until: { $0.hearingTest?.state == .stopped }, within: 1))
 
-        // A plan a test could never finish is refused.
-        var endless = ControlRequest(command: .hearingTestStart)
-        endless.frequenciesHz = Array(repeating: 1000, count: 10_000)
-        let reply = try ControlClient.send(endless, socketPath: socket(daemon))
-        #expect(!reply.ok && reply.error?.contains("at most") == true, "\(reply)")
+        // A plan a test could never finish cannot be made, and the daemon refuses it sent raw.
+        let endless = Array(repeating: 1000, count: 10_000)
+        #expect(throws: RequestError.self) { try HearingTestRequest(frequenciesHz: endless) }
+        let line = #"{"command":"hearing-test-start","frequenciesHz":["# + endless.map(String.init).joined(separator: ",") + "]}\n"
+        let reply = try rawRequest(socket(daemon), Data(line.utf8))
+        #expect(reply?.ok == false && reply?.error?.contains("at most") == true, "\(String(describing: reply))")
         #expect(try daemon.status().hearingTest?.state == .stopped)
         try daemon.stop()
     }
@@ -129,7 +127,7 @@ extension DaemonTests {
         verify.waitUntilExit()
         let killed = Date()
         let restored = try daemon.wait(
-            until: { $0.listening?.volumeDB == 4 && $0.listening?.program == "music" && $0.listening?.chosenBy == "wearer" }, within: 1)
+            until: { $0.listening?.volumeDB == 4 && $0.listening?.program == "music" && $0.listening?.chosenBy == .wearer }, within: 1)
         let listening = try daemon.status().listening
         #expect(restored, "program and volume not put back: \(String(describing: listening))")
         // Each look is a jack_lsp process, so the wiring is judged on what it became, with only a
@@ -162,7 +160,7 @@ extension DaemonTests {
             try probe.waitUntilPlaying()
             usleep(1_000_000)
             for index in 0..<100 {
-                let reply = try ControlClient.send(ControlRequest(command: index % 2 == 0 ? .resume : .pause), socketPath: socket(daemon))
+                let reply = try ControlClient.send(index % 2 == 0 ? .resume : .pause(lease: false), socketPath: socket(daemon))
                 #expect(reply.ok)
             }
             let answered = Int(MonotonicClock.seconds() * 1e9)

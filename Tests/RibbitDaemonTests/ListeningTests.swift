@@ -23,7 +23,7 @@ extension DaemonTests {
         try daemon.waitUntilProcessing()
         let status = try daemon.status()
         let listening = try #require(status.listening)
-        #expect(listening.program == "quiet" && listening.chosenBy == "prescription" && listening.volumeDB == 0)
+        #expect(listening.program == "quiet" && listening.chosenBy == .prescription && listening.volumeDB == 0)
         #expect(listening.compressing && listening.bands == 10, "camfit compresses in 10 bands: \(listening)")
 
         // A steady 1 kHz tone at 60 dB SPL (uncalibrated: -40 dBFS); 1.2 s after it plays, the
@@ -86,7 +86,7 @@ extension DaemonTests {
         let next = try DaemonUnderTest(server: server, directory: directory)
         try next.waitUntilProcessing()
         let again = try #require(try next.status().listening)
-        #expect(again.volumeDB == 10 && again.program == "music" && again.chosenBy == "wearer", "\(again)")
+        #expect(again.volumeDB == 10 && again.program == "music" && again.chosenBy == .wearer, "\(again)")
         // ... and it plays: the new audio process starts at +10, 10 dB over the same tone at 0.
         let replay = try Probe(server: server, signal: "sine:1000", levelDBFS: -40 - 10 * log10(2.0), seconds: 4)
         try replay.waitUntilPlaying()
@@ -102,7 +102,7 @@ extension DaemonTests {
         #expect(abs(atTen - atZero - 10) < 1, "after the restart +10 played \(atTen - atZero) dB over 0")
         #expect(try next.ribbitd(["load", TestPaths.prescription("camfit-ucl.rx").path]).status == 0)
         let fresh = try #require(try next.status().listening)
-        #expect(fresh.volumeDB == 0 && fresh.chosenBy == "prescription", "\(fresh)")
+        #expect(fresh.volumeDB == 0 && fresh.chosenBy == .prescription, "\(fresh)")
         #expect(try next.stop() == 0)
     }
 
@@ -178,7 +178,7 @@ extension DaemonTests {
         let noisy = try #require(picked, "auto did not pick noisy within 30 s of steady noise")
         let heard = Double(recording.frame(atNanoseconds: seen)) / 48000
         #expect(heard < 8, "auto picked noisy after \(heard) s of noise (window 4 s, hold 3 s)")
-        #expect(noisy.chosenBy == "auto" && noisy.reason?.hasPrefix("noisy: ") == true, "\(noisy)")
+        #expect(noisy.chosenBy == .auto && noisy.reason?.hasPrefix("noisy: ") == true, "\(noisy)")
         #expect(noisy.noiseReduction == 1, "the noisy program brings noise reduction")
         #expect(try daemon.ribbitd(["status"]).stdout.contains("program       noisy (picked automatically: noisy: "))
         #expect(try daemon.stop() == 0)

@@ -193,21 +193,33 @@ extension DaemonTests {
         try daemon.waitUntilProcessing()
         let rate = 48000.0
         let socket = RibbitPaths(environment: daemon.environment).socketPath
-        // Refused, one line each: bad patterns, and seconds with a pattern.
-        let bad: [(ControlRequest, String)] = [
-            (.tone(frequencyHz: 1000, levelDBFS: -30, ear: "left", pulses: 0, onMs: 200, offMs: 200), "pulses are from 1 to 10"),
-            (.tone(frequencyHz: 1000, levelDBFS: -30, ear: "left", pulses: 3, onMs: 20, offMs: 200), "onMs is from 50 to 5000"),
-            (.tone(frequencyHz: 1000, levelDBFS: -30, ear: "left", pulses: 3, onMs: 200, offMs: 5), "offMs is from 25 to 5000"),
-            (.tone(frequencyHz: 1000, levelDBFS: -30, ear: "left", pulses: 10, onMs: 5000, offMs: 5000), "at most 60 s"),
+        // Refused, one line each: bad patterns, and seconds with a pattern. Such a request cannot
+        // be made as a value, and the daemon refuses the line a client writes by hand.
+        let bad: [(pulses: Int, onMs: Double, offMs: Double, message: String)] = [
+            (0, 200, 200, "pulses are from 1 to 10"), (3, 20, 200, "onMs is from 50 to 5000"), (3, 200, 5, "offMs is from 25 to 5000"),
+            (10, 5000, 5000, "at most 60 s"),
         ]
-        var withSeconds = ControlRequest.tone(frequencyHz: 1000, levelDBFS: -30, ear: "left", pulses: 3, onMs: 200, offMs: 200)
-        withSeconds.seconds = 2
-        for (request, message) in bad + [(withSeconds, "without seconds")] {
-            let reply = try ControlClient.send(request, socketPath: socket)
+        for pattern in bad {
+            #expect(throws: RequestError.self) { try TonePulses(count: pattern.pulses, onMs: pattern.onMs, offMs: pattern.offMs) }
+        }
+        let lines =
+            bad.map {
+                (
+                    #"{"command":"tone","frequencyHz":1000,"levelDBFS":-30,"ear":"left","pulses":\#($0.pulses),"onMs":\#($0.onMs),"offMs":\#($0.offMs)}"#,
+                    $0.message
+                )
+            } + [
+                (
+                    #"{"command":"tone","frequencyHz":1000,"levelDBFS":-30,"ear":"left","pulses":3,"onMs":200,"offMs":200,"seconds":2}"#,
+                    "without seconds"
+                )
+            ]
+        for (line, message) in lines {
+            let reply = try #require(try rawRequest(socket, Data((line + "\n").utf8)))
             #expect(!reply.ok && (reply.error ?? "").contains(message) && !(reply.error ?? "").contains(where: \.isNewline), "\(reply)")
         }
 
-        let tones: [(hz: Double, level: Double, ear: String)] = [(500, -30, "left"), (1000, -45, "right"), (4000, -24, "left")]
+        let tones: [(hz: Double, level: Double, ear: ToneEar)] = [(500, -30, .left), (1000, -45, .right), (4000, -24, .left)]
         // The three tones, recorded; played again (three times at most) when JACK reported an
         // xrun, which drops or repeats a period of the recording.
         func playTones() throws -> (Probe.Recording, [ClosedRange<Double>]) {
@@ -220,8 +232,10 @@ extension DaemonTests {
             var predictedEnds: [ClosedRange<Double>] = []
             for tone in tones {
                 let sent = MonotonicSeconds.now()
-                let reply = try ControlClient.send(
-                    .tone(frequencyHz: tone.hz, levelDBFS: tone.level, ear: tone.ear, pulses: 3, onMs: 200, offMs: 200), socketPath: socket)
+                let signal = try ToneSignal(
+                    frequencyHz: tone.hz, levelDBFS: tone.level, ear: tone.ear,
+                    timing: .pulsed(try TonePulses(count: 3, onMs: 200, offMs: 200)))
+                let reply = try ControlClient.send(.tone(.play(signal)), socketPath: socket)
                 let status = try #require(reply.status?.tone, "\(reply)")
                 predictedEnds.append((sent + status.secondsLeft)...(MonotonicSeconds.now() + status.secondsLeft))
                 // It ends after three pulses, two gaps and the last fade-out (1.025 s), once the
@@ -231,7 +245,7 @@ extension DaemonTests {
                 usleep(1_000_000)
                 // Over the socket: `ribbitd status` would start a 100 MB process on a busy machine
                 // just as the last pulse ends (an xrun in the probe's recording twice).
-                let later = try ControlClient.send(ControlRequest(command: .status), socketPath: socket)
+                let later = try ControlClient.send(.status, socketPath: socket)
                 #expect((later.status?.tone?.secondsLeft ?? 0) < 0.1, "\(later)")
                 usleep(300_000)
             }
@@ -260,7 +274,7 @@ extension DaemonTests {
         var judgedPulses = 0
         for (tone, predicted) in zip(tones, predictedEnds) {
             let (m, end) = try Self.measurePulses(
-                channels, ear: tone.ear == "left" ? 0 : 1, hz: tone.hz, amplitude: pow(10, tone.level / 20), pulses: 3, from: from,
+                channels, ear: tone.ear == .left ? 0 : 1, hz: tone.hz, amplitude: pow(10, tone.level / 20), pulses: 3, from: from,
                 rate: rate, rampFrames: ramp, xruns: recording.disturbances.count)
             from = end
             let onMs = m.pulses.map(\.onMs)

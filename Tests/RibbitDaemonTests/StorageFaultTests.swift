@@ -201,7 +201,7 @@ extension DaemonTests {
             let flat = try String(contentsOf: TestPaths.prescription("flat.rx"), encoding: .utf8)
             let reply = try rawRequest(
                 daemon.environment["XDG_RUNTIME_DIR"]! + "/ribbit/ribbitd.sock",
-                ControlProtocol.encode(ControlRequest(command: .load, prescription: flat, source: "a peer")))
+                ControlProtocol.encode(ControlRequest.load(PrescriptionUpload(text: flat, source: "a peer"))))
             #expect(reply?.ok == false && reply?.error?.contains("ribbitd.conf") == true, "\(String(describing: reply))")
             #expect(try daemon.status().prescription?.name == "Low ceiling")
         case "calibration.toml":

@@ -76,7 +76,7 @@ import Testing
         // Everything as it was.
         #expect(try Built.run(lsp, ["-c"], environment: server.environment).stdout == connected)
         let listening = try #require(try daemon.status().listening)
-        #expect(listening.volumeDB == 2 && listening.chosenBy == "auto")
+        #expect(listening.volumeDB == 2 && listening.chosenBy == .auto)
         #expect(try daemon.stop() == 0)
         try daemon.expectCleanAudioThread(callbacks: 1)
         let loopback = try String(contentsOf: loopbackReport, encoding: .utf8)
@@ -105,7 +105,7 @@ import Testing
         #expect(result.status == 130 && result.stderr.contains("interrupted"), "\(result.status): \(result.stderr)")
         #expect(try Built.run(lsp, ["-c"], environment: server.environment).stdout == connected)
         let listening = try #require(try daemon.status().listening)
-        #expect(listening.volumeDB == 4 && listening.chosenBy == "prescription", "\(listening)")
+        #expect(listening.volumeDB == 4 && listening.chosenBy == .prescription, "\(listening)")
     }
 
     /// A client command left running, its output in files (a report's JSON outgrows a pipe).
