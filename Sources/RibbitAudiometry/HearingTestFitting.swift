@@ -121,15 +121,14 @@ extension HearingTestRecord {
             )
         }
         let day = String(date.prefix(10))
-        var prescription = Prescription(
-            name: "self-test \(day)", environment: environment, date: day, note: Self.disclaimer, rule: rule, thresholds: thresholds,
-            noResponse: silent)
-        prescription.version = rule.formatVersion
         // Through the parser, as every prescription: what is written reads back as proposed.
-        do { prescription = try Prescription.parse(Array(prescription.text.utf8)) } catch {
+        do {
+            fitting.prescription = try Prescription.authored(
+                name: "self-test \(day)", environment: environment, date: day, note: Self.disclaimer, rule: rule, thresholds: thresholds,
+                noResponse: silent)
+        } catch {
             throw FittingRefusal("the proposed prescription is not valid: \(error)")
         }
-        fitting.prescription = prescription
         return fitting
     }
 }

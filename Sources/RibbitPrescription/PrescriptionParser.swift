@@ -300,3 +300,20 @@ private func hex4(_ value: UInt32) -> String {
     let digits = String(value, radix: 16, uppercase: true)
     return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
 }
+
+extension Prescription {
+    /// A new prescription from an audiogram, as every front end authors one (the web app's
+    /// Fitting screen, `ribbitd audiogram fit`, the hearing test's fitting): in the lowest
+    /// format version its rule needs, and read back through the parser, so what is written
+    /// reads back exactly as what is returned and nothing invalid is ever handed out.
+    public static func authored(
+        name: String, environment: String, audiologist: String? = nil, patient: String? = nil, date: String? = nil,
+        note: String? = nil, rule: FittingRule, thresholds: [Ear: [Int: Int]], noResponse: [Ear: Set<Int>] = [:]
+    ) throws(PrescriptionError) -> Prescription {
+        var rx = Prescription(
+            name: name, environment: environment, audiologist: audiologist, patient: patient, date: date, note: note, rule: rule,
+            thresholds: thresholds, noResponse: noResponse)
+        rx.version = rule.formatVersion
+        return try parse(Array(rx.text.utf8))
+    }
+}

@@ -36,10 +36,18 @@ public struct QRCode: Sendable, Equatable {
         modules = (0..<(size * size)).map { code.pointee.data[$0] & 1 == 1 }
     }
 
-    /// What `ribbitd export FILE.png` writes and the web app's QR download serves: the
-    /// payload's code, 8 pixels a module, as PNG bytes.
-    public static func exportPNG(_ payload: Data) throws(ImageError) -> Data {
-        try ImageFile.pngData(try QRCode(payload).image(scale: 8))
+    /// A prescription's code as PNG bytes, decoded again before they are returned: what
+    /// `ribbitd rx make`, `export` and `audiogram fit --qr` write and the web app's Fitting and
+    /// Prescriptions screens serve decodes to exactly `payload`, or nothing is handed out.
+    public static func checkedPNG(_ payload: Data, correction: Correction = .m, scale: Int = 8) throws(ImageError) -> (
+        code: QRCode, png: Data
+    ) {
+        let code = try QRCode(payload, correction: correction)
+        let png = try ImageFile.pngData(code.image(scale: scale))
+        guard QRDecoder.scan(try ImageFile.decode(png)) == [payload] else {
+            throw ImageError("the code does not read back as the prescription; try a larger scale")
+        }
+        return (code, png)
     }
 
     /// Black modules of `scale` pixels on white, with a quiet zone of four modules.

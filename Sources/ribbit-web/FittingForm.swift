@@ -64,11 +64,11 @@ struct FittingForm: Decodable {
             guard fields["name"] != nil else { throw Failure(message: "give the prescription a name (the wearer sees it)") }
             guard fields["environment"] != nil else { throw Failure(message: "give the environment it is for: quiet, noisy, music, ...") }
         }
-        var rx = Prescription(
-            name: fields["name"] ?? "fitting", environment: fields["environment"] ?? "quiet", audiologist: fields["audiologist"],
-            patient: fields["patient"], date: date, rule: rule, thresholds: thresholds)
-        rx.version = rule.formatVersion
-        do { return try Prescription.parse(Array(rx.text.utf8)) } catch {
+        do {
+            return try Prescription.authored(
+                name: fields["name"] ?? "fitting", environment: fields["environment"] ?? "quiet", audiologist: fields["audiologist"],
+                patient: fields["patient"], date: date, rule: rule, thresholds: thresholds)
+        } catch {
             throw Failure(message: "not a valid prescription: \(error.message)")
         }
     }
@@ -240,11 +240,8 @@ final class SigningKeys: Sendable {
         let png: Data
         do {
             payload = try key.sign(Data(rx.text.utf8))
-            png = try QRCode.exportPNG(payload)
             // As `ribbitd rx make` does: what is handed over decodes to exactly what was made.
-            guard QRDecoder.scan(try ImageFile.decode(png)) == [payload] else {
-                throw SignatureError("the code does not read back as the prescription")
-            }
+            png = try QRCode.checkedPNG(payload).png
         } catch {
             throw FittingForm.Failure(status: 500, message: "\(error); nothing made")
         }

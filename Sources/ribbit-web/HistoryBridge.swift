@@ -58,7 +58,7 @@ final class HistoryBridge: Sendable {
             }
             do {
                 let payload = Data(try record.intactPayload().utf8)
-                return .success((record, kind == .png ? try QRCode.exportPNG(payload) : payload))
+                return .success((record, kind == .png ? try QRCode.checkedPNG(payload).png : payload))
             } catch {
                 return .failure(.refused("\(error); nothing was written"))
             }

@@ -63,9 +63,7 @@ struct AudiogramFitCommand: ParsableCommand {
             print("wrote \(output): the prescription's text, unsigned, \(payload.count) bytes")
         }
         if let qr {
-            let code: QRCode
-            do { code = try QRCode(payload, correction: .m) } catch { throw RibbitError.data(error.description) }
-            try RxMakeCommand.writeChecked(code, payload: payload, scale: 8, to: qr)
+            let code = try RxMakeCommand.writeChecked(payload, to: qr)
             print("wrote \(qr): \(code.size) x \(code.size) modules, \(payload.count) bytes")
         }
         if let trial {

@@ -25,7 +25,7 @@ struct ExportCommand: ParsableCommand {
         do { payload = Data(try record.intactPayload().utf8) } catch { throw RibbitError.data("\(error); nothing was written") }
         let partial = output + ".partial"
         do {
-            let bytes = output.lowercased().hasSuffix(".png") ? try QRCode.exportPNG(payload) : payload
+            let bytes = output.lowercased().hasSuffix(".png") ? try QRCode.checkedPNG(payload).png : payload
             try bytes.write(to: URL(fileURLWithPath: partial))
             guard rename(partial, output) == 0 else { throw ImageError(String(cString: strerror(errno))) }
         } catch {

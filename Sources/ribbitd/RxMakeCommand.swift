@@ -113,16 +113,18 @@ struct RxMakeCommand: ParsableCommand {
             print("wrote \(output): the prescription's text, \(sign == nil ? "unsigned" : "signed"), \(payload.count) bytes")
             guard text else { return }
         }
-        let code: QRCode
-        do { code = try QRCode(payload, correction: correction) } catch { throw RibbitError.data(error.description) }
         if let output, kind == .png {
-            try Self.writeChecked(code, payload: payload, scale: scale, to: output)
+            let code = try Self.writeChecked(payload, correction: correction, scale: scale, to: output)
             print("wrote \(output): \(code.size) x \(code.size) modules, correction \(correction.rawValue), \(payload.count) bytes")
         }
-        if text { Swift.print(TerminalStyle.colorAllowed ? code.terminalText : code.plainTerminalText) }  // colours on purpose
+        guard text else { return }
+        let code: QRCode
+        do { code = try QRCode(payload, correction: correction) } catch { throw RibbitError.data(error.description) }
+        Swift.print(TerminalStyle.colorAllowed ? code.terminalText : code.plainTerminalText)  // colours on purpose
     }
 
-    /// The text next to PATH, then renamed over it: never half a prescription under its name.
+    /// The bytes next to PATH, then renamed over it: never half a prescription (or half its
+    /// code) under its name.
     static func writeText(_ payload: Data, to path: String) throws(RibbitError) {
         let partial = path + ".partial"
         do { try payload.write(to: URL(fileURLWithPath: partial)) } catch {
@@ -183,23 +185,18 @@ struct RxMakeCommand: ParsableCommand {
         }
     }
 
-    /// The code as a PNG next to PATH, read back, then renamed over it (also `audiogram fit --qr`).
-    static func writeChecked(_ code: QRCode, payload: Data, scale: Int, to path: String) throws(RibbitError) {
-        let partial = path + ".partial"
-        do throws(ImageError) {
-            try ImageFile.writePNG(code.image(scale: scale), to: partial)
-            let written = (try? Data(contentsOf: URL(fileURLWithPath: partial))) ?? Data()
-            guard QRDecoder.scan(try ImageFile.decode(written)) == [payload] else {
-                throw ImageError("the written code does not read back as the prescription; try a larger --scale")
-            }
-        } catch {
-            unlink(partial)
-            throw .cannotCreate("\(path): \(error.description)")
+    /// The code as a PNG (read back before it is written) next to PATH, then renamed over it
+    /// (also `audiogram fit --qr`).
+    @discardableResult
+    static func writeChecked(_ payload: Data, correction: QRCode.Correction = .m, scale: Int = 8, to path: String) throws(RibbitError)
+        -> QRCode
+    {
+        let made: (code: QRCode, png: Data)
+        do { made = try QRCode.checkedPNG(payload, correction: correction, scale: scale) } catch {
+            throw .data("\(path): \(error.description)")
         }
-        guard rename(partial, path) == 0 else {
-            unlink(partial)
-            throw .cannotCreate("\(path): cannot write (\(String(cString: strerror(errno))))")
-        }
+        try writeText(made.png, to: path)
+        return made.code
     }
 }
 
