@@ -118,9 +118,11 @@ extension WebDaemonTests {
         #expect(try web.request("POST", "/api/program", json: #"{"program":"music"}"#).status == 200)
         #expect(try daemon.status().listening?.program == "music")
 
-        // The daemon's refusal: 4xx with its one line.
+        // A program that does not exist cannot be a request: 400 with the protocol's one line,
+        // and nothing reaches the daemon (its refusals are 409: a trial to keep with none running).
         let refused = try web.request("POST", "/api/program", json: #"{"program":"loud"}"#)
-        #expect(refused.status == 409)
+        #expect(refused.status == 400)
+        #expect(try web.request("POST", "/api/keep").status == 409)
         let reason = String(decoding: refused.body, as: UTF8.self)
         #expect(reason.contains("loud") && reason.split(separator: "\n").count == 1, "\(reason)")
         #expect(try web.request("POST", "/api/volume", json: #"{"db":1}"#).status == 400)
