@@ -106,9 +106,22 @@ final class DevToolsBrowser {
     func wait(for expression: String, seconds: Double = 30) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while (try? evaluate(expression)) as? Bool != true {
-            guard Date() < deadline else { throw TestSetupError("the page never got to \(expression)") }
+            guard Date() < deadline else {
+                throw TestSetupError("the page never got to \(expression) in \(Int(seconds)) s; the page: \(pageState())")
+            }
             usleep(100_000)
         }
+    }
+
+    /// Where the page is and what it says went wrong (its `#problem` line, console problems),
+    /// for a failed wait to name.
+    func pageState() -> String {
+        let expression = """
+            JSON.stringify({url: location.href, ready: document.readyState,
+              problem: (document.getElementById("problem") || {}).textContent || null})
+            """
+        let page = (try? evaluate(expression)) as? String ?? "(the page did not answer)"
+        return page + (problems.isEmpty ? "" : "; console: \(problems.suffix(5))")
     }
 
     /// Waits until the page opened with a personal link has traded its token for a session (the
