@@ -183,7 +183,7 @@ def ribbit_environment(directory):
 
 
 def frames_int16(signal, rate, frame):
-    """The signal at `rate` as int16 frames (RMS 1 stays RMS 1 / 32768 of full scale x 32767)."""
+    """The signal resampled to `rate`, as int16 frames of `frame` samples (1.0 is 32767), and its length there."""
     x = resample_poly(signal, rate // 1000, RATE // 1000) if rate != RATE else signal
     x = np.clip(np.round(x * 32767), -32768, 32767).astype(np.int16)
     x = np.concatenate([x, np.zeros(-len(x) % frame, dtype=np.int16)])
@@ -264,7 +264,8 @@ def figures(job):
     from pesq import pesq
     from pystoi import stoi
     clean, speech_part, outputs = job["clean"], job["part"], job["outputs"]
-    part16 = slice(speech_part.start // 3, speech_part.stop // 3)
+    step = RATE // ANALYSIS_RATE
+    part16 = slice(speech_part.start // step, speech_part.stop // step)
     result = {}
     if "clean" in outputs:
         reference, degraded = to16k(clean), to16k(outputs["clean"])
