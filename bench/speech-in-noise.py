@@ -273,11 +273,10 @@ def figures(job):
     for name, pair in job["mixtures"].items():
         plus, minus, noise = pair
         s_out, n_out = to16k((plus + minus) / 2)[part16], to16k((plus - minus) / 2)[part16]
-        s_in, n_in = to16k(clean)[part16], to16k(noise)[part16]
-        reference = to16k(clean)[part16]
+        reference, n_in = to16k(clean)[part16], to16k(noise)[part16]
         mixture = to16k(plus)[part16]
         result[name] = {
-            "deltaSNR": snr_db(s_out, n_out) - snr_db(s_in, n_in),
+            "deltaSNR": snr_db(s_out, n_out) - snr_db(reference, n_in),
             "stoi": float(stoi(reference, mixture, ANALYSIS_RATE, extended=False)),
             "estoi": float(stoi(reference, mixture, ANALYSIS_RATE, extended=True)),
         }
