@@ -73,6 +73,10 @@ public struct AudioStats: Equatable, Sendable {
     public var period = 0
     public var latencyFrames = 0
     public var xruns = 0
+    /// JACK cycles the process callback did not run for (found by the frame time), and the
+    /// frame time after each of the last 64 gaps, oldest first.
+    public var missedCycles = 0
+    public var missedAtFrameTimes: [UInt32] = []
     public var limitedSamples = 0
     public var dumpFramesDropped = 0
     /// JACK's DSP load for the whole graph, percent.
@@ -134,10 +138,12 @@ extension AudioMessage {
             out.byte(12)
             for value in [
                 s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples,
-                s.dumpFramesDropped,
+                s.dumpFramesDropped, s.missedCycles,
             ] {
                 out.int(value)
             }
+            out.int(s.missedAtFrameTimes.count)
+            for frameTime in s.missedAtFrameTimes { out.int(Int(frameTime)) }
             out.double(s.dspLoadPercent)
             out.double(s.inputLeftDBFS)
             out.double(s.inputRightDBFS)
@@ -268,12 +274,14 @@ private struct Decoder {
         case 12:
             var s = AudioStats()
             guard let a = int(), let b = int(), let c = int(), let d = int(), let e = int(), let f = int(), let g = int(), let h = int(),
-                let load = double(), let inputLeft = double(), let inputRight = double(), let toneMode = byte(),
+                let missed = int(), let missedAt = frameTimes(), let load = double(), let inputLeft = double(), let inputRight = double(),
+                let toneMode = byte(),
                 let bands = doubles(), let broadband = double()
             else { return nil }
             (s.bandLevelsDBSPL, s.broadbandDBSPL) = (bands, broadband)
             (s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples, s.dumpFramesDropped) =
                 (a, b, c, d, e, f, g, h)
+            (s.missedCycles, s.missedAtFrameTimes) = (missed, missedAt)
             s.dspLoadPercent = load
             (s.inputLeftDBFS, s.inputRightDBFS, s.toneMode) = (inputLeft, inputRight, toneMode != 0)
             return .stats(s)
@@ -427,6 +435,17 @@ extension Decoder {
                 settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transition,
                 noiseReduction: NoiseReductionSettings(strength: strength),
                 lowering: lowering.contains { $0 != nil } ? lowering : []))
+    }
+
+    /// A count, then that many JACK frame times (each sent as an int).
+    fileprivate mutating func frameTimes() -> [UInt32]? {
+        guard let n = count(8) else { return nil }
+        var values: [UInt32] = []
+        for _ in 0..<n {
+            guard let value = int().flatMap(UInt32.init(exactly:)) else { return nil }
+            values.append(value)
+        }
+        return values
     }
 
     /// A count, then that many doubles.

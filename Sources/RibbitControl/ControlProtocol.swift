@@ -105,13 +105,20 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var longestCallbackMicroseconds: Double
         public var cycles: Int
         public var xruns: Int
+        /// Cycles ribbit's callback did not run for, found by JACK's frame time (an xrun
+        /// notice may name none, or another client's), and JACK's frame time after each of the
+        /// last 64 gaps: where its input skipped.
+        public var missedCycles: Int
+        public var missedAtFrameTimes: [UInt32]
         /// Output samples the ceiling changed, since the client started.
         public var limitedSamples: Int
         public init(
             client: String, sampleRate: Int, period: Int, latencyFrames: Int, latencyMilliseconds: Double,
             dspLoadPercent: Double, ribbitLoadPercent: Double, longestCallbackMicroseconds: Double,
-            cycles: Int, xruns: Int, limitedSamples: Int
+            cycles: Int, xruns: Int, missedCycles: Int = 0, missedAtFrameTimes: [UInt32] = [], limitedSamples: Int
         ) {
+            self.missedCycles = missedCycles
+            self.missedAtFrameTimes = missedAtFrameTimes
             self.client = client
             self.sampleRate = sampleRate
             self.period = period

@@ -356,12 +356,15 @@ final class AudioService: DaemonService {
         let s = session.stats
         let rate = session.sampleRate
         let elapsed = Double(s.cycles) * Double(s.period) / rate
+        let busySeconds = Double(s.busyNanoseconds) / 1e9
+        let ribbitLoad: Double = elapsed > 0 ? 100 * busySeconds / elapsed : 0
+        let latencyMilliseconds = Double(session.latencyFrames) / rate * 1000
         return DaemonStatus.Jack(
             client: session.client, sampleRate: Int(rate), period: s.period, latencyFrames: session.latencyFrames,
-            latencyMilliseconds: Double(session.latencyFrames) / rate * 1000, dspLoadPercent: s.dspLoadPercent,
-            ribbitLoadPercent: elapsed > 0 ? 100 * Double(s.busyNanoseconds) / 1e9 / elapsed : 0,
+            latencyMilliseconds: latencyMilliseconds, dspLoadPercent: s.dspLoadPercent, ribbitLoadPercent: ribbitLoad,
             longestCallbackMicroseconds: Double(s.longestNanoseconds) / 1000,
-            cycles: s.cycles, xruns: s.xruns, limitedSamples: s.limitedSamples)
+            cycles: s.cycles, xruns: s.xruns, missedCycles: s.missedCycles, missedAtFrameTimes: s.missedAtFrameTimes,
+            limitedSamples: s.limitedSamples)
     }
 
     /// Counters the dump frames carry.

@@ -15,7 +15,24 @@ public final class JackEvents: Sendable {
     public let xruns = Atomic<Int>(0)
     /// The sample rate JACK announced last.
     public let sampleRate = Atomic<Int>(0)
-    public init() {}
+    /// Cycles the process callback did not run for, found by JACK's frame time jumping further
+    /// than a period: whatever the xrun notices said, these are where the input skipped.
+    public let missedCycles = Atomic<Int>(0)
+    /// The JACK frame time of the first callback after each of the last `missedRingSize` gaps
+    /// (slot `gap % missedRingSize`), written on the RT thread before `missedGaps` counts it.
+    public let missedGaps = Atomic<Int>(0)
+    public static let missedRingSize = 64
+    /// Written only by the RT thread, read after `missedGaps` (acquiring) says a slot is filled.
+    nonisolated(unsafe) let missedAt: UnsafeMutablePointer<UInt32> = .allocate(capacity: JackEvents.missedRingSize)
+
+    public init() { missedAt.initialize(repeating: 0, count: Self.missedRingSize) }
+    deinit { missedAt.deallocate() }
+
+    /// The frame times of the last gaps (up to `missedRingSize`), oldest first.
+    public var missedAtFrameTimes: [UInt32] {
+        let gaps = missedGaps.load(ordering: .acquiring)
+        return (max(0, gaps - Self.missedRingSize)..<gaps).map { missedAt[$0 % Self.missedRingSize] }
+    }
 }
 
 /// The state the C callbacks get as their argument: plain values and unretained references,
@@ -24,6 +41,9 @@ struct CallbackContext {
     var ports: (OpaquePointer?, OpaquePointer?, OpaquePointer?, OpaquePointer?) = (nil, nil, nil, nil)
     var processor: Unmanaged<RealtimeProcessor>? = nil
     var events: Unmanaged<JackEvents>
+    var client: OpaquePointer? = nil
+    /// The frame time the next callback should have (nil before the first): the RT thread's alone.
+    var nextFrameTime: UInt32? = nil
 }
 
 /// A JACK client with two inputs and two outputs (one per ear) running a RealtimeProcessor.
@@ -56,7 +76,7 @@ public final class JackClient {
         self.client = client
         self.name = String(cString: jack_get_client_name(client))
         context = .allocate(capacity: 1)
-        context.initialize(to: CallbackContext(events: .passUnretained(events)))
+        context.initialize(to: CallbackContext(events: .passUnretained(events), client: client))
         events.sampleRate.store(Int(jack_get_sample_rate(client)), ordering: .relaxed)
         jack_on_info_shutdown(client, JackCallbacks.shutdown, context)
         guard registerPorts else { return }
@@ -201,6 +221,7 @@ enum JackCallbacks {
         let inRight = buffers.1.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
         let outLeft = buffers.2.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
         let outRight = buffers.3.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
+        countMissedCycles(context, nframes)
         if let processor = context.pointee.processor {
             processor._withUnsafeGuaranteedRef {
                 $0.render(inLeft: inLeft, inRight: inRight, outLeft: outLeft, outRight: outRight, frameCount: frames)
@@ -209,6 +230,26 @@ enum JackCallbacks {
             zeroFloats(outLeft, frames)
             zeroFloats(outRight, frames)
         }
+    }
+
+    /// Compares this cycle's frame time with the one the last callback led to expect.
+    #if RIBBIT_RT_AUDIT
+        @_noLocks
+    #endif
+    static func countMissedCycles(_ context: UnsafeMutablePointer<CallbackContext>, _ nframes: jack_nframes_t) {
+        var now: jack_nframes_t = 0
+        // libjack reads the frame timer from shared memory (no lock, no allocation).
+        _unsafePerformance { now = jack_last_frame_time(context.pointee.client) }
+        if let expected = context.pointee.nextFrameTime, now != expected, nframes > 0 {
+            context.pointee.events._withUnsafeGuaranteedRef { events in
+                let gap = events.missedGaps.load(ordering: .relaxed)
+                events.missedAt[gap % JackEvents.missedRingSize] = now
+                events.missedGaps.store(gap + 1, ordering: .releasing)
+                let skipped = Int(Int32(bitPattern: now &- expected)) / Int(nframes)  // negative: the timer went back
+                _ = events.missedCycles.add(max(1, skipped), ordering: .relaxed)
+            }
+        }
+        context.pointee.nextFrameTime = now &+ nframes
     }
 
     static let bufferSize: JackBufferSizeCallback = { nframes, arg in

@@ -36,21 +36,19 @@ enum HearingTestScreen {
         }
         // The page's poll while a test runs: it keeps the test's lease (`TestOwner`).
         router.get("/api/hearing-test/status") { _, _ in
-            owner.seen()
-            let answer = await daemon.send(.status)
+            let answer = await owner.asking { await daemon.send(.status) }
             if case .status(let status) = answer, status.hearingTest.map({ $0.state == .finished || $0.state == .stopped }) ?? true {
                 owner.release()
             }
             return WebApp.reply(answer)
         }
         router.post("/api/hearing-test/answer") { request, context in
-            owner.seen()
             let body = try await WebApp.decode(AnswerBody.self, from: request, context: context)
             guard let ear = body.ear.map(Ear.init(rawValue:)) else {
-                return await WebApp.reply(daemon.send(.hearingTestAnswer(ear: nil)))
+                return await WebApp.reply(owner.asking { await daemon.send(.hearingTestAnswer(ear: nil)) })
             }
             guard let ear else { return WebApp.plain(.badRequest, "an answer's ear is \"left\" or \"right\"") }
-            return await WebApp.reply(daemon.send(.hearingTestAnswer(ear: ear)))
+            return await WebApp.reply(owner.asking { await daemon.send(.hearingTestAnswer(ear: ear)) })
         }
         router.post("/api/hearing-test/stop") { _, _ in
             let answer = await daemon.send(.hearingTestStop)
@@ -73,11 +71,14 @@ enum HearingTestScreen {
     /// test runs (a hidden tab: every second); when it has not asked for `pageGoneSeconds`
     /// (closed, crashed, its machine asleep) the lease is closed, the daemon stops the test and
     /// the hearing aid plays again. Leaving the page normally stops the test at once (pagehide).
+    /// The page asks again only once answered, so a request waiting on the daemon counts as the
+    /// page being there: a busy daemon (turns of 1–2 s on a loaded machine) is not a gone page.
     final class TestOwner: @unchecked Sendable {
         static let pageGoneSeconds = 3.0
         private let lock = NSLock()
         private var lease: DaemonLease?
         private var lastSeen = 0.0
+        private var waiting = 0
         private var watching = false
 
         func hold(_ lease: DaemonLease) {
@@ -92,10 +93,18 @@ enum HearingTestScreen {
             if startWatch { Task.detached { await self.watch() } }
         }
 
-        func seen() {
-            lock.lock()
-            lastSeen = MonotonicClock.seconds()
-            lock.unlock()
+        /// The page's request, passed on to the daemon: the page is there until the reply.
+        func asking<Answer>(_ send: () async -> Answer) async -> Answer {
+            lock.withLock {
+                waiting += 1
+                lastSeen = MonotonicClock.seconds()
+            }
+            let answer = await send()
+            lock.withLock {
+                waiting -= 1
+                lastSeen = MonotonicClock.seconds()
+            }
+            return answer
         }
 
         func release() {
@@ -118,7 +127,7 @@ enum HearingTestScreen {
         private func closeIfAbandoned() -> Bool {
             lock.lock()
             let held = lease
-            let abandoned = held != nil && MonotonicClock.seconds() - lastSeen > Self.pageGoneSeconds
+            let abandoned = held != nil && waiting == 0 && MonotonicClock.seconds() - lastSeen > Self.pageGoneSeconds
             if held == nil || abandoned { watching = false }
             if abandoned { lease = nil }
             lock.unlock()

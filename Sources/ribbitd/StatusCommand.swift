@@ -81,6 +81,7 @@ struct StatusCommand: ParsableCommand {
                     format: "load          JACK %.1f %%, ribbit %.2f %% (longest callback %.0f us)", jack.dspLoadPercent,
                     jack.ribbitLoadPercent, jack.longestCallbackMicroseconds))
             lines.append("xruns         \(jack.xruns) (\(status.totalXruns) since start)")
+            if jack.missedCycles > 0 { lines.append("missed        \(jack.missedCycles) JACK cycles (the input skipped)") }
             if jack.limitedSamples > 0 { lines.append("ceiling       acted on \(jack.limitedSamples) samples") }
             if let listeners = status.dumpListeners, listeners > 0 {
                 lines.append("dump          \(listeners) client(s) watching (`ribbitd dump`)")

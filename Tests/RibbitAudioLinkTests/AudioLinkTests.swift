@@ -8,6 +8,7 @@ import Testing
         var s = AudioStats()
         (s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples, s.dumpFramesDropped) =
             (1, 2, 3, 64, 96, 5, 6, 7)
+        (s.missedCycles, s.missedAtFrameTimes) = (3, [4_294_967_040, 256])
         s.dspLoadPercent = 1.25
         (s.inputLeftDBFS, s.inputRightDBFS, s.toneMode) = (-23.5, -200, true)
         (s.bandLevelsDBSPL, s.broadbandDBSPL) = ([55.5, 61.25, -200], 66.125)

@@ -29,6 +29,36 @@ extension DaemonTests {
         #expect(kill(second, 0) != 0, "the audio process outlived the daemon")
     }
 
+    /// An audio process held still for 100 ms (SIGSTOP, as a loaded machine may hold it) misses
+    /// JACK cycles, whatever the xrun notices say: it finds them by JACK's frame time, `status`
+    /// gives where, and the test harness marks the probe's recording there.
+    @Test func cyclesTheAudioProcessMissedAreCountedWhereTheyHappened() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest(server: server)
+        _ = try daemon.waitUntilProcessing()
+        // (A loaded machine may already have held it back: the count is compared, not zero.)
+        let before = try #require(try daemon.status().jack?.missedCycles)
+        let audio = try #require(audioProcess(of: daemon.pid))
+        let probe = try Probe(server: server, signal: "sine:250", levelDBFS: -30, seconds: 3)
+        try probe.waitUntilPlaying()
+        usleep(1_000_000)
+        let stopped = Int(MonotonicSeconds.now() * 1e9)
+        kill(audio, SIGSTOP)
+        usleep(100_000)
+        kill(audio, SIGCONT)
+        let resumed = Int(MonotonicSeconds.now() * 1e9)
+        let recording = try probe.finish(besides: daemon)
+        let jack = try #require(try daemon.status().jack)
+        // 100 ms is 75 periods of 64 frames; the process may have run a few of them before the
+        // signal took hold, and JACK may have kept it waiting a little longer.
+        #expect(jack.missedCycles - before >= 50, "\(jack.missedCycles - before) missed cycles")
+        let marked = jack.missedAtFrameTimes.compactMap(recording.frame(atJackFrame:))
+        let (from, to) = (recording.frame(atNanoseconds: stopped), recording.frame(atNanoseconds: resumed) + 8 * server.period)
+        #expect(marked.contains { $0 >= from && $0 <= to }, "missed at probe frames \(marked), stopped over \(from)...\(to)")
+        #expect(marked.allSatisfy { recording.disturbances.contains($0) })
+        #expect(try daemon.stop() == 0)
+    }
+
     /// The daemon's only child process, if any.
     private func audioProcess(of pid: Int32) -> pid_t? {
         let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""

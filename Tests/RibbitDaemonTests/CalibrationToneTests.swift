@@ -28,7 +28,7 @@ extension CalibrationDaemonTests {
             .tone(.play(try ToneSignal(frequencyHz: hz, levelDBFS: -3, ear: .left, timing: .steady(seconds: 2)))),
             socketPath: RibbitPaths(environment: daemon.environment).socketPath)
         #expect(reply.ok && reply.status?.tone?.levelDBFS == -20, "\(reply)")
-        let recording = try probe.finish()
+        let recording = try probe.finish(besides: daemon)
         let (left, right) = (recording.recorded[0].map(Double.init), recording.recorded[1].map(Double.init))
         let amplitude = 0.1
         // The tone: where it sounds (above half its amplitude), and its middle.

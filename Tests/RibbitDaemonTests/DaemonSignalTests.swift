@@ -72,7 +72,7 @@ import Testing
         let rxPath = TestPaths.prescription("mild-presbycusis.rx").path
         let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", rxPath])
         try daemon.waitUntilProcessing()
-        let recording = try Probe.record(server: server, signal: "noise", levelDBFS: -50, seconds: 4)
+        let recording = try Probe.record(server: server, signal: "noise", levelDBFS: -50, seconds: 4, besides: daemon)
         let fitting = try Fitting(
             prescription: Prescription.parse(Array(try Data(contentsOf: URL(fileURLWithPath: rxPath)))), sampleRate: Self.rate)
         for (channel, ear) in [Ear.left, .right].enumerated() {
@@ -93,7 +93,7 @@ import Testing
         try daemon.waitUntilProcessing()
         #expect(try daemon.ribbitd(["pause"]).status == 0)
         #expect(try daemon.status().output == .paused)
-        let paused = try Probe.record(server: server, signal: "noise", levelDBFS: -20, seconds: 1)
+        let paused = try Probe.record(server: server, signal: "noise", levelDBFS: -20, seconds: 1, besides: daemon)
         #expect(paused.recorded.allSatisfy { $0.allSatisfy { $0 == 0 } })
         #expect(Levels.rms(paused.played[0]) > 0.05)
 
@@ -108,9 +108,9 @@ import Testing
         // missed) can drop, repeat or silence a period there, JACK's doing: up to 3 tries, the
         // one with the fewest kept, and the residual judged over every stretch of at least
         // 8192 frames with none from 16 periods before it (reports trail) to 4 after.
-        var bypassed = try Probe.record(server: server, signal: "noise", levelDBFS: -20, seconds: 2)
+        var bypassed = try Probe.record(server: server, signal: "noise", levelDBFS: -20, seconds: 2, besides: daemon)
         for _ in 0..<2 where !bypassed.disturbances.isEmpty {
-            let again = try Probe.record(server: server, signal: "noise", levelDBFS: -20, seconds: 2)
+            let again = try Probe.record(server: server, signal: "noise", levelDBFS: -20, seconds: 2, besides: daemon)
             if again.disturbances.count < bypassed.disturbances.count { bypassed = again }
         }
         var stretches: [Range<Int>] = []
@@ -156,7 +156,7 @@ import Testing
             let asked = Int(MonotonicSeconds.now() * 1e9)
             #expect(try daemon.ribbitd(["load", TestPaths.prescription(name).path]).status == 0)
             let answered = Int(MonotonicSeconds.now() * 1e9)
-            let recording = try probe.finish()
+            let recording = try probe.finish(besides: daemon)
             let y = recording.recorded[0]
             let settled = y.count / 10
             // The switch happened: the tone's level changed by more than 3 dB, between before the

@@ -232,9 +232,23 @@ final class Probe {
         /// (first frame, CLOCK_MONOTONIC ns) of every callback, in order: when each period was
         /// played and recorded, xruns included.
         var callbacks: [(frame: Int, nanoseconds: Int)] = []
+        /// JACK's frame time at each of those callbacks.
+        var jackFrames: [UInt32] = []
         /// Frames near which the recording may hold a glitch that is JACK's, not ribbit's: the
-        /// position at each xrun JACK reported, and each callback after a cycle the probe missed.
+        /// position at each xrun JACK reported, each callback after a cycle the probe missed,
+        /// and (`finish(besides:)`) each cycle ribbit's audio process missed, where its input skipped.
         var disturbances: [Int] = []
+
+        /// The probe's frame at JACK frame time `frameTime`, from the callback before it
+        /// (nil outside the recording).
+        func frame(atJackFrame frameTime: UInt32) -> Int? {
+            guard let first = jackFrames.first else { return nil }
+            let sinceFirst = Int(Int32(bitPattern: frameTime &- first))
+            guard sinceFirst >= 0 else { return nil }
+            let before = jackFrames.lastIndex { Int(Int32(bitPattern: $0 &- first)) <= sinceFirst } ?? 0
+            let frame = callbacks[before].frame + Int(frameTime &- jackFrames[before])
+            return frame < (recorded.first?.count ?? 0) ? frame : nil
+        }
 
         /// Whether `frame` lies within `margin` frames of a disturbance.
         func isDisturbed(_ frame: Int, margin: Int) -> Bool {
@@ -294,7 +308,18 @@ final class Probe {
         }
         return Recording(
             played: Array(channels[0..<2]), recorded: Array(channels[2..<4]), xruns: xruns, startNanoseconds: start,
-            callbacks: timed.map { ($0.frame, $0.nanoseconds) }, disturbances: (reported + skipped).sorted())
+            callbacks: timed.map { ($0.frame, $0.nanoseconds) }, jackFrames: timed.map(\.jackFrame),
+            disturbances: (reported + skipped).sorted())
+    }
+
+    /// finish(), with the cycles `daemon`'s audio process missed added to the disturbances: a
+    /// period its input lost or got twice moves the recording by a period a latency later,
+    /// with no missed cycle of the probe's to mark it (a loaded run once failed on one).
+    func finish(besides daemon: DaemonUnderTest) throws -> Recording {
+        var recording = try finish()
+        let missed = try daemon.status().jack?.missedAtFrameTimes ?? []
+        recording.disturbances = (recording.disturbances + missed.compactMap(recording.frame(atJackFrame:))).sorted()
+        return recording
     }
 
     /// Waits until the probe has played its first period (it says so beside its recording).
@@ -311,8 +336,11 @@ final class Probe {
         stopProcess(process, grace: 0)
     }
 
-    static func record(server: JackTestServer, signal: String, levelDBFS: Double, seconds: Double) throws -> Recording {
-        try Probe(server: server, signal: signal, levelDBFS: levelDBFS, seconds: seconds).finish()
+    static func record(
+        server: JackTestServer, signal: String, levelDBFS: Double, seconds: Double, besides daemon: DaemonUnderTest? = nil
+    ) throws -> Recording {
+        let probe = try Probe(server: server, signal: signal, levelDBFS: levelDBFS, seconds: seconds)
+        return try daemon.map { try probe.finish(besides: $0) } ?? probe.finish()
     }
 }
 

@@ -165,7 +165,7 @@ extension DaemonTests {
             }
             let answered = Int(MonotonicClock.seconds() * 1e9)
             #expect(try daemon.status().output == .paused)
-            let recording = try probe.finish()
+            let recording = try probe.finish(besides: daemon)
             // From the second period the probe recorded after the reply came (JACK may hand it
             // ribbit's output of the cycle before, the one in which the ramp reached silence).
             let from = recording.frame(atNanoseconds: answered) + server.period

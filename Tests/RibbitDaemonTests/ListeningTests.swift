@@ -41,7 +41,7 @@ extension DaemonTests {
         let musicAsked = Int(MonotonicSeconds.now() * 1e9)
         let music = try daemon.ribbitd(["program", "music"])
         #expect(music.status == 0 && music.stdout.contains("program music (your choice)"), "\(music.stdout)\(music.stderr)")
-        let recording = try probe.finish()
+        let recording = try probe.finish(besides: daemon)
         let left = recording.recorded[0]
 
         // The level up to 0.7 s before the volume was asked against 0.7 s ending when the
@@ -174,7 +174,7 @@ extension DaemonTests {
                 break
             }
         }
-        let recording = try probe.finish()
+        let recording = try probe.finish(besides: daemon)
         let noisy = try #require(picked, "auto did not pick noisy within 30 s of steady noise")
         let heard = Double(recording.frame(atNanoseconds: seen)) / 48000
         #expect(heard < 8, "auto picked noisy after \(heard) s of noise (window 4 s, hold 3 s)")

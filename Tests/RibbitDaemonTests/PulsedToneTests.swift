@@ -249,7 +249,7 @@ extension DaemonTests {
                 #expect((later.status?.tone?.secondsLeft ?? 0) < 0.1, "\(later)")
                 usleep(300_000)
             }
-            return (try probe.finish(), predictedEnds)
+            return (try probe.finish(besides: daemon), predictedEnds)
         }
         // A disturbance (an xrun JACK reported, or a cycle the probe missed) may drop, repeat or
         // silence a period of the recording: JACK's, not the tone's. Played again (three times

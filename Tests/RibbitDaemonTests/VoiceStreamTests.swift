@@ -23,7 +23,7 @@ extension DaemonTests {
         try meter.run()
         // Listening before the tone, and to its end (SIGTERM ends it, as Ctrl-C would).
         #expect(try daemon.wait(until: { $0.voiceListeners == 1 }))
-        let recording = try Probe.record(server: server, signal: "sine:200", levelDBFS: -30, seconds: 2)
+        let recording = try Probe.record(server: server, signal: "sine:200", levelDBFS: -30, seconds: 2, besides: daemon)
         usleep(300_000)
         kill(meter.processIdentifier, SIGTERM)
         let lines = String(decoding: try output.fileHandleForReading.readAll(), as: UTF8.self).split(separator: "\n")
