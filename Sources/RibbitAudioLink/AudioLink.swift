@@ -74,7 +74,7 @@ public struct AudioStats: Equatable, Sendable {
     public var latencyFrames = 0
     public var xruns = 0
     /// JACK cycles the process callback did not run for (found by the frame time), and the
-    /// frame time after each of the last 64 gaps, oldest first.
+    /// frame time after each gap found since the previous stats, oldest first.
     public var missedCycles = 0
     public var missedAtFrameTimes: [UInt32] = []
     public var limitedSamples = 0

@@ -107,7 +107,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var xruns: Int
         /// Cycles ribbit's callback did not run for, found by JACK's frame time (an xrun
         /// notice may name none, or another client's), and JACK's frame time after each of the
-        /// last 64 gaps: where its input skipped.
+        /// last 1024 gaps: where its input skipped.
         public var missedCycles: Int
         public var missedAtFrameTimes: [UInt32]
         /// Output samples the ceiling changed, since the client started.

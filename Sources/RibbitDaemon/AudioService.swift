@@ -27,7 +27,10 @@ final class AudioService: DaemonService {
         var latencyFrames = 0
         var stats = AudioStats()
         var running = false
+        /// The JACK frame time after each of the last `missedGapsKept` gaps in the cycles.
+        var missedAtFrameTimes: [UInt32] = []
     }
+    static let missedGapsKept = 1024
     private(set) var session: Session?
     /// When the audio process was started and has not connected yet (nil: not opening).
     private(set) var openingSince: Double?
@@ -144,6 +147,7 @@ final class AudioService: DaemonService {
         case .stats(let stats):
             guard var current = session else { return }
             current.stats = stats
+            current.missedAtFrameTimes = Array((current.missedAtFrameTimes + stats.missedAtFrameTimes).suffix(Self.missedGapsKept))
             current.latencyFrames = stats.latencyFrames
             if let line = xrunLog.update(total: stats.xruns, now: now) { log.warning("\(line)") }
             session = current
@@ -363,7 +367,7 @@ final class AudioService: DaemonService {
             client: session.client, sampleRate: Int(rate), period: s.period, latencyFrames: session.latencyFrames,
             latencyMilliseconds: latencyMilliseconds, dspLoadPercent: s.dspLoadPercent, ribbitLoadPercent: ribbitLoad,
             longestCallbackMicroseconds: Double(s.longestNanoseconds) / 1000,
-            cycles: s.cycles, xruns: s.xruns, missedCycles: s.missedCycles, missedAtFrameTimes: s.missedAtFrameTimes,
+            cycles: s.cycles, xruns: s.xruns, missedCycles: s.missedCycles, missedAtFrameTimes: session.missedAtFrameTimes,
             limitedSamples: s.limitedSamples)
     }
 

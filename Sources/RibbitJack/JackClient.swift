@@ -21,17 +21,22 @@ public final class JackEvents: Sendable {
     /// The JACK frame time of the first callback after each of the last `missedRingSize` gaps
     /// (slot `gap % missedRingSize`), written on the RT thread before `missedGaps` counts it.
     public let missedGaps = Atomic<Int>(0)
-    public static let missedRingSize = 64
+    public static let missedRingSize = 256
     /// Written only by the RT thread, read after `missedGaps` (acquiring) says a slot is filled.
     nonisolated(unsafe) let missedAt: UnsafeMutablePointer<UInt32> = .allocate(capacity: JackEvents.missedRingSize)
 
     public init() { missedAt.initialize(repeating: 0, count: Self.missedRingSize) }
     deinit { missedAt.deallocate() }
 
-    /// The frame times of the last gaps (up to `missedRingSize`), oldest first.
-    public var missedAtFrameTimes: [UInt32] {
+    private let reportedGaps = Atomic<Int>(0)
+
+    /// The frame times of the gaps found since the last call, oldest first (the control
+    /// thread's, ten times a second: a ring of 256 outlasts 100 ms of 64-frame periods).
+    public func takeNewGaps() -> [UInt32] {
         let gaps = missedGaps.load(ordering: .acquiring)
-        return (max(0, gaps - Self.missedRingSize)..<gaps).map { missedAt[$0 % Self.missedRingSize] }
+        let from = max(reportedGaps.load(ordering: .relaxed), gaps - Self.missedRingSize)
+        reportedGaps.store(gaps, ordering: .relaxed)
+        return (from..<gaps).map { missedAt[$0 % Self.missedRingSize] }
     }
 }
 

@@ -248,7 +248,7 @@ struct AudioHost {
         s.period = processor.period.load(ordering: .relaxed)
         s.latencyFrames = processor.latencyFrames
         s.xruns = client.events.xruns.load(ordering: .relaxed)
-        (s.missedCycles, s.missedAtFrameTimes) = (client.events.missedCycles.load(ordering: .relaxed), client.events.missedAtFrameTimes)
+        (s.missedCycles, s.missedAtFrameTimes) = (client.events.missedCycles.load(ordering: .relaxed), client.events.takeNewGaps())
         s.limitedSamples = processor.engine.counters.limitedSamples
         s.dumpFramesDropped = processor.dumpRing.dropped.load(ordering: .relaxed)
         s.dspLoadPercent = client.dspLoadPercent
