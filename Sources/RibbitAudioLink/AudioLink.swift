@@ -311,7 +311,8 @@ private struct Decoder {
 
 // The compressor plan: a presence byte, the calibration, the transition, the noise reduction's
 // strength, then per channel the
-// times, the bands (eight numbers each), the band filters and the lowering (a presence byte,
+// times, the steady-noise detector (a presence byte, then slow, follow-above and blend), the
+// bands (nine numbers each), the band filters and the lowering (a presence byte,
 // cut-off, ratio, the sub-bands' filters and Hilbert partners, the amplitudes at the centres).
 extension Encoder {
     fileprivate mutating func compressorPlan(_ plan: CompressorPlan?) {
@@ -338,11 +339,17 @@ extension Encoder {
         for (channel, ear) in plan.settings.enumerated() {
             double(ear.attackMs)
             double(ear.releaseMs)
+            if let steady = ear.steadyNoise {
+                byte(1)
+                for value in [steady.slowMs, steady.followAboveDB, steady.blendMs, steady.floorWithinDB] { double(value) }
+            } else {
+                byte(0)
+            }
             int(ear.bands.count)
             for band in ear.bands {
                 for value in [
                     band.centreHz, band.gainDB, band.kneeDBSPL, band.ratio, band.expansionKneeDBSPL, band.expansionRatio, band.limitDBSPL,
-                    band.maximumGainDB,
+                    band.maximumGainDB, band.steadyNoiseKneeDBSPL,
                 ] {
                     double(value)
                 }
@@ -389,14 +396,20 @@ extension Decoder {
         var bandTaps: [[[Double]]] = []
         var lowering: [LoweringPlan?] = []
         for _ in 0..<channels {
-            guard let attack = double(), let release = double(), let bandCount = count(64) else { return nil }
+            guard let attack = double(), let release = double(), let steadyPresent = byte(), steadyPresent <= 1 else { return nil }
+            var steady: SteadyNoiseDetector?
+            if steadyPresent == 1 {
+                guard let v = doubles(exactly: 4) else { return nil }
+                steady = SteadyNoiseDetector(slowMs: v[0], followAboveDB: v[1], blendMs: v[2], floorWithinDB: v[3])
+            }
+            guard let bandCount = count(64) else { return nil }
             var bands: [CompressorBand] = []
             for _ in 0..<bandCount {
-                guard let v = doubles(exactly: 8) else { return nil }
+                guard let v = doubles(exactly: 9) else { return nil }
                 bands.append(
                     CompressorBand(
                         centreHz: v[0], gainDB: v[1], kneeDBSPL: v[2], ratio: v[3], expansionKneeDBSPL: v[4], expansionRatio: v[5],
-                        limitDBSPL: v[6], maximumGainDB: v[7]))
+                        limitDBSPL: v[6], maximumGainDB: v[7], steadyNoiseKneeDBSPL: v[8]))
             }
             guard let filterCount = count(8) else { return nil }
             var filters: [[Double]] = []
@@ -404,7 +417,7 @@ extension Decoder {
                 guard let taps = doubles() else { return nil }
                 filters.append(taps)
             }
-            settings.append(CompressorSettings(bands: bands, attackMs: attack, releaseMs: release))
+            settings.append(CompressorSettings(bands: bands, attackMs: attack, releaseMs: release, steadyNoise: steady))
             bandTaps.append(filters)
             guard let lowered = byte() else { return nil }
             if lowered == 0 {

@@ -56,9 +56,22 @@ public final class CompressorConfig: @unchecked Sendable {
     /// [channel][band][parameter]: gainDB, kneeDBSPL, 1 - 1/ratio, expansionKneeDBSPL,
     /// expansionRatio - 1, limitDBSPL, attack coefficient, release coefficient, the
     /// calibration's digital offset (inputDBSPLAtFullScale - outputDBSPLAtFullScale[channel]),
-    /// and the output limit's threshold on the combined output (dB of the detector's sum).
+    /// the output limit's threshold on the combined output (dB of the detector's sum), the
+    /// maximum gain, and for `SteadyNoiseDetector`: the slow detector's attack and release
+    /// coefficients, the noise floor that matters (as a detector sum; infinity: never) and how
+    /// far the fast level may stand above the slow one (dB).
     let curves: UnsafeMutablePointer<Float>
-    static let parameterCount = 11
+    static let parameterCount = 15
+    /// Whether the stage tracks each band's noise floor: for noise reduction, or for a
+    /// `SteadyNoiseDetector`.
+    let tracksNoise: Bool
+    /// Per hop, the one-pole coefficient by which a band passes between its fast and its
+    /// noise-following detector (`SteadyNoiseDetector.blendMs`).
+    let steadyBlend: Float
+    /// Per hop, the one-pole coefficient of each band's long-term power (1 s), and the power
+    /// ratio within which it must stand of the floor (`SteadyNoiseDetector.floorWithinDB`).
+    let longTermSmoothing: Float
+    let floorWithin: Float
     let inputDBSPLAtFullScale: Float
     /// Scales the sum of every bin's Hann power (interior bins twice) so a unit sine reads 1.
     let broadbandScale: Float
@@ -96,6 +109,10 @@ public final class CompressorConfig: @unchecked Sendable {
         noiseReduction = .off
         noise = NoiseReductionParameters()
         noiseBias = .allocate(capacity: 1)
+        tracksNoise = false
+        steadyBlend = 0
+        longTermSmoothing = 0
+        floorWithin = 0
         lowering = []
         lowered = LoweringTables(channelCount: channelCount)
     }
@@ -231,8 +248,16 @@ public final class CompressorConfig: @unchecked Sendable {
 
         let p = Self.parameterCount
         curves = .allocate(capacity: channelCount * bandCount * p)
+        let steadyEars = settings.compactMap(\.steadyNoise)
+        tracksNoise = noiseReduction.isOn || !steadyEars.isEmpty
+        steadyBlend = Float(exp(-Double(hopSize) / sampleRate / ((steadyEars.first?.blendMs ?? 200) / 1000)))
+        longTermSmoothing = Float(exp(-Double(hopSize) / sampleRate / 1.0))
+        floorWithin = Float(pow(10, (steadyEars.first?.floorWithinDB ?? 0) / 10))
         for (c, ear) in settings.enumerated() {
             let coefficients = Self.detectorCoefficients(ear, taps: taps, hopSize: hopSize, sampleRate: sampleRate)
+            var slow = ear
+            if let steady = ear.steadyNoise { (slow.attackMs, slow.releaseMs) = (steady.slowMs, steady.slowMs) }
+            let slowCoefficients = Self.detectorCoefficients(slow, taps: taps, hopSize: hopSize, sampleRate: sampleRate)
             for (b, band) in ear.bands.enumerated() {
                 let offset = calibration.digitalGainDB(insertionGainDB: 0, channel: c, atHz: band.centreHz)
                 // The output limit on the combined output, digital: the band limit made absolute
@@ -249,7 +274,9 @@ public final class CompressorConfig: @unchecked Sendable {
                 let values = [
                     band.gainDB, band.kneeDBSPL, 1 - 1 / band.ratio, band.expansionKneeDBSPL, band.expansionRatio - 1,
                     band.limitDBSPL, Double(coefficients[b].attack), Double(coefficients[b].release), offset, outputThreshold,
-                    band.maximumGainDB,
+                    band.maximumGainDB, Double(slowCoefficients[b].attack), Double(slowCoefficients[b].release),
+                    ear.steadyNoise == nil ? .infinity : pow(10, (band.steadyNoiseKneeDBSPL - calibration.inputDBSPLAtFullScale) / 10),
+                    ear.steadyNoise?.followAboveDB ?? .infinity,
                 ]
                 for (i, v) in values.enumerated() { curves[(c * bandCount + b) * p + i] = Float(v) }
             }
@@ -404,6 +431,9 @@ public struct CompressorStage: SpectralGainStage {
     let noiseRing: UnsafeMutablePointer<Float>
     let noiseCounters: UnsafeMutablePointer<Int>
     let noisePrimed: UnsafeMutablePointer<Bool>
+    /// `SteadyNoiseDetector` state, [channel][band][3]: the slow level (dB SPL), the weight
+    /// (0: the fast level rules, 1: the noise-following one) and the long-term power.
+    let steadyState: UnsafeMutablePointer<Float>
     /// Frequency lowering: [channel] hops advanced (mod fftLength: the frame's first sample
     /// mod N is (hops + 1) hopSize, the engine's first frame starting hopSize - N); scratch
     /// for one channel: the input in the filters' phase and the moved spectrum (complex, as
@@ -444,6 +474,8 @@ public struct CompressorStage: SpectralGainStage {
         noiseCounters.initialize(repeating: 0, count: 2 * channelCount)
         noisePrimed = .allocate(capacity: channelCount)
         noisePrimed.initialize(repeating: false, count: channelCount)
+        steadyState = .allocate(capacity: 3 * channelCount * Self.maxBands)
+        steadyState.initialize(repeating: 0, count: 3 * channelCount * Self.maxBands)
         frames = .allocate(capacity: channelCount)
         frames.initialize(repeating: 0, count: channelCount)
         phased = RealFFT.allocateComplex(fftLength / 2 + 1)
@@ -477,6 +509,7 @@ public struct CompressorStage: SpectralGainStage {
         noiseRing.deallocate()
         noiseCounters.deallocate()
         noisePrimed.deallocate()
+        steadyState.deallocate()
         frames.deallocate()
         for p in [phased, movedSpectrum, subbandGains, pairPower] { RealFFT.free(p) }
         trimNow.deallocate()
@@ -492,6 +525,14 @@ public struct CompressorStage: SpectralGainStage {
     func noiseGain(channel: Int, band: Int) -> Float { noiseState[(channel * Self.maxBands + band) * NoiseReduction.fieldCount + 4] }
     func noiseEstimate(channel: Int, band: Int) -> Float {
         noiseState[(channel * Self.maxBands + band) * NoiseReduction.fieldCount + 5]
+    }
+
+    /// The level the gain curve reads (`SteadyNoiseDetector`): in steady noise (weight 1) the
+    /// slow level (speech's, not the gaps'), or the fast one less `followAboveDB` where it
+    /// stands that far above (a transient); in quiet (weight 0) the fast level exactly.
+    @inline(__always)
+    static func controlLevel(fast: Float, slow: Float, weight: Float, followAboveDB: Float) -> Float {
+        fast + weight * (max(slow, fast - followAboveDB) - fast)
     }
 
     /// The band's digital gain in dB at a band level: the static curve trimmed by the wearer's
@@ -553,10 +594,12 @@ public struct CompressorStage: SpectralGainStage {
             let p = CompressorConfig.parameterCount
             let scaleDB: Float = 3.01029996  // 10 log10(2): dB per octave of power
             let dbToLog2: Float = 0.166096405  // log2(10) / 20
-            // Noise reduction: the state moves only on the advancing render; the fade-out
-            // render of a crossfade hop applies the gains as they stand.
+            // The noise floor and noise reduction: the state moves only on the advancing
+            // render; the fade-out render of a crossfade hop applies the gains as they stand.
             let nr = cfg.noise
             let denoising = nr.enabled
+            let tracking = cfg.tracksNoise
+            let (longTerm, floorWithin, blend) = (cfg.longTermSmoothing, cfg.floorWithin, cfg.steadyBlend)
             let noiseStart = noisePrimed[channel]
             let nrState = noiseState + channel * Self.maxBands * NoiseReduction.fieldCount
             let nrRing = noiseRing + channel * Self.maxBands * NoiseReduction.subwindows
@@ -583,25 +626,46 @@ public struct CompressorStage: SpectralGainStage {
                     totals.pointee.bandPower[channel * Self.maxBands + b] += Double(sum)
                 }
                 let q = cfg.curves + (channel * cfg.bandCount + b) * p
+                let s = nrState + b * NoiseReduction.fieldCount
+                var floor: Float = 0
+                if tracking, advancesState {
+                    if noiseStart {
+                        floor = NoiseReduction.track(
+                            s, ring: nrRing + b * NoiseReduction.subwindows, power: sum, bias: cfg.noiseBias[b],
+                            smoothing: nr.powerSmoothing, closing: closing, slot: slot)
+                    } else {
+                        NoiseReduction.prime(s, ring: nrRing + b * NoiseReduction.subwindows, power: sum)
+                    }
+                }
                 var level = isPrimed ? state[b] : target
+                let steady = steadyState + (channel * Self.maxBands + b) * 3
                 if advancesState {
                     let a = target > level ? q[6] : q[7]
                     level = target + a * (level - target)
                     state[b] = level
-                }
-                gains[b] = FastMath.exp2(dbToLog2 * Self.curve(q, level: level, trimDB: trim))
-                if denoising {
-                    let s = nrState + b * NoiseReduction.fieldCount
-                    if !advancesState {
-                        if noiseStart { gains[b] *= s[4] }
-                    } else if noiseStart {
-                        gains[b] *=
-                            NoiseReduction.advance(
-                                s, ring: nrRing + b * NoiseReduction.subwindows, power: sum, bias: cfg.noiseBias[b], nr,
-                                closing: closing, slot: slot)
+                    // `SteadyNoiseDetector`: the weight glides to 1 while the band's noise floor
+                    // matters, to 0 while it does not; the slow level runs while it matters and
+                    // else stands at the fast one, so steady noise starts from where the sound
+                    // is (not from the silence before it, 1 s below).
+                    // The noise matters where the floor stands above the knee and within
+                    // `floorWithinDB` of the band's long-term power: the band is mostly noise.
+                    // (Speech alone, however loud, has a floor far below its mean.)
+                    steady[2] = isPrimed ? sum + longTerm * (steady[2] - sum) : sum
+                    let matters = noiseStart && floor > q[13] && steady[2] < floorWithin * floor
+                    if matters {
+                        let slow = isPrimed ? steady[0] : target
+                        let c = target > slow ? q[11] : q[12]
+                        steady[0] = target + c * (slow - target)
                     } else {
-                        NoiseReduction.prime(s, ring: nrRing + b * NoiseReduction.subwindows, power: sum)
+                        steady[0] = level
                     }
+                    let goal: Float = matters ? 1 : 0
+                    steady[1] = goal + blend * (steady[1] - goal)
+                }
+                let control = Self.controlLevel(fast: level, slow: steady[0], weight: steady[1], followAboveDB: q[14])
+                gains[b] = FastMath.exp2(dbToLog2 * Self.curve(q, level: control, trimDB: trim))
+                if denoising, noiseStart {
+                    gains[b] *= advancesState ? NoiseReduction.gain(s, power: sum, noise: floor, nr) : s[4]
                 }
             }
             if advancesState {
@@ -612,7 +676,7 @@ public struct CompressorStage: SpectralGainStage {
                     totals.pointee.broadbandPower[channel] += Double(broadband * cfg.broadbandScale)
                     totals.pointee.hops[channel] += 1
                 }
-                if denoising {
+                if tracking {
                     if noiseStart {
                         noiseCounters[2 * channel] = closing ? 0 : hopInWindow + 1
                         if closing { noiseCounters[2 * channel + 1] = (slot + 1) % NoiseReduction.subwindows }
@@ -622,7 +686,7 @@ public struct CompressorStage: SpectralGainStage {
                     }
                 }
                 // Off (or a config without it): start afresh when it comes back on.
-                noisePrimed[channel] = denoising
+                noisePrimed[channel] = tracking
             }
             // Combined real amplitude sum_b g_b A_b, then the common linear phase.
             let amplitudes = cfg.amplitudes + channel * cfg.bandCount * bins

@@ -112,14 +112,17 @@ enum NoiseReduction {
         for u in 0..<subwindows { ring[u] = unset }
     }
 
-    /// One hop of one band: advances the state and returns the gain to apply.
-    /// `closing`: this hop ends a sub-window; `slot`: the ring entry it goes to.
+    /// One hop of one band's noise floor (the smoothed power and the minimum search): advances
+    /// that state and returns the noise estimate. `closing`: this hop ends a sub-window; `slot`:
+    /// the ring entry it goes to. The compressor tracks the floor with or without noise
+    /// reduction: its detectors follow speech, not noise, where the floor matters
+    /// (`SteadyNoiseDetector`).
     @inline(__always)
-    static func advance(
+    static func track(
         _ state: UnsafeMutablePointer<Float>, ring: UnsafeMutablePointer<Float>, power: Float, bias: Float,
-        _ p: NoiseReductionParameters, closing: Bool, slot: Int
+        smoothing: Float, closing: Bool, slot: Int
     ) -> Float {
-        let smoothed = power + p.powerSmoothing * (state[0] - power)
+        let smoothed = power + smoothing * (state[0] - power)
         state[0] = smoothed
         var running = min(state[1], smoothed)
         if closing {
@@ -132,6 +135,13 @@ enum NoiseReduction {
         state[1] = running
         let noise = max(bias * min(running, state[2]), 1e-30)
         state[5] = noise
+        return noise
+    }
+
+    /// One hop of one band's Wiener gain on the noise `track` just returned: advances the
+    /// gain's state and returns the gain to apply.
+    @inline(__always)
+    static func gain(_ state: UnsafeMutablePointer<Float>, power: Float, noise: Float, _ p: NoiseReductionParameters) -> Float {
         let posterior = min(power / noise, 1e6)
         let prior = p.priorWeight * min(state[3] / noise, 1e6) + (1 - p.priorWeight) * max(posterior - 1, 0)
         let wiener = max(prior / (1 + prior), p.floorGain)

@@ -265,22 +265,29 @@ public final class Daemon {
         let taken = connections.map { AudioMessage.Connection(source: $0.source, destination: $0.destination) }
         leases.holdMeasurement(.init(connection: connection, listening: fitting.listening, connections: taken))
         control.hold(connection)
-        log.info("live measurement started; \(taken.count) JACK connections to put back when it ends")
+        // As a test box measures (ANSI S3.22): adaptive features off until it ends.
+        if !fitting.testBox {
+            fitting.testBox = true
+            play()
+        }
+        log.info("live measurement started (adaptive features off); \(taken.count) JACK connections to put back when it ends")
         return reply()
     }
 
     /// The wearer's program and volume again, then (once they play) the connections the
     /// measurement took away: only those to or from the daemon's own ports.
     private func restore(_ measurement: Leases.Measurement) {
+        let changed = fitting.listening != measurement.listening || fitting.testBox
+        fitting.testBox = false
         if fitting.listening != measurement.listening {
             if measurement.listening.automatic && !fitting.listening.automatic { programs.listenAfresh() }
             fitting.listening = measurement.listening
-            play()
         }
+        if changed { play() }
         let client = (audio.session?.client ?? "ribbit") + ":"
         let ours = measurement.connections.filter { $0.source.hasPrefix(client) || $0.destination.hasPrefix(client) }
         audio.reconnect(ours)
-        log.info("live measurement ended: program and volume as before, \(ours.count) JACK connections put back")
+        log.info("live measurement ended: program, volume and adaptive features as before, \(ours.count) JACK connections put back")
         systemd.statusChanged()
     }
 

@@ -9,8 +9,9 @@ import RibbitSettings
 enum FilterChoice: Sendable, Equatable {
     case delay(ceilingDBFS: Double)
     /// `trusted`: signed by a trusted audiologist, so its `limit:` may exceed the OTC caps;
-    /// played in `program` (the wearer's volume is the engine's trim, not part of the design).
-    case prescription(Prescription, trusted: Bool, program: Program)
+    /// played in `program` (the wearer's volume is the engine's trim, not part of the design);
+    /// `adaptive` false while a test box measures (`Fitting.compressorPlan`).
+    case prescription(Prescription, trusted: Bool, program: Program, adaptive: Bool)
 
     /// The output ceiling this choice plays under, in dBFS: the prescription's max-output, and
     /// the loudest band output limit through the calibration (a sine peaking at the ceiling
@@ -18,7 +19,7 @@ enum FilterChoice: Sendable, Equatable {
     func ceilingDBFS(calibration: Calibration) -> Double {
         switch self {
         case .delay(let dBFS): CompressorFitting.unfittedCeilingDBFS(dBFS, calibration: calibration)
-        case .prescription(let rx, let trusted, _):
+        case .prescription(let rx, let trusted, _, _):
             CompressorFitting.ceilingDBFS(rx, ears: [.left, .right], trusted: trusted, calibration: calibration)
         }
     }
@@ -32,10 +33,10 @@ enum FilterChoice: Sendable, Equatable {
         case .delay:
             let delay = FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: ceiling)
             return RunningFilters(choice: self, filters: delay, ceilingDBFS: ceiling, fitting: nil, compressor: nil)
-        case .prescription(let prescription, let trusted, let program):
+        case .prescription(let prescription, let trusted, let program, let adaptive):
             let fitting = try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
             let (filters, compressor) = fitting.processing(
-                ears: [.left, .right], trusted: trusted, calibration: calibration, program: program)
+                ears: [.left, .right], trusted: trusted, calibration: calibration, program: program, adaptive: adaptive)
             return RunningFilters(choice: self, filters: filters, ceilingDBFS: ceiling, fitting: fitting, compressor: compressor)
         }
     }
@@ -46,7 +47,7 @@ extension FilterChoice {
     /// linear filters (the 65 dB SPL gains, under the same ceiling), designed in a millisecond
     /// or two rather than the compressor's tens; nil for a delay, which `prepare` makes as fast.
     func prepareLinear(sampleRate: Double, calibration: Calibration) throws(EngineError) -> FilterSet? {
-        guard case .prescription(let prescription, let trusted, _) = self else { return nil }
+        guard case .prescription(let prescription, let trusted, _, _) = self else { return nil }
         let geometry = EngineGeometry.standard(sampleRate: sampleRate)
         return try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
             .linearFilters(ears: [.left, .right], trusted: trusted, calibration: calibration)

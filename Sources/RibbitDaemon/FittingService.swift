@@ -145,6 +145,11 @@ final class FittingService: DaemonService {
         set { state.bypassed = newValue }
     }
 
+    var testBox: Bool {
+        get { state.testBox }
+        set { state.testBox = newValue }
+    }
+
     /// The history, with the trusted keys as they are now (a key trusted since the start counts).
     func history() throws(RequestFailure) -> PrescriptionHistory {
         guard let store else {

@@ -9,7 +9,7 @@ struct FittingState: Equatable {
     static func == (a: FittingState, b: FittingState) -> Bool {
         a.active == b.active && a.trial == b.trial && a.paused == b.paused && a.bypassed == b.bypassed && a.listening == b.listening
             && a.automaticPick?.program == b.automaticPick?.program && a.automaticPick?.reason == b.automaticPick?.reason
-            && a.strictestCeilingDBFS == b.strictestCeilingDBFS
+            && a.strictestCeilingDBFS == b.strictestCeilingDBFS && a.testBox == b.testBox
     }
 
     /// The prescription that plays, as the history holds it.
@@ -40,13 +40,16 @@ struct FittingState: Equatable {
     var automaticPick: (program: Program, reason: String)?
     /// The lowest max-output in the history and the default: the ceiling with no prescription.
     var strictestCeilingDBFS = Prescription.defaultMaxOutputDBFS
+    /// A live measurement runs (`verify --live`): the prescription plays as a test box measures
+    /// it, adaptive features off (`Fitting.compressorPlan`).
+    var testBox = false
 
     /// The prescription's filters; in bypass a pure delay under its ceiling; with none, a pure
     /// delay under the strictest ceiling the history knows. No mode is without a ceiling.
     var filterChoice: FilterChoice {
         guard let active else { return .delay(ceilingDBFS: strictestCeilingDBFS) }
         guard !bypassed else { return .delay(ceilingDBFS: active.prescription.maxOutputDBFS) }
-        return .prescription(active.prescription, trusted: active.trusted, program: program)
+        return .prescription(active.prescription, trusted: active.trusted, program: program, adaptive: !testBox)
     }
 
     /// The wearer's volume as the compressor's trim: 0 without a prescription or for a volume

@@ -37,7 +37,8 @@ public enum DetectorSpeechLevels {
     /// `program`: the compression knees, which the rules set at band levels of speech, and the
     /// program's expansion knees (speech 10 dB below soft) moved to what the detector reads of
     /// speech. A prescription's own expansion knee is an absolute level for room noise, not
-    /// speech: it stays, never above the compression knee.
+    /// speech: it stays, never above the compression knee. The program's steady-noise knees
+    /// (`Program.followingSpeechInNoise`) sit at that same speech.
     public static func placed(
         _ settings: CompressorSettings, program: Program, prescription rx: Prescription, geometry: EngineGeometry, sampleRate: Double
     ) -> CompressorSettings {
@@ -51,7 +52,8 @@ public enum DetectorSpeechLevels {
             shifted.bands[b].kneeDBSPL += offsets[b]
             shifted.bands[b].expansionKneeDBSPL = min(shifted.bands[b].expansionKneeDBSPL, shifted.bands[b].kneeDBSPL)
         }
-        return program.expand(shifted, prescription: rx, detectorOffsetsDB: offsets)
+        return program.followingSpeechInNoise(
+            program.expand(shifted, prescription: rx, detectorOffsetsDB: offsets), detectorOffsetsDB: offsets)
     }
 
     /// The offsets (dB) for these bands and times, at this geometry.

@@ -61,11 +61,12 @@ extension Fitting {
     /// the ceiling holds whatever plays) and the compressor that replaces them. The daemon and
     /// `ribbitd process` both come here, so a file sounds as the hearing aid does.
     public func processing(
-        ears: [Ear], trusted: Bool, calibration: Calibration, program: Program? = nil, volumeDB: Double = 0
+        ears: [Ear], trusted: Bool, calibration: Calibration, program: Program? = nil, volumeDB: Double = 0, adaptive: Bool = true
     ) -> (filters: FilterSet, compressor: CompressorPlan) {
         (
             linearFilters(ears: ears, trusted: trusted, calibration: calibration),
-            compressorPlan(ears: ears, trusted: trusted, calibration: calibration, program: program, volumeDB: volumeDB)
+            compressorPlan(
+                ears: ears, trusted: trusted, calibration: calibration, program: program, volumeDB: volumeDB, adaptive: adaptive)
         )
     }
 
@@ -89,9 +90,11 @@ extension Fitting {
     /// moves every band's gain at run time, never its output limit. No band gets more than
     /// `GainMaximum` at any level (at most `Prescription.maxGainDB` of insertion gain and
     /// `Calibration.maximumDigitalGainDB` of digital gain), however the prescription, volume and
-    /// calibration add up: each band carries it as its `maximumGainDB`.
+    /// calibration add up: each band carries it as its `maximumGainDB`. `adaptive` false gives
+    /// what a test box measures (ANSI S3.22: adaptive features off): no noise reduction and no
+    /// `SteadyNoiseDetector`, the gains and times as prescribed whatever the signal.
     public func compressorPlan(
-        ears: [Ear], trusted: Bool, calibration: Calibration, program: Program? = nil, volumeDB: Double = 0
+        ears: [Ear], trusted: Bool, calibration: Calibration, program: Program? = nil, volumeDB: Double = 0, adaptive: Bool = true
     ) -> CompressorPlan {
         let centres = Camfit.defaultCentresHz
         let program = program ?? .default(forEnvironment: prescription.environment)
@@ -101,6 +104,7 @@ extension Fitting {
                 CompressorFitting.settings(rx, ear: ear, trusted: trusted, centresHz: centres)
                     ?? CompressorFitting.passThrough(rx, trusted: trusted, centresHz: centres), program: program, prescription: rx,
                 geometry: geometry, sampleRate: sampleRate)
+            if !adaptive { relative.steadyNoise = nil }
             let gain = curve(for: ear).gain
             for b in relative.bands.indices {
                 let centre = relative.bands[b].centreHz
@@ -129,7 +133,7 @@ extension Fitting {
         }
         return CompressorPlan(
             settings: settings, bandTaps: bandTaps, calibration: calibration, transitionHz: transition,
-            noiseReduction: NoiseReductionSettings(strength: program.noiseReductionStrength),
+            noiseReduction: adaptive ? NoiseReductionSettings(strength: program.noiseReductionStrength) : .off,
             lowering: lowering.contains { $0 != nil } ? lowering : [], trimDB: trimDB(volumeDB: volumeDB))
     }
 

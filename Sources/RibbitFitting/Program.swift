@@ -7,15 +7,19 @@ import RibbitPrescription
 ///
 /// | program | noise reduction | compression speed    | expansion                      |
 /// |---------|-----------------|----------------------|--------------------------------|
-/// | quiet   | off             | as prescribed        | as prescribed                  |
-/// | noisy   | full            | as prescribed        | below soft speech (or as prescribed) |
-/// | outdoor | half            | as prescribed        | below soft speech (or as prescribed) |
+/// | quiet   | off             | as prescribed; follows speech in steady noise | as prescribed |
+/// | noisy   | full            | as prescribed; follows speech in steady noise | below soft speech (or as prescribed) |
+/// | outdoor | half            | as prescribed; follows speech in steady noise | below soft speech (or as prescribed) |
 /// | music   | off             | slow (50 / 1000 ms)  | off                            |
 ///
 /// Why: in quiet there is nothing to remove and noise reduction could only cost speech; in noise
 /// the expander keeps the floor down between words, with its knee at each band's level of
 /// 40 dB SPL speech (`softSpeechDBSPL - 10`), so soft speech itself is not touched; music needs
 /// slow detectors so its dynamics survive, and no expansion, so quiet passages are not cut.
+/// In steady noise a fast detector would give the gaps between words the gain of soft sounds
+/// and so lift the noise: `SteadyNoiseDetector` keeps the gain where the speech set it, in
+/// every program whose detectors are fast, once a band's noise floor stands above its level
+/// of 40 dB SPL speech (the expander's knee). A test box measures with it off (`adaptive`).
 /// No program offsets the volume: an env label must not move the prescribed gains (the wearer's
 /// volume does that, `Listening`).
 extension Program {
@@ -34,6 +38,23 @@ extension Program {
     /// Overall speech level (dB SPL) called soft; the program expander's knees sit 10 dB below
     /// its band levels.
     public static let softSpeechDBSPL = 50.0
+
+    /// How the detectors follow speech in steady noise (`SteadyNoiseDetector`): every
+    /// program but music, whose detectors are slow already.
+    public var steadyNoiseDetector: SteadyNoiseDetector? { self == .music ? nil : .standard }
+
+    /// `settings` (placed: `DetectorSpeechLevels`) with this program's `steadyNoiseDetector`:
+    /// a band's noise floor matters above its level of speech 10 dB below soft, read as the
+    /// detector reads speech (`detectorOffsetsDB`). Only an ear that compresses: a linear
+    /// band's gain does not move with level, so neither does the noise it lets through.
+    public func followingSpeechInNoise(_ settings: CompressorSettings, detectorOffsetsDB: [Double]) -> CompressorSettings {
+        guard let detector = steadyNoiseDetector, settings.bands.contains(where: { $0.ratio > 1 }) else { return settings }
+        var following = settings
+        following.steadyNoise = detector
+        let levels = Camfit.speechBandLevelsDBSPL(centresHz: settings.bands.map(\.centreHz), overallDBSPL: Self.softSpeechDBSPL - 10)
+        for b in following.bands.indices { following.bands[b].steadyNoiseKneeDBSPL = levels[b] + detectorOffsetsDB[b] }
+        return following
+    }
 
     /// The prescription as this program plays it (what `CompressorFitting` then fits).
     public func adjust(_ rx: Prescription) -> Prescription {

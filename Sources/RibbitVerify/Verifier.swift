@@ -33,6 +33,9 @@ public struct Verifier: Sendable {
     public var toneSeconds: Double
     /// Each speech-like signal's length; the first half second is left out of the analysis.
     public var speechSeconds: Double
+    /// Adaptive features (noise reduction, `SteadyNoiseDetector`) on: not as a test box measures
+    /// (ANSI S3.22), but as the wearer hears; for checking that they leave speech in quiet alone.
+    public var adaptive = false
 
     /// Where the signals go: nil plays them through a fresh engine in this process per signal;
     /// `ribbitd verify --live` gives the running daemon over JACK.
@@ -67,11 +70,13 @@ public struct Verifier: Sendable {
         public var compressor: CompressorPlan
     }
 
-    /// What the daemon would run at this volume.
+    /// What the daemon would run at this volume, as a test box measures it: adaptive features
+    /// off (noise reduction, `SteadyNoiseDetector`), as the daemon runs while `--live` measures
+    /// (unless `adaptive`).
     public func plan(volumeDB: Double) throws -> Setting {
         let fitting = try Fitting(prescription: prescription, sampleRate: sampleRate, geometry: geometry)
         let processing = fitting.processing(
-            ears: Self.ears, trusted: trusted, calibration: calibration, program: program, volumeDB: volumeDB)
+            ears: Self.ears, trusted: trusted, calibration: calibration, program: program, volumeDB: volumeDB, adaptive: adaptive)
         return Setting(volumeDB: volumeDB, filters: processing.filters, compressor: processing.compressor)
     }
 

@@ -107,7 +107,7 @@ public enum VerifyHTML {
             <h1>ribbit hearing-aid verification</h1>
             <table>
             <tr><th class="l">Prescription</th><td class="l">\(escape(r.prescriptionName)) (rule \(escape(r.rule))\(r.trusted ? ", signed by a trusted key" : ""))</td></tr>
-            <tr><th class="l">Program</th><td class="l">\(escape(r.program))</td></tr>
+            <tr><th class="l">Program</th><td class="l">\(escape(r.program)), adaptive features off (noise reduction, steady-noise detector), as ANSI S3.22 measures</td></tr>
             <tr><th class="l">Calibration</th><td class="l">\(calibration)</td></tr>
             <tr><th class="l">Measured</th><td class="l">\(measured); \(num(r.sampleRate)) Hz, \(escape(r.engine)); \(escape(r.date)); run time \(String(fixed: r.runSeconds, 1)) s</td></tr>
             </table>

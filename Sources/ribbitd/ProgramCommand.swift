@@ -7,7 +7,9 @@ struct ProgramCommand: ParsableCommand {
         commandName: "program",
         abstract: "Choose the listening program: quiet, noisy, outdoor, music, auto or default; or show it.",
         discussion: """
-            A program plays the prescription for a kind of surroundings: quiet (as prescribed), \
+            A program plays the prescription for a kind of surroundings: quiet (as prescribed; in \
+            steady noise the compressor follows the speech, not the gaps between words, as in noisy \
+            and outdoor), \
             noisy (noise reduction, expansion, 2 dB less gain), outdoor (half the noise reduction), \
             music (slow compression, no expansion, no noise reduction). auto lets ribbit pick quiet, \
             noisy or music from what the microphone hears, and status says why; default goes back \

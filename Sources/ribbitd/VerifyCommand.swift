@@ -18,7 +18,9 @@ struct VerifyCommand: ParsableCommand {
             calibration in use, on generated test signals, and reports per ear what ANSI S3.22 / IEC 60118-0 measure \
             (OSPL90, full-on gain, reference test gain and frequency response, harmonic distortion, equivalent input \
             noise, attack and release, input/output curves, latency) and how the gains for speech at 50, 65 and 80 dB \
-            SPL match the prescription's targets (+-5 dB; +-3 dB from 250 to 2000 Hz). Without --rx, the prescription \
+            SPL match the prescription's targets (+-5 dB; +-3 dB from 250 to 2000 Hz). Adaptive features (noise \
+            reduction, the compressor's steady-noise detector) are off, as ANSI S3.22 measures; with --live the daemon \
+            turns them off for the measurement and back on after. Without --rx, the prescription \
             the running daemon plays, in its program; --live measures that through the running daemon over JACK (the \
             whole path, about 3 minutes; the report says which). Writes an HTML report (-o; plots, definitions, prints on A4) and \
             prints a summary, or the whole report as JSON with --json. It measures the digital processing only, not \
@@ -40,7 +42,7 @@ struct VerifyCommand: ParsableCommand {
         help: ArgumentHelp(
             "Measure through the running daemon over JACK (the whole path) instead of the engine offline.",
             discussion:
-                "Disconnects the microphone and the earphones from the daemon while it measures, and puts them, the program and the volume back after."
+                "Disconnects the microphone and the earphones from the daemon while it measures, and puts them, the program, the volume and the adaptive features back after."
         ))
     var live = false
 
@@ -168,7 +170,7 @@ struct VerifyCommand: ParsableCommand {
     static func summary(_ r: VerifyReport, output: String?) -> String {
         func fixed(_ v: Double?, _ digits: Int = 1) -> String { v.map { String(format: "%.\(digits)f", $0) } ?? "-" }
         var lines = [
-            "verify \(r.prescriptionName) (\(r.rule)), program \(r.program), \(r.calibration.label); \(String(format: "%.1f", r.runSeconds)) s",
+            "verify \(r.prescriptionName) (\(r.rule)), program \(r.program) with adaptive features off, \(r.calibration.label); \(String(format: "%.1f", r.runSeconds)) s",
             "measured      \(r.measuredThrough)",
             "latency       \(r.latency.measuredFrames) samples (\(String(format: "%.2f", r.latency.measuredMs)) ms) by impulse; reported \(r.latency.reportedFrames)"
                 + (r.latency.loopFrames.map { " (through JACK, less the \($0)-frame period the test client's loop adds)" } ?? ""),

@@ -18,12 +18,15 @@ import Testing
     var plan: CompressorPlan {
         let bands = [
             CompressorBand(
-                centreHz: 500, gainDB: 12.5, kneeDBSPL: 45, ratio: 2.5, expansionKneeDBSPL: 38, expansionRatio: 2, limitDBSPL: 111),
+                centreHz: 500, gainDB: 12.5, kneeDBSPL: 45, ratio: 2.5, expansionKneeDBSPL: 38, expansionRatio: 2, limitDBSPL: 111,
+                steadyNoiseKneeDBSPL: 31.5),
             .linear(centreHz: 2000, gainDB: -3),
         ]
         return CompressorPlan(
             settings: [
-                CompressorSettings(bands: bands, attackMs: 5, releaseMs: 70),
+                CompressorSettings(
+                    bands: bands, attackMs: 5, releaseMs: 70,
+                    steadyNoise: SteadyNoiseDetector(slowMs: 1000, followAboveDB: 20, blendMs: 200, floorWithinDB: 10)),
                 CompressorSettings(bands: bands, attackMs: 50, releaseMs: 1000),
             ],
             bandTaps: [[[0.25, 0.5, 0.25], [0, 1, 0]], [[1e-9, -2, 1e-9], [0, 0, 0]]],

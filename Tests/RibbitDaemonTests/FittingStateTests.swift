@@ -15,7 +15,12 @@ import Testing
         state.strictestCeilingDBFS = -12
         #expect(state.filterChoice == .delay(ceilingDBFS: -12), "no prescription: the strictest ceiling in the history")
         state.active = .init(prescription: loud, id: 3, signature: "unsigned")
-        #expect(state.filterChoice == .prescription(loud, trusted: false, program: .noisy), "env noisy: the noisy program")
+        #expect(state.filterChoice == .prescription(loud, trusted: false, program: .noisy, adaptive: true), "env noisy: the noisy program")
+        state.testBox = true
+        #expect(
+            state.filterChoice == .prescription(loud, trusted: false, program: .noisy, adaptive: false),
+            "a live measurement: adaptive features off")
+        state.testBox = false
         #expect(state.filterChoice.ceilingDBFS(calibration: .uncalibrated) == -6)
         state.bypassed = true
         #expect(state.filterChoice == .delay(ceilingDBFS: -6), "bypass: unprocessed, under the prescription's ceiling")

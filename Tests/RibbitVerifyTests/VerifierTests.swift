@@ -157,6 +157,33 @@ import Testing
         }
     }
 
+    /// Speech in quiet as the wearer hears it, adaptive features on: the steady-noise detector
+    /// may take over in a band where continuous speech's own floor stands above 40 dB SPL
+    /// speech's level, and must leave the gains for speech at 50, 65 and 80 dB SPL within 1 dB
+    /// of the test box's (adaptive features off), in program quiet: a sloping and a moderate flat (N3) CAMFIT fitting.
+    @Test func speechInQuietKeepsItsGainsWithAdaptiveFeaturesOn() throws {
+        for name in ["camfit-sloping.rx", "iec-n3.rx"] {
+            let rx = try Prescription.parse(Array(try String(contentsOf: TestPaths.prescription(name), encoding: .utf8).utf8))
+            var verifier = Verifier(prescription: rx, trusted: false, calibration: .uncalibrated, program: .quiet)
+            let box = try verifier.targetMatch(plan: try verifier.plan(volumeDB: 0))
+            verifier.adaptive = true
+            let worn = try verifier.targetMatch(plan: try verifier.plan(volumeDB: 0))
+            var worst = 0.0
+            for c in Verifier.ears.indices {
+                for (b, w) in zip(box[c], worn[c]) {
+                    for (rb, rw) in zip(b.rows, w.rows) {
+                        worst = max(worst, abs(rw.measuredGainDB - rb.measuredGainDB))
+                        #expect(
+                            abs(rw.measuredGainDB - rb.measuredGainDB) <= 1,
+                            "\(name) \(rb.hz) Hz at \(b.levelDBSPL) dB SPL: \(rw.measuredGainDB) worn, \(rb.measuredGainDB) in the test box"
+                        )
+                    }
+                }
+            }
+            print("\(name): speech in quiet, adaptive features on against off: at most \(String(format: "%.2f", worst)) dB apart")
+        }
+    }
+
     /// N5 of IEC 60118-15 (65-80 dB HL highs) asks camfit for more than ribbit's maximum gain
     /// in its high bands: the report keeps the rule's target, says what plays instead and why,
     /// and judges the measurement on what plays. The gain it measures falls short of the rule
