@@ -233,23 +233,9 @@ import Testing
     /// Drives a CompressorStage directly with the spectra of `signal` (the engine's analysis:
     /// r2c of the newest 256 samples every 64), returning per hop the band gains and estimates.
     func run(_ cfg: CompressorConfig, _ signal: [Float]) -> (gains: [[Float]], estimates: [[Float]]) {
-        let n = geometry.fftLength
-        let hop = geometry.hopSize
-        let stage = CompressorStage(fftLength: n, channelCount: 1)
-        defer { stage.deallocate() }
-        let fft = RealFFT(length: n, measure: false)
-        let frame = RealFFT.allocateReal(n)
-        let spectrum = RealFFT.allocateComplex(n / 2 + 1)
-        defer {
-            RealFFT.free(frame)
-            RealFFT.free(spectrum)
-        }
         var gains: [[Float]] = []
         var estimates: [[Float]] = []
-        for start in stride(from: 0, to: signal.count - n, by: hop) {
-            for i in 0..<n { frame[i] = signal[start + i] }
-            fft.forward(frame, spectrum)
-            stage.apply(.passUnretained(cfg), to: spectrum, channel: 0, advancesState: true)
+        driveHopByHop(cfg, signal, geometry: geometry) { stage, _ in
             gains.append((0..<cfg.bandCount).map { stage.noiseGain(channel: 0, band: $0) })
             estimates.append((0..<cfg.bandCount).map { stage.noiseEstimate(channel: 0, band: $0) })
         }

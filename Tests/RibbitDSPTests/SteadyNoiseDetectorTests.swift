@@ -54,27 +54,14 @@ import Testing
     /// Per hop: the 1 kHz band's gain (digital dB, from the level its curve read) and the
     /// whole processed spectrum.
     func run(_ cfg: CompressorConfig, _ signal: [Float]) -> (gains: [Float], spectra: [[Float]]) {
-        let n = geometry.fftLength
-        let stage = CompressorStage(fftLength: n, channelCount: 1)
-        defer { stage.deallocate() }
-        let fft = RealFFT(length: n, measure: false)
-        let frame = RealFFT.allocateReal(n)
-        let spectrum = RealFFT.allocateComplex(n / 2 + 1)
-        defer {
-            RealFFT.free(frame)
-            RealFFT.free(spectrum)
-        }
         let q = cfg.curves + band * CompressorConfig.parameterCount
         var gains: [Float] = []
         var spectra: [[Float]] = []
-        for start in stride(from: 0, to: signal.count - n, by: geometry.hopSize) {
-            for i in 0..<n { frame[i] = signal[start + i] }
-            fft.forward(frame, spectrum)
-            stage.apply(.passUnretained(cfg), to: spectrum, channel: 0, advancesState: true)
+        driveHopByHop(cfg, signal, geometry: geometry) { stage, spectrum in
             let steady = stage.steadyState + band * 3
             let control = CompressorStage.controlLevel(fast: stage.levels[band], slow: steady[0], weight: steady[1], followAboveDB: q[14])
             gains.append(cfg.digitalGainDB(channel: 0, band: band, levelDBSPL: control))
-            spectra.append(Array(UnsafeBufferPointer(start: spectrum, count: 2 * (n / 2 + 1))))
+            spectra.append(Array(UnsafeBufferPointer(start: spectrum, count: 2 * (geometry.fftLength / 2 + 1))))
         }
         return (gains, spectra)
     }

@@ -1,0 +1,25 @@
+@testable import RibbitDSP
+
+/// Drives a one-channel CompressorStage directly with the spectra of `signal` as the engine
+/// analyses it (r2c of the newest `fftLength` samples every hop), advancing its state; after each
+/// hop `look` gets the stage and the processed spectrum (fftLength / 2 + 1 interleaved bins).
+func driveHopByHop(
+    _ cfg: CompressorConfig, _ signal: [Float], geometry: EngineGeometry, look: (CompressorStage, UnsafeMutablePointer<Float>) -> Void
+) {
+    let n = geometry.fftLength
+    let stage = CompressorStage(fftLength: n, channelCount: 1)
+    defer { stage.deallocate() }
+    let fft = RealFFT(length: n, measure: false)
+    let frame = RealFFT.allocateReal(n)
+    let spectrum = RealFFT.allocateComplex(n / 2 + 1)
+    defer {
+        RealFFT.free(frame)
+        RealFFT.free(spectrum)
+    }
+    for start in stride(from: 0, to: signal.count - n, by: geometry.hopSize) {
+        for i in 0..<n { frame[i] = signal[start + i] }
+        fft.forward(frame, spectrum)
+        stage.apply(.passUnretained(cfg), to: spectrum, channel: 0, advancesState: true)
+        look(stage, spectrum)
+    }
+}
