@@ -92,6 +92,9 @@ public struct AudioStats: Equatable, Sendable {
     /// -200 while no compressor runs (bypass, no prescription) or nothing was processed.
     public var bandLevelsDBSPL: [Double] = []
     public var broadbandDBSPL = -200.0
+    /// What the compressor's stages did over the last whole second (nil until one passed, and
+    /// while no compressor runs).
+    public var activity: StageActivity?
 
     public init() {}
 }
@@ -151,6 +154,13 @@ extension AudioMessage {
             out.int(s.bandLevelsDBSPL.count)
             for level in s.bandLevelsDBSPL { out.double(level) }
             out.double(s.broadbandDBSPL)
+            out.byte(s.activity == nil ? 0 : 1)
+            if let a = s.activity {
+                for values in [a.inputDBSPL, a.compressionDB, a.followingSpeech, a.noiseReductionDB, a.outputLimitDB] {
+                    out.int(values.count)
+                    for value in values { out.double(value) }
+                }
+            }
         case .samples(let frames, let channels, let xruns, let dropped):
             out.byte(13)
             out.int(xruns)
@@ -276,8 +286,16 @@ private struct Decoder {
             guard let a = int(), let b = int(), let c = int(), let d = int(), let e = int(), let f = int(), let g = int(), let h = int(),
                 let missed = int(), let missedAt = frameTimes(), let load = double(), let inputLeft = double(), let inputRight = double(),
                 let toneMode = byte(),
-                let bands = doubles(), let broadband = double()
+                let bands = doubles(), let broadband = double(), let hasActivity = byte()
             else { return nil }
+            if hasActivity == 1 {
+                guard let input = doubles(), let compression = doubles(), let following = doubles(), let reduction = doubles(),
+                    let limit = doubles()
+                else { return nil }
+                s.activity = StageActivity(
+                    inputDBSPL: input, compressionDB: compression, followingSpeech: following, noiseReductionDB: reduction,
+                    outputLimitDB: limit)
+            }
             (s.bandLevelsDBSPL, s.broadbandDBSPL) = (bands, broadband)
             (s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples, s.dumpFramesDropped) =
                 (a, b, c, d, e, f, g, h)

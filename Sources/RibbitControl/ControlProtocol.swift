@@ -179,6 +179,9 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         /// For a loss amplification cannot serve: where average speech stays inaudible, and what
         /// may help (`ClinicalNote`); nil otherwise.
         public var clinicalNote: String?
+        /// What the compressor's stages did over the last second (nil while none runs: no
+        /// JACK, bypass, pause, a tone).
+        public var activity: Activity?
         public init(
             program: String, chosenBy: ProgramChooser, reason: String?, volumeDB: Double, volumeMinDB: Double, volumeMaxDB: Double,
             noiseReduction: Double, bands: Int, compressing: Bool, outputLimitDBSPL: [Double], outputLimitReason: String? = nil
@@ -194,6 +197,34 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
             self.compressing = compressing
             self.outputLimitDBSPL = outputLimitDBSPL
             self.outputLimitReason = outputLimitReason
+        }
+    }
+
+    /// What each band's stages did over the last second, the mean of both ears, 0.1 dB steps.
+    public struct Activity: Codable, Sendable, Equatable {
+        public var bandCentresHz: [Double]
+        /// The band's input level as its detector read it (dB SPL, through the calibration).
+        public var inputDBSPL: [Double]
+        /// The compressor's gain against its gain for a sound at the band's knee: below 0 where it
+        /// compresses louder sounds (or expands softer ones).
+        public var compressionDB: [Double]
+        /// The share of the second (0 to 1) the band's gain followed speech over steady noise
+        /// rather than every gap between words.
+        public var followingSpeech: [Double]
+        /// The noise reduction's gain (0 or below; nil: the program reduces no noise).
+        public var noiseReductionDB: [Double]?
+        /// How far the output limit lowered the band (0 or below).
+        public var outputLimitDB: [Double]
+        public init(
+            bandCentresHz: [Double], inputDBSPL: [Double], compressionDB: [Double], followingSpeech: [Double], noiseReductionDB: [Double]?,
+            outputLimitDB: [Double]
+        ) {
+            self.bandCentresHz = bandCentresHz
+            self.inputDBSPL = inputDBSPL
+            self.compressionDB = compressionDB
+            self.followingSpeech = followingSpeech
+            self.noiseReductionDB = noiseReductionDB
+            self.outputLimitDB = outputLimitDB
         }
     }
 

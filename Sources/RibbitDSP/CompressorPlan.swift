@@ -77,8 +77,36 @@ public struct InputLevelTotals: BitwiseCopyable, Sendable {
     /// [channel * CompressorStage.maxBands + band].
     public var bandPower: InlineArray<64, Double> = .init(repeating: 0)
     public var broadbandPower: InlineArray<2, Double> = .init(repeating: 0)
+    /// What the stages did, summed hop by hop like `bandPower` ([channel * maxBands + band]):
+    /// the compressor's gain against its gain at the knee (dB), the `SteadyNoiseDetector`'s
+    /// weight (0: the fast level rules, 1: the gain follows speech), the noise reduction's
+    /// gain (dB) and how far the output limit lowered the band (dB).
+    public var compressionDB: InlineArray<64, Double> = .init(repeating: 0)
+    public var followingSpeech: InlineArray<64, Double> = .init(repeating: 0)
+    public var noiseReductionDB: InlineArray<64, Double> = .init(repeating: 0)
+    public var outputLimitDB: InlineArray<64, Double> = .init(repeating: 0)
 
     public init() {}
+
+    /// What each band's stages did between `earlier` and these totals, the mean over hops and
+    /// `channels`; nil when no hop was added in between.
+    public func activity(since earlier: InputLevelTotals, bands: Int, channels: Int, inputDBSPLAtFullScale: Double) -> StageActivity? {
+        let used = min(channels, Self.channels)
+        let hopCount = (0..<used).reduce(0) { $0 + hops[$1] - earlier.hops[$1] }
+        guard hopCount > 0, bands <= CompressorStage.maxBands else { return nil }
+        func mean(_ now: InlineArray<64, Double>, _ then: InlineArray<64, Double>) -> [Double] {
+            (0..<bands).map { b in
+                (0..<used).reduce(0.0) { $0 + now[$1 * CompressorStage.maxBands + b] - then[$1 * CompressorStage.maxBands + b] }
+                    / Double(hopCount)
+            }
+        }
+        return StageActivity(
+            inputDBSPL: mean(bandPower, earlier.bandPower).map { inputDBSPLAtFullScale + 10 * log10(max($0, 1e-30)) },
+            compressionDB: mean(compressionDB, earlier.compressionDB),
+            followingSpeech: mean(followingSpeech, earlier.followingSpeech),
+            noiseReductionDB: mean(noiseReductionDB, earlier.noiseReductionDB),
+            outputLimitDB: mean(outputLimitDB, earlier.outputLimitDB))
+    }
 
     /// Mean levels (dB SPL through `inputDBSPLAtFullScale`) between `earlier` and these totals,
     /// of the power mean over `channels`; nil when no hop was added in between.
@@ -97,5 +125,32 @@ public struct InputLevelTotals: BitwiseCopyable, Sendable {
         }
         let broadband = level((0..<used).reduce(0.0) { $0 + broadbandPower[$1] - earlier.broadbandPower[$1] })
         return (bandLevels, broadband)
+    }
+}
+
+/// What the compressor's stages did to each band over a stretch of time (`status`), the mean
+/// over the hops and the ears.
+public struct StageActivity: Equatable, Sendable {
+    /// The detector's level (dB SPL of the mean power).
+    public var inputDBSPL: [Double]
+    /// The compressor's gain against the gain it gives a sound at the band's knee (dB): below 0
+    /// where it compresses a louder sound or expands a softer one.
+    public var compressionDB: [Double]
+    /// The share of the time (0 to 1) the band's gain followed speech over steady noise
+    /// (`SteadyNoiseDetector`).
+    public var followingSpeech: [Double]
+    /// The noise reduction's gain (dB, 0 or below; 0 without noise reduction).
+    public var noiseReductionDB: [Double]
+    /// How far the output limit on the combined output lowered the band (dB, 0 or below).
+    public var outputLimitDB: [Double]
+
+    public init(
+        inputDBSPL: [Double], compressionDB: [Double], followingSpeech: [Double], noiseReductionDB: [Double], outputLimitDB: [Double]
+    ) {
+        self.inputDBSPL = inputDBSPL
+        self.compressionDB = compressionDB
+        self.followingSpeech = followingSpeech
+        self.noiseReductionDB = noiseReductionDB
+        self.outputLimitDB = outputLimitDB
     }
 }

@@ -663,9 +663,19 @@ public struct CompressorStage: SpectralGainStage {
                     steady[1] = goal + blend * (steady[1] - goal)
                 }
                 let control = Self.controlLevel(fast: level, slow: steady[0], weight: steady[1], followAboveDB: q[14])
-                gains[b] = FastMath.exp2(dbToLog2 * Self.curve(q, level: control, trimDB: trim))
+                let gainDB = Self.curve(q, level: control, trimDB: trim)
+                gains[b] = FastMath.exp2(dbToLog2 * gainDB)
+                var reduction: Float = 1
                 if denoising, noiseStart {
-                    gains[b] *= advancesState ? NoiseReduction.gain(s, power: sum, noise: floor, nr) : s[4]
+                    reduction = advancesState ? NoiseReduction.gain(s, power: sum, noise: floor, nr) : s[4]
+                    gains[b] *= reduction
+                }
+                if advancesState, channel < InputLevelTotals.channels {
+                    // What the stages did (`status`): the gain against the knee's, and so on.
+                    let at = channel * Self.maxBands + b
+                    totals.pointee.compressionDB[at] += Double(gainDB - Self.curve(q, level: q[1], trimDB: trim))
+                    totals.pointee.followingSpeech[at] += Double(steady[1])
+                    if reduction < 1 { totals.pointee.noiseReductionDB[at] += Double(6.02059991 * FastMath.log2(reduction)) }
                 }
             }
             if advancesState {
@@ -725,6 +735,9 @@ public struct CompressorStage: SpectralGainStage {
                     if over > 0.05 {
                         gains[b] *= FastMath.exp2(-dbToLog2 * over)
                         lowered = true
+                        if advancesState, channel < InputLevelTotals.channels {
+                            totals.pointee.outputLimitDB[channel * Self.maxBands + b] -= Double(over)
+                        }
                     }
                 }
                 if !lowered { break }

@@ -371,6 +371,10 @@ final class AudioService: DaemonService {
             limitedSamples: s.limitedSamples)
     }
 
+    /// What the compressor's stages did over the last second (nil without a running session
+    /// or a compressor).
+    var activity: StageActivity? { session?.running == true ? session?.stats.activity : nil }
+
     /// Counters the dump frames carry.
     var limitedSamples: Int { session?.stats.limitedSamples ?? 0 }
 

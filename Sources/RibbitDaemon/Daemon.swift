@@ -432,6 +432,15 @@ public final class Daemon {
         listening.shortfall = CompressorFitting.shortfallSummary(rx, trusted: active.trusted, calibration: audio.calibration)
         let deliveries = CompressorFitting.deliveries(rx, trusted: active.trusted, calibration: audio.calibration)
         listening.clinicalNote = ClinicalNote.text(rx, deliveries: deliveries, maximumDB: GainMaximum.headphonesDB(audio.calibration))
+        let toneSounds = audio.tone.map { Self.now() < $0.until } ?? false
+        if state.output == .processing, !toneSounds, let activity = audio.activity, activity.inputDBSPL.count == ears[0].bands.count {
+            func tenths(_ values: [Double]) -> [Double] { values.map { ($0 * 10).rounded() / 10 + 0 } }
+            listening.activity = DaemonStatus.Activity(
+                bandCentresHz: ears[0].bands.map(\.centreHz), inputDBSPL: tenths(activity.inputDBSPL),
+                compressionDB: tenths(activity.compressionDB), followingSpeech: activity.followingSpeech.map { ($0 * 100).rounded() / 100 },
+                noiseReductionDB: program.noiseReductionStrength > 0 ? tenths(activity.noiseReductionDB) : nil,
+                outputLimitDB: tenths(activity.outputLimitDB))
+        }
         return listening
     }
 

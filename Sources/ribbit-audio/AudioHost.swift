@@ -19,6 +19,11 @@ struct AudioHost {
     private final class InputLevels {
         var plan: CompressorPlan?
         var previous = InputLevelTotals()
+        /// What the stages did over the last whole second (`status`): the totals at its start,
+        /// the stats sent since, and the second before's result.
+        var secondStart = InputLevelTotals()
+        var statsThisSecond = 0
+        var activity: StageActivity?
     }
 
     /// Runs until stopped; the exit status for the process.
@@ -261,6 +266,16 @@ struct AudioHost {
             (s.bandLevelsDBSPL, s.broadbandDBSPL) = (mean.bands, mean.broadband)
         }
         levels.previous = totals
+        levels.statsThisSecond += 1
+        if levels.statsThisSecond >= 10 {
+            levels.activity = levels.plan.flatMap { plan in
+                totals.activity(
+                    since: levels.secondStart, bands: plan.settings.first?.bands.count ?? 0, channels: plan.settings.count,
+                    inputDBSPLAtFullScale: plan.calibration.inputDBSPLAtFullScale)
+            }
+            (levels.secondStart, levels.statsThisSecond) = (totals, 0)
+        }
+        s.activity = levels.activity
         return s
     }
 

@@ -54,6 +54,7 @@ struct StatusCommand: ParsableCommand {
             lines.append("processing    \(listening.bands) bands, \(compression), \(noise)")
             lines.append(
                 "output limit  \(limits) dB SPL (left / right)" + (listening.outputLimitReason.map { ": \($0)" } ?? ""))
+            if let activity = listening.activity { lines += describe(activity) }
             if let short = listening.shortfall { lines.append("shortfall     \(short)") }
             if let note = listening.clinicalNote { lines.append("note          \(note)") }
         }
@@ -93,6 +94,49 @@ struct StatusCommand: ParsableCommand {
             lines.append("jack          not connected: \(status.jackProblem ?? "unknown"); retrying")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// What each stage did over the last second: the input, then per stage where it acted most.
+    static func describe(_ activity: DaemonStatus.Activity) -> [String] {
+        func number(_ dB: Double) -> String { String(format: "%.1f", abs(dB)) }
+        func hz(_ band: Int) -> String { "\(Prescription.number(activity.bandCentresHz[band])) Hz" }
+        /// The band where `values` is lowest, and their mean.
+        func most(_ values: [Double]) -> (band: Int, mean: Double) {
+            (values.indices.min { values[$0] < values[$1] } ?? 0, values.reduce(0, +) / Double(max(values.count, 1)))
+        }
+        guard let low = activity.inputDBSPL.min(), let high = activity.inputDBSPL.max(), !activity.bandCentresHz.isEmpty else { return [] }
+        guard high > -100 else { return ["input         silence over the last second"] }
+        var lines = [
+            "input         \(Prescription.number(low.rounded())) to \(Prescription.number(high.rounded())) dB SPL by band, over the last second"
+        ]
+        let compression = most(activity.compressionDB)
+        lines.append(
+            activity.compressionDB[compression.band] > -0.5
+                ? "compression   idle: every band at the gain for a sound at its knee"
+                : "compression   turns the gain down by up to \(number(activity.compressionDB[compression.band])) dB at \(hz(compression.band)) "
+                    + "(\(number(compression.mean)) dB on average) from the gain at its knee")
+        let following = activity.followingSpeech.indices.filter { activity.followingSpeech[$0] >= 0.5 }
+        if let first = following.first, let last = following.last {
+            lines.append(
+                "steady noise  in \(following.count) of \(activity.bandCentresHz.count) bands (\(hz(first)) to \(hz(last))): "
+                    + "the gain follows speech, not the noise between words")
+        }
+        if let reduction = activity.noiseReductionDB {
+            let deepest = most(reduction)
+            lines.append(
+                reduction[deepest.band] > -0.5
+                    ? "noise         none reduced"
+                    : "noise         reduced by up to \(number(reduction[deepest.band])) dB at \(hz(deepest.band)) "
+                        + "(\(number(deepest.mean)) dB on average)")
+        }
+        let limited = activity.outputLimitDB.indices.filter { activity.outputLimitDB[$0] <= -0.1 }
+        if !limited.isEmpty {
+            let deepest = most(activity.outputLimitDB)
+            lines.append(
+                "limiting      lowered \(limited.count) band\(limited.count == 1 ? "" : "s"), by up to "
+                    + "\(number(activity.outputLimitDB[deepest.band])) dB at \(hz(deepest.band)), to keep under the output limit")
+        }
+        return lines
     }
 
     /// "hd25 (input 112 dB SPL, output 104.5 / 104 dB SPL)" or what is assumed without one.

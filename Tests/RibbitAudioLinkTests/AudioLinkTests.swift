@@ -12,6 +12,9 @@ import Testing
         s.dspLoadPercent = 1.25
         (s.inputLeftDBFS, s.inputRightDBFS, s.toneMode) = (-23.5, -200, true)
         (s.bandLevelsDBSPL, s.broadbandDBSPL) = ([55.5, 61.25, -200], 66.125)
+        s.activity = StageActivity(
+            inputDBSPL: [55.5, 61.25, -200], compressionDB: [-3.5, 0, 0], followingSpeech: [1, 0.25, 0], noiseReductionDB: [-12, -0.5, 0],
+            outputLimitDB: [0, -1.5, 0])
         return s
     }
 
@@ -64,7 +67,7 @@ import Testing
             .tone(frequencyHz: 1000, levelDBFS: -30, left: false, right: true, seconds: 12.5),
             .tone(frequencyHz: 4000, levelDBFS: -50, left: true, right: false, seconds: 0.2, pulses: 3, offSeconds: 0.2),
             .tone(frequencyHz: 8000, levelDBFS: -3, left: false, right: true, seconds: 0.2, pulses: 3, offSeconds: 0.2, hearingTest: true),
-            .connected(client: "ribbit-ü", sampleRate: 48000, period: 64), .running(latencyFrames: 96), .stats(stats),
+            .connected(client: "ribbit-ü", sampleRate: 48000, period: 64), .running(latencyFrames: 96), .stats(stats), .stats(AudioStats()),
             .samples(frameCount: 2, channels: [1, 2, 3, 4, 5, 6, 7, -.infinity], xruns: 3, droppedFrames: 128),
             .log(level: .warning, text: "3 xruns"),
             .failed("JACK server not found"), .gone(reason: "the JACK server went away", sampleRateChanged: false),

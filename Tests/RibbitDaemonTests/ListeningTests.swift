@@ -160,7 +160,7 @@ extension DaemonTests {
         #expect(auto.status == 0 && auto.stdout.contains("program quiet (picked automatically"), "\(auto.stdout)\(auto.stderr)")
         // The classifier's window (4 s) and hold (3 s) are counted in audio: so is the test, in
         // the probe's frames up to the moment status first said noisy.
-        let probe = try Probe(server: server, signal: "noise", levelDBFS: -28, seconds: 12)
+        let probe = try Probe(server: server, signal: "noise", levelDBFS: -28, seconds: 16)
         try probe.waitUntilPlaying()
         var picked: DaemonStatus.Listening?
         var seen = 0
@@ -174,13 +174,33 @@ extension DaemonTests {
                 break
             }
         }
+        // What the stages do (status `activity`), once noisy plays in the steady noise: the
+        // bands' gain follows speech, not the noise, and noise reduction turns the noise down.
+        var acting: (activity: DaemonStatus.Activity, text: String, nanoseconds: Int)?
+        var last: DaemonStatus.Activity?
+        while picked != nil, acting == nil, Date().timeIntervalSince(start) < 40 {
+            usleep(100_000)
+            last = try daemon.status().listening?.activity
+            if let activity = last, activity.followingSpeech.contains(where: { $0 >= 0.5 }),
+                let reduction = activity.noiseReductionDB, reduction.contains(where: { $0 <= -1 })
+            {
+                acting = (activity, try daemon.ribbitd(["status"]).stdout, Int(MonotonicSeconds.now() * 1e9))
+            }
+        }
         let recording = try probe.finish(besides: daemon)
         let noisy = try #require(picked, "auto did not pick noisy within 30 s of steady noise")
         let heard = Double(recording.frame(atNanoseconds: seen)) / 48000
         #expect(heard < 8, "auto picked noisy after \(heard) s of noise (window 4 s, hold 3 s)")
         #expect(noisy.chosenBy == .auto && noisy.reason?.hasPrefix("noisy: ") == true, "\(noisy)")
         #expect(noisy.noiseReduction == 1, "the noisy program brings noise reduction")
-        #expect(try daemon.ribbitd(["status"]).stdout.contains("program       noisy (picked automatically: noisy: "))
+        let (activity, text, when) = try #require(
+            acting, "status never said the noisy program's stages acted on the noise: \(String(describing: last))")
+        print("activity in the noisy program: \(activity)")
+        // Seen while the noise still played (the probe's frames, not the scheduler).
+        #expect(recording.callbacks.contains { $0.nanoseconds >= when }, "the stages were seen acting only after the noise ended")
+        #expect(activity.inputDBSPL.count == activity.bandCentresHz.count && activity.outputLimitDB.allSatisfy { $0 <= 0 })
+        #expect(text.contains("program       noisy (picked automatically: noisy: "))
+        #expect(text.contains("\nsteady noise  in ") && text.contains("\nnoise         reduced by up to "), "\(text)")
         #expect(try daemon.stop() == 0)
         try daemon.expectCleanAudioThread(callbacks: 1)
     }
