@@ -80,6 +80,8 @@ public final class CompressorConfig: @unchecked Sendable {
     public let noiseReduction: NoiseReductionSettings
     let noise: NoiseReductionParameters
     let noiseBias: UnsafeMutablePointer<Float>
+    /// [band] the noise reduction's speech gate (`NoiseReduction.speechGate`).
+    let speechGate: UnsafeMutablePointer<Float>
     /// Frequency lowering per channel (nil, or a list shorter than the channels: not lowered).
     public let lowering: [LoweringPlan?]
     /// The lowering's tables (`LoweringTables`; a channel with 0 sub-bands reads none of them).
@@ -109,6 +111,7 @@ public final class CompressorConfig: @unchecked Sendable {
         noiseReduction = .off
         noise = NoiseReductionParameters()
         noiseBias = .allocate(capacity: 1)
+        speechGate = .allocate(capacity: 1)
         tracksNoise = false
         steadyBlend = 0
         longTermSmoothing = 0
@@ -240,11 +243,14 @@ public final class CompressorConfig: @unchecked Sendable {
         self.noiseReduction = noiseReduction
         noise = NoiseReductionParameters(noiseReduction, hopSize: hopSize, sampleRate: sampleRate)
         let bias = UnsafeMutablePointer<Float>.allocate(capacity: bandCount)
+        let gate = UnsafeMutablePointer<Float>.allocate(capacity: bandCount)
         for b in 0..<bandCount {
             let weights = raw[b]
             bias[b] = Float(NoiseReduction.biasCompensation(weights: weights, hopSize: hopSize, sampleRate: sampleRate))
+            gate[b] = Float(NoiseReduction.speechGate(weights: weights, hopSize: hopSize, sampleRate: sampleRate))
         }
         noiseBias = bias
+        speechGate = gate
 
         let p = Self.parameterCount
         curves = .allocate(capacity: channelCount * bandCount * p)
@@ -299,6 +305,7 @@ public final class CompressorConfig: @unchecked Sendable {
         }
         detectorRange.deallocate()
         noiseBias.deallocate()
+        speechGate.deallocate()
         lowered.deallocate()
     }
 
@@ -667,7 +674,7 @@ public struct CompressorStage: SpectralGainStage {
                 gains[b] = FastMath.exp2(dbToLog2 * gainDB)
                 var reduction: Float = 1
                 if denoising, noiseStart {
-                    reduction = advancesState ? NoiseReduction.gain(s, power: sum, noise: floor, nr) : s[4]
+                    reduction = advancesState ? NoiseReduction.gain(s, power: sum, noise: floor, speechGate: cfg.speechGate[b], nr) : s[4]
                     gains[b] *= reduction
                 }
                 if advancesState, channel < InputLevelTotals.channels {

@@ -40,8 +40,22 @@ public struct NoiseReductionSettings: Sendable, Equatable {
     public static let powerSmoothingSeconds = 0.05
     /// The minimum search window (seconds) and the number of sub-windows it is tracked in.
     public static let minimumWindowSeconds = 1.5
-    /// Decision-directed a-priori SNR weight (Ephraim & Malah 1984), per hop.
+    /// Decision-directed a-priori SNR weight (Ephraim & Malah 1984), per hop: 0.98 on noise,
+    /// 0.8 once the band's smoothed power stands clearly above its noise floor (speech): at
+    /// 0.98 a band whose SNR is under about 8 dB stays at the floor (the recursion's fixed
+    /// point), which took weak speech out with the noise and cost STOI (bench/speech-in-noise:
+    /// 0.735 / 0.816 / 0.890 in speech-shaped noise at 0 / 5 / 10 dB SNR, input 0.755 / 0.859 /
+    /// 0.926; with the switch 0.768 / 0.867 / 0.927).
     public static let priorWeight = 0.98
+    public static let speechPriorWeight = 0.8
+    /// "Clearly above": the smoothed power over the noise estimate beyond 1 + margin + spreads
+    /// x the smoothed power's relative standard deviation on noise alone (per band,
+    /// `NoiseReduction.relativeSpread`). Noise alone then never passes it: on white and on
+    /// speech-shaped noise the gains hold still as without it (NoiseReductionTests); at 4
+    /// spreads the 125 Hz band's noise passed it and stepped the gain by 9 dB, at margin 0 the
+    /// bands whose floor is estimated 0.5 dB low did.
+    public static let speechGateSpreads = 5.0
+    public static let speechGateMargin = 0.25
     /// Gain smoothing: rising (10 ms, so onsets pass; 5 ms let steady noise move a band's gain
     /// by 1.2 dB in one hop) and falling (20 ms; 40 ms cost 0.3 dB of SNR improvement).
     public static let gainRiseSeconds = 0.01
@@ -56,6 +70,7 @@ struct NoiseReductionParameters: BitwiseCopyable {
     /// Hops per sub-window of the minimum search.
     var hopsPerSubwindow = 1
     var priorWeight: Float = 0
+    var speechPriorWeight: Float = 0
     /// 10^(-maxAttenuationDB / 20).
     var floorGain: Float = 1
     var rise: Float = 0
@@ -69,6 +84,7 @@ struct NoiseReductionParameters: BitwiseCopyable {
         powerSmoothing = Float(exp(-hop / NoiseReductionSettings.powerSmoothingSeconds))
         hopsPerSubwindow = max(1, Int((NoiseReductionSettings.minimumWindowSeconds / hop / Double(NoiseReduction.subwindows)).rounded()))
         priorWeight = Float(NoiseReductionSettings.priorWeight)
+        speechPriorWeight = Float(NoiseReductionSettings.speechPriorWeight)
         floorGain = Float(pow(10, -settings.maxAttenuationDB / 20))
         rise = Float(exp(-hop / NoiseReductionSettings.gainRiseSeconds))
         fall = Float(exp(-hop / NoiseReductionSettings.gainFallSeconds))
@@ -88,10 +104,12 @@ struct NoiseReductionParameters: BitwiseCopyable {
 ///    falling noise floor is followed at once. The minimum of a fluctuating power lies below
 ///    its mean; `bias` (per band, from `biasCompensation`) scales it back up: N = bias min S.
 /// 3. A-priori SNR by the decision-directed rule (Ephraim & Malah 1984):
-///    xi = alpha A2 / N + (1 - alpha) max(P / N - 1, 0), A2 = g^2 P of the previous hop (the
-///    clean power the previous gain let through), alpha = 0.98.
-/// 4. Wiener gain xi / (1 + xi), floored at 10^(-maxAttenuationDB / 20).
-/// 5. The applied gain follows it with a one-pole smoother: 10 ms rising, 20 ms falling.
+///    xi = alpha A2 / N + (1 - alpha) max(P / N - 1, 0), A2 = w^2 P of the previous hop (the
+///    clean power the previous hop's Wiener gain w estimated), alpha = 0.98 on noise and 0.8
+///    while S / N stands above the band's speech gate (`speechGateSpreads`).
+/// 4. Wiener gain w = xi / (1 + xi), floored at 10^(-maxAttenuationDB / 20).
+/// 5. The applied gain follows it with a one-pole smoother: 10 ms rising (at once above the
+///    speech gate, so onsets pass whole), 20 ms falling.
 enum NoiseReduction {
     /// Sub-windows of the minimum search (Martin's U).
     static let subwindows = 8
@@ -141,15 +159,19 @@ enum NoiseReduction {
     /// One hop of one band's Wiener gain on the noise `track` just returned: advances the
     /// gain's state and returns the gain to apply.
     @inline(__always)
-    static func gain(_ state: UnsafeMutablePointer<Float>, power: Float, noise: Float, _ p: NoiseReductionParameters) -> Float {
+    static func gain(
+        _ state: UnsafeMutablePointer<Float>, power: Float, noise: Float, speechGate: Float, _ p: NoiseReductionParameters
+    ) -> Float {
         let posterior = min(power / noise, 1e6)
-        let prior = p.priorWeight * min(state[3] / noise, 1e6) + (1 - p.priorWeight) * max(posterior - 1, 0)
+        let speech = state[0] > speechGate * noise
+        let alpha = speech ? p.speechPriorWeight : p.priorWeight
+        let prior = alpha * min(state[3] / noise, 1e6) + (1 - alpha) * max(posterior - 1, 0)
         let wiener = max(prior / (1 + prior), p.floorGain)
         let previous = state[4]
-        let c = wiener > previous ? p.rise : p.fall
+        let c = wiener > previous ? (speech ? 0 : p.rise) : p.fall
         let gain = wiener + c * (previous - wiener)
         state[4] = gain
-        state[3] = gain * gain * power
+        state[3] = wiener * wiener * power
         return gain
     }
 
@@ -166,15 +188,27 @@ enum NoiseReduction {
     /// values, by the Gumbel approximation). So bias = 1 / (1 - z sigma), sigma the relative
     /// standard deviation of S; held to at most 2 (3 dB) where the normal picture fails.
     static func biasCompensation(weights: [Double], hopSize: Int, sampleRate: Double) -> Double {
-        let sum = weights.reduce(0, +)
-        let squares = weights.reduce(0) { $0 + $1 * $1 }
-        guard sum > 0 else { return 1 }
-        let hop = Double(hopSize) / sampleRate
-        let a = exp(-hop / NoiseReductionSettings.powerSmoothingSeconds)
-        let variance = 1.94 * squares / (sum * sum) * 1.92 * (1 - a) / (1 + a)
+        guard weights.reduce(0, +) > 0 else { return 1 }
+        let sigma = relativeSpread(weights: weights, hopSize: hopSize, sampleRate: sampleRate)
         let looks = NoiseReductionSettings.minimumWindowSeconds / (2 * NoiseReductionSettings.powerSmoothingSeconds)
         let l = 2 * log(looks)
         let z = l.squareRoot() - (log(log(looks)) + log(4 * Double.pi)) / (2 * l.squareRoot()) + 0.5772 / l.squareRoot()
-        return min(1 / max(1 - z * variance.squareRoot(), 0.5), 2)
+        return min(1 / max(1 - z * sigma, 0.5), 2)
+    }
+
+    /// The relative standard deviation of a band's smoothed power S on stationary noise (see
+    /// `biasCompensation`).
+    static func relativeSpread(weights: [Double], hopSize: Int, sampleRate: Double) -> Double {
+        let sum = weights.reduce(0, +)
+        guard sum > 0 else { return 0 }
+        let squares = weights.reduce(0) { $0 + $1 * $1 }
+        let a = exp(-Double(hopSize) / sampleRate / NoiseReductionSettings.powerSmoothingSeconds)
+        return (1.94 * squares / (sum * sum) * 1.92 * (1 - a) / (1 + a)).squareRoot()
+    }
+
+    /// The band's speech gate: S / N beyond it is speech (`speechGateSpreads`).
+    static func speechGate(weights: [Double], hopSize: Int, sampleRate: Double) -> Double {
+        1 + NoiseReductionSettings.speechGateMargin
+            + NoiseReductionSettings.speechGateSpreads * relativeSpread(weights: weights, hopSize: hopSize, sampleRate: sampleRate)
     }
 }
