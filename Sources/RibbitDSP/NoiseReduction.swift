@@ -42,7 +42,7 @@ public struct NoiseReductionSettings: Sendable, Equatable {
     public static let minimumWindowSeconds = 1.5
     /// Decision-directed a-priori SNR weight (Ephraim & Malah 1984), per hop: 0.98 on noise,
     /// 0.8 once the band's smoothed power stands clearly above its noise floor (speech): at
-    /// 0.98 a band whose SNR is under about 8 dB stays at the floor (the recursion's fixed
+    /// 0.98 a band whose SNR is under about 5.5 dB stays at the floor (the recursion's fixed
     /// point), which took weak speech out with the noise and cost STOI (bench/speech-in-noise:
     /// 0.735 / 0.816 / 0.890 in speech-shaped noise at 0 / 5 / 10 dB SNR, input 0.755 / 0.859 /
     /// 0.926; with the switch 0.768 / 0.867 / 0.927).
