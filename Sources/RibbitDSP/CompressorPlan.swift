@@ -91,9 +91,10 @@ public struct InputLevelTotals: BitwiseCopyable, Sendable {
     /// What each band's stages did between `earlier` and these totals, the mean over hops and
     /// `channels`; nil when no hop was added in between.
     public func activity(since earlier: InputLevelTotals, bands: Int, channels: Int, inputDBSPLAtFullScale: Double) -> StageActivity? {
+        guard let levels = meanLevels(since: earlier, bands: bands, channels: channels, inputDBSPLAtFullScale: inputDBSPLAtFullScale)
+        else { return nil }
         let used = min(channels, Self.channels)
-        let hopCount = (0..<used).reduce(0) { $0 + hops[$1] - earlier.hops[$1] }
-        guard hopCount > 0, bands <= CompressorStage.maxBands else { return nil }
+        let hopCount = hops(since: earlier, channels: used)
         func mean(_ now: InlineArray<64, Double>, _ then: InlineArray<64, Double>) -> [Double] {
             (0..<bands).map { b in
                 (0..<used).reduce(0.0) { $0 + now[$1 * CompressorStage.maxBands + b] - then[$1 * CompressorStage.maxBands + b] }
@@ -101,7 +102,7 @@ public struct InputLevelTotals: BitwiseCopyable, Sendable {
             }
         }
         return StageActivity(
-            inputDBSPL: mean(bandPower, earlier.bandPower).map { inputDBSPLAtFullScale + 10 * log10(max($0, 1e-30)) },
+            inputDBSPL: levels.bands,
             compressionDB: mean(compressionDB, earlier.compressionDB),
             followingSpeech: mean(followingSpeech, earlier.followingSpeech),
             noiseReductionDB: mean(noiseReductionDB, earlier.noiseReductionDB),
@@ -114,7 +115,7 @@ public struct InputLevelTotals: BitwiseCopyable, Sendable {
         -> (bands: [Double], broadband: Double)?
     {
         let used = min(channels, Self.channels)
-        let hopCount = (0..<used).reduce(0) { $0 + hops[$1] - earlier.hops[$1] }
+        let hopCount = hops(since: earlier, channels: used)
         guard hopCount > 0, bands <= CompressorStage.maxBands else { return nil }
         func level(_ power: Double) -> Double { inputDBSPLAtFullScale + 10 * log10(max(power / Double(hopCount), 1e-30)) }
         let bandLevels = (0..<bands).map { b in
@@ -125,6 +126,11 @@ public struct InputLevelTotals: BitwiseCopyable, Sendable {
         }
         let broadband = level((0..<used).reduce(0.0) { $0 + broadbandPower[$1] - earlier.broadbandPower[$1] })
         return (bandLevels, broadband)
+    }
+
+    /// Hops added to the first `channels` channels since `earlier`.
+    private func hops(since earlier: InputLevelTotals, channels: Int) -> Int {
+        (0..<channels).reduce(0) { $0 + hops[$1] - earlier.hops[$1] }
     }
 }
 

@@ -372,8 +372,11 @@ final class AudioService: DaemonService {
     }
 
     /// What the compressor's stages did over the last second (nil without a running session
-    /// or a compressor).
-    var activity: StageActivity? { session?.running == true ? session?.stats.activity : nil }
+    /// or a compressor, and while the tone mode has the hearing aid off).
+    var activity: StageActivity? {
+        guard let session, session.running, !session.stats.toneMode else { return nil }
+        return session.stats.activity
+    }
 
     /// Counters the dump frames carry.
     var limitedSamples: Int { session?.stats.limitedSamples ?? 0 }

@@ -432,8 +432,7 @@ public final class Daemon {
         listening.shortfall = CompressorFitting.shortfallSummary(rx, trusted: active.trusted, calibration: audio.calibration)
         let deliveries = CompressorFitting.deliveries(rx, trusted: active.trusted, calibration: audio.calibration)
         listening.clinicalNote = ClinicalNote.text(rx, deliveries: deliveries, maximumDB: GainMaximum.headphonesDB(audio.calibration))
-        let toneSounds = audio.tone.map { Self.now() < $0.until } ?? false
-        if state.output == .processing, !toneSounds, let activity = audio.activity, activity.inputDBSPL.count == ears[0].bands.count {
+        if state.output == .processing, let activity = audio.activity, activity.inputDBSPL.count == ears[0].bands.count {
             func tenths(_ values: [Double]) -> [Double] { values.map { ($0 * 10).rounded() / 10 + 0 } }
             listening.activity = DaemonStatus.Activity(
                 bandCentresHz: ears[0].bands.map(\.centreHz), inputDBSPL: tenths(activity.inputDBSPL),
