@@ -278,9 +278,31 @@ public struct VoiceAnalyzer: Sendable {
                     best = tauMin
                     for t in tauMin...tauMax where d[t] < d[best] { best = t }
                 }
+                // A sound that repeats faster than a voice can (a whistle or a squeal over 800 Hz)
+                // dips at every multiple of its period: the first one in range is not a pitch.
+                if Self.repeatsFaster(d, lag: best, tauMin: tauMin) { return (0, 1) }
                 return Self.parabola(d, best)
             }
         }
+    }
+
+    /// Whether d' dips under `dipThreshold` near a whole fraction lag / k (k >= 2) shorter than
+    /// `tauMin`: the sound's period lies above the pitch range and `lag` is a multiple of it
+    /// (1000 Hz read as 500, 2200 as 733 Hz). d' is known there: the difference function runs
+    /// from lag 1. A voice in range does not dip at half its period unless its fundamental is far
+    /// weaker than its second harmonic.
+    private static func repeatsFaster(_ d: UnsafeMutableBufferPointer<Float>, lag: Int, tauMin: Int) -> Bool {
+        var k = 2
+        while lag / k >= 2 {
+            let sub = Double(lag) / Double(k)
+            let low = max(2, Int(sub.rounded(.down)) - 1)
+            let high = min(tauMin - 1, Int(sub.rounded(.up)) + 1)
+            if low <= high {
+                for t in low...high where d[t] < dipThreshold { return true }
+            }
+            k += 1
+        }
+        return false
     }
 
     /// The parabola through d'(tau-1), d'(tau), d'(tau+1): the lag and depth of its minimum.

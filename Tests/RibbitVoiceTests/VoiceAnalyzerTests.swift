@@ -237,6 +237,22 @@ private let onsetSkip = 0.04
         }
     }
 
+    @Test func aWhistleOrASquealAboveTheRangeIsNotAVoice() {
+        // Their period is shorter than 800 Hz allows, so YIN's first dip in range lies at a
+        // multiple of it (1000 Hz read as 500, 2200 as 733 Hz): a child squealing must not earn
+        // a voice. No frame of them may be voiced.
+        for hz in [900.0, 1000, 1500, 2200, 3000] {
+            let tone = Signals.sine(count: Int(rate), frequencyHz: hz, sampleRate: rate, amplitude: pow(10, -30.0 / 20))
+            let voiced = analyze(padded(tone)).filter(\.voiced)
+            print("a \(Int(hz)) Hz whistle: \(voiced.count) frames voiced \(Set(voiced.compactMap(\.f0Hz).map { Int($0) }).sorted()) Hz")
+            #expect(voiced.count == 0, "\(Int(hz)) Hz: \(voiced.count) voiced frames")
+        }
+        // A squeal: a voice-like sound (harmonics, jitter, shimmer) gliding from 1200 to 1400 Hz.
+        let squeal = analyze(padded(VoiceSignals.voice(voice(1200, to: 1400), sampleRate: rate, seed: 300))).filter(\.voiced)
+        print("a squeal 1200 -> 1400 Hz: \(squeal.count) frames voiced")
+        #expect(squeal.count == 0)
+    }
+
     @Test func levelIsWithinOneDBForSinesAndVoicesCalibratedOrNot() {
         var worst = 0.0
         for calibration in [nil, 94.0] {
