@@ -12,7 +12,7 @@ public enum AudiogramReportHTML {
     /// The chart's points for an ear: thresholds, and no responses at the level tested;
     /// undetermined frequencies are not drawn (the table says so).
     public static func points(_ result: HearingTestResult, ear: Ear) -> [AudiogramPoint] {
-        result.frequencies.filter { $0.ear == ear && !$0.isRetest }.sorted { $0.frequencyHz < $1.frequencyHz }.compactMap { measured in
+        result.frequencies.audiogram(ear: ear).compactMap { measured in
             switch measured.status {
             case .threshold: measured.thresholdDBHL.map { AudiogramPoint(frequencyHz: measured.frequencyHz, dBHL: $0) }
             case .noResponse: AudiogramPoint(frequencyHz: measured.frequencyHz, dBHL: measured.maximumTestedDBHL, noResponse: true)
@@ -30,11 +30,14 @@ public enum AudiogramReportHTML {
         for frequencyHz in frequencies {
             rows += "<tr><td>\(frequencyHz)</td>"
             for ear in Ear.plotOrder {
-                let first = result.threshold(ear: ear, frequencyHz: frequencyHz)
-                let retest = result.frequencies.first { $0.ear == ear && $0.frequencyHz == frequencyHz && $0.isRetest }
-                var level = first.map(cell) ?? "not tested"
-                if let retest { level += "<br><span class=\"small\">retest \(cell(retest))</span>" }
-                let noise = [first, retest].compactMap { $0?.ambientNoiseDBSPL }.max().map { String(format: "%.1f", $0) } ?? "-"
+                let kept = result.threshold(ear: ear, frequencyHz: frequencyHz)
+                let pair = result.frequencies.retestPair(ear: ear).flatMap { $0.first.frequencyHz == frequencyHz ? $0 : nil }
+                let (first, retest) = pair.map { ($0.first, Optional($0.retest)) } ?? (kept, nil)
+                var level = kept.map(cell) ?? "not tested"
+                if let first, let retest {
+                    level += "<br><span class=\"small\">first \(cell(first))<br>retest \(cell(retest))</span>"
+                }
+                let noise = [first, retest].compactMap { $0?.ambientNoiseDBSPL }.max().map { String(format: "%.1f", $0) } ?? "not checked"
                 let presentations = [first, retest].compactMap { $0?.presentations }
                 rows +=
                     "<td class=\"\(ear.rawValue)\">\(level)</td><td>\(noise)</td><td>\(presentations.isEmpty ? "-" : presentations.map(String.init).joined(separator: " + "))</td>"
@@ -97,8 +100,8 @@ public enum AudiogramReportHTML {
             \(rows)</table>
             <p class="small">NR N: no response at N dB HL, the most the test played; the threshold is higher (an arrow on the chart). \
             Undetermined: the answers were too inconsistent for a threshold. Noise: the loudest ambient octave band around the \
-            frequency, dB SPL, measured by the microphone while the tones played. n: tone presentations. The 1 kHz retest is a \
-            reliability check, not part of the audiogram.</p>
+            frequency, dB SPL, measured by the microphone while the tones played. n: tone presentations. Where 1 kHz was measured \
+            twice the better value is the audiogram's (ASHA 2005); the two agree within 5 dB or the test is flagged.</p>
             </div>
             </div>
             <h2>Reliability</h2>

@@ -80,7 +80,10 @@ extension HearingTestResult {
                     ? "no pair of numbers to compare"
                     : retestDifferences.map { "\($0.ear.rawValue) \($0.differenceDB > 0 ? "+" : "")\($0.differenceDB) dB" }.joined(
                         separator: ", "))
-                + " (more than \(HearingTestResult.maximumRetestDifferenceDB) dB is flagged)")
+                + " (more than \(HearingTestResult.maximumRetestDifferenceDB) dB is flagged; the better is kept)")
+        if !roomNoiseChecked {
+            lines.append("room noise: not checked (no microphone signal): noise may have raised the thresholds")
+        }
         lines.append("mean response time: " + (meanResponseTimeMs.map { String(format: "%.0f ms", $0) } ?? "no answers"))
         if flags.isEmpty {
             lines.append("flags: none")
@@ -104,17 +107,6 @@ extension ReliabilityFlag {
         case .noResponseAnywhere:
             "no response anywhere: nothing heard at any frequency; check the headphones are on, plugged in and not muted"
         case .incomplete: "incomplete: the test was stopped before every frequency was measured"
-        }
-    }
-}
-
-extension FrequencyResult {
-    /// "35 dB HL", "no response at 90", "undetermined".
-    public var levelText: String {
-        switch status {
-        case .threshold: thresholdDBHL.map { "\($0) dB HL" } ?? "undetermined"
-        case .noResponse: "no response at \(maximumTestedDBHL)"
-        case .undetermined: "undetermined"
         }
     }
 }

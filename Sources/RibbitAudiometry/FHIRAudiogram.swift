@@ -42,15 +42,21 @@ public enum FHIRAudiogram {
 
         let panelURL = ids.next()
         var members: [Bundle.Entry] = []
-        for measured in record.result.frequencies {
+        // One Observation per ear and frequency, in the order tested: a measurement and its retest
+        // are one value (the better), the pair its components.
+        for tested in record.result.frequencies where !tested.isRetest {
+            guard let measured = record.result.threshold(ear: tested.ear, frequencyHz: tested.frequencyHz) else { continue }
+            let pair = record.result.frequencies.retestPair(ear: measured.ear).flatMap {
+                $0.first.frequencyHz == measured.frequencyHz ? $0 : nil
+            }
             let url = ids.next()
             let earName = measured.ear == .left ? "left" : "right"
             let display = "Hearing threshold Ear - \(earName) --\(measured.frequencyHz) Hz"
             let code = CodeableConcept(
                 coding: thresholdCodes[measured.ear]?[measured.frequencyHz].map { [Coding(system: loinc, code: $0, display: display)] },
-                text: display + (measured.isRetest ? " (retest)" : ""))
+                text: display)
             var observation = Observation(
-                id: "\(earName)-\(measured.frequencyHz)\(measured.isRetest ? "-retest" : "")", code: code, subject: subject,
+                id: "\(earName)-\(measured.frequencyHz)", code: code, subject: subject,
                 effectiveDateTime: record.date, method: method)
             var notes = common
             switch measured.status {
@@ -67,8 +73,11 @@ public enum FHIRAudiogram {
                     coding: [Coding(system: dataAbsentReasonSystem, code: "unknown", display: "Unknown")], text: text)
                 notes.append(Annotation(text: text))
             }
-            if measured.isRetest {
-                notes.append(Annotation(text: "The second 1000 Hz measurement: a reliability indicator, not the audiogram's value"))
+            if let pair {
+                notes.append(
+                    Annotation(
+                        text: "Measured twice (first \(pair.first.levelText), retest \(pair.retest.levelText)): the better is the value "
+                            + "(ASHA 2005); more than \(HearingTestResult.maximumRetestDifferenceDB) dB apart is flagged"))
             }
             observation.note = notes
             var components = [
@@ -80,6 +89,10 @@ public enum FHIRAudiogram {
                     Observation.Component(
                         code: CodeableConcept(text: "Ambient noise, octave band around the test frequency"),
                         valueQuantity: Quantity(value: (noise * 10).rounded() / 10, unit: "dB SPL", system: ucum, code: "dB[SPL]")))
+            }
+            for (name, value) in [("First measurement", pair?.first), ("Retest", pair?.retest)] {
+                guard let level = value?.thresholdDBHL else { continue }
+                components.append(Observation.Component(code: CodeableConcept(text: name), valueQuantity: .dBHL(Double(level))))
             }
             observation.component = components
             members.append(Bundle.Entry(fullUrl: url, resource: .observation(observation)))
@@ -132,6 +145,7 @@ public enum FHIRAudiogram {
         for retest in result.retestDifferences {
             parts.append("1000 Hz retest \(retest.ear.rawValue) \(retest.differenceDB > 0 ? "+" : "")\(retest.differenceDB) dB")
         }
+        if !result.roomNoiseChecked { parts.append("ambient noise not checked (no microphone signal)") }
         if let time = result.meanResponseTimeMs { parts.append("mean response time \(Int(time.rounded())) ms") }
         return "Reliability indicators: " + parts.joined(separator: "; ")
     }

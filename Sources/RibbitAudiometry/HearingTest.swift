@@ -66,8 +66,16 @@ public struct HearingTest: Sendable {
         /// The longest plan a request may ask for: every audiometric frequency of 125 Hz to
         /// 8 kHz (11, the half-octaves included), each with a retest.
         public static let maxPresentedFrequencies = 22
+        /// ASHA (2005): the half-octave between two octaves whose thresholds differ by
+        /// `interOctaveStepDB` or more is tested too (750 Hz between 500 and 1000, 1500 between
+        /// 1000 and 2000; 3 and 6 kHz are in the clinical order already).
+        public static let interOctaves = [(hz: 750, below: 500, above: 1000), (hz: 1500, below: 1000, above: 2000)]
+        public static let interOctaveStepDB = 20
         public var ears: [Ear]
         public var frequenciesHz = clinicalOrder
+        /// Whether the ASHA inter-octave rule adds 750/1500 Hz where the plan has both octaves
+        /// around one and `maximumDBHL` a level for it.
+        public var addsInterOctaves = false
         /// The highest level per ear and frequency (`ToneLevels.maximumDBHL`: the clip limit and
         /// the self-test ceiling). A frequency missing here is not tested.
         public var maximumDBHL: [Ear: [Int: Int]]
@@ -131,7 +139,7 @@ public struct HearingTest: Sendable {
     }
 
     public let plan: Plan
-    let steps: [Step]
+    var steps: [Step]
     var stepIndex = 0
     var track: Track?
     var pending: Presentation?
@@ -267,6 +275,23 @@ public struct HearingTest: Sendable {
                 maximumTestedDBHL: step.maximumDBHL, presentations: t.presentations, ambientNoiseDBSPL: t.ambientNoiseDBSPL))
         track = nil
         stepIndex += 1
+        if plan.addsInterOctaves && !step.isRetest { addInterOctaves(ear: step.ear) }
+    }
+
+    /// Next, the half-octaves whose two octaves this ear has now measured 20 dB or more apart (a
+    /// no-response counts at its maximum, as the least it can be).
+    mutating func addInterOctaves(ear: Ear) {
+        func level(_ hz: Int) -> Int? {
+            guard let measured = results.first(where: { $0.ear == ear && $0.frequencyHz == hz && !$0.isRetest }) else { return nil }
+            return measured.status == .noResponse ? measured.maximumTestedDBHL : measured.thresholdDBHL
+        }
+        for mid in Plan.interOctaves.reversed() {
+            guard !steps.contains(where: { $0.ear == ear && $0.frequencyHz == mid.hz }),
+                let maximum = plan.maximumDBHL[ear]?[mid.hz], maximum >= Plan.floorDBHL,
+                let below = level(mid.below), let above = level(mid.above), abs(above - below) >= Plan.interOctaveStepDB
+            else { continue }
+            steps.insert(Step(ear: ear, frequencyHz: mid.hz, isRetest: false, maximumDBHL: maximum), at: stepIndex)
+        }
     }
 
     func startLevel(for step: Step) -> Int {

@@ -43,8 +43,8 @@ extension HearingTestRecord {
     /// The frequencies a fitting is proposed from: the ones the test measures.
     public static let fittedFrequenciesHz = Set(HearingTest.Plan.clinicalOrder).sorted()
 
-    /// A prescription from this test's thresholds (the first measurements; the 1 kHz retest is an
-    /// indicator), named "self-test DATE", its note the disclaimer. A no response counts at the
+    /// A prescription from this test's thresholds (of the 1 kHz measurement and its retest, the
+    /// better), named "self-test DATE", its note the disclaimer. A no response counts at the
     /// level tested (`8000=90nr`), as the fitting rules read an audiometer's; undetermined and
     /// untested frequencies are left out, and an ear missing one of the frequencies every
     /// prescription needs is left out whole. Pure: no I/O.
@@ -89,7 +89,9 @@ extension HearingTestRecord {
             earsLeftOut: [])
         for ear in Ear.plotOrderForFitting {
             var levels: [Int: Int] = [:]
-            for frequencyHz in Self.fittedFrequenciesHz {
+            // The half-octaves the ASHA rule added are fitted too; untested, they are not missing.
+            let halfOctaves = HearingTest.Plan.interOctaves.map(\.hz).filter { result.threshold(ear: ear, frequencyHz: $0) != nil }
+            for frequencyHz in (Self.fittedFrequenciesHz + halfOctaves).sorted() {
                 guard let measured = result.threshold(ear: ear, frequencyHz: frequencyHz) else {
                     fitting.untested.append(.init(ear: ear, frequencyHz: frequencyHz, dBHL: nil))
                     continue

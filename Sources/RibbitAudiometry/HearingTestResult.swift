@@ -11,7 +11,8 @@ public struct FrequencyResult: Sendable, Equatable, Codable {
     }
     public var ear: Ear
     public var frequencyHz: Int
-    /// The second 1 kHz measurement: kept apart, it is the retest indicator, not the audiogram.
+    /// The second 1 kHz measurement: the retest indicator. The audiogram keeps the better of the
+    /// two (`[FrequencyResult].kept`).
     public var isRetest: Bool
     public var status: Status
     /// Only for `.threshold`: never a number the listener did not give.
@@ -22,6 +23,47 @@ public struct FrequencyResult: Sendable, Equatable, Codable {
     /// The loudest ambient noise it was measured in: the microphone's octave band around the
     /// frequency, dB SPL (nil: not measured).
     public var ambientNoiseDBSPL: Double?
+}
+
+extension FrequencyResult {
+    /// "35 dB HL", "no response at 90", "undetermined".
+    public var levelText: String {
+        switch status {
+        case .threshold: thresholdDBHL.map { "\($0) dB HL" } ?? "undetermined"
+        case .noResponse: "no response at \(maximumTestedDBHL)"
+        case .undetermined: "undetermined"
+        }
+    }
+}
+
+extension [FrequencyResult] {
+    /// The audiogram's value at an ear and frequency. Where it was measured twice (the 1 kHz
+    /// retest) the better one is kept, as ASHA (2005) and the BSA ask: the lower threshold when
+    /// both are numbers, a threshold over a no-response or an undetermined run.
+    public func kept(ear: Ear, frequencyHz: Int) -> FrequencyResult? {
+        let measured = filter { $0.ear == ear && $0.frequencyHz == frequencyHz }
+        return measured.min { a, b in
+            switch (a.thresholdDBHL, b.thresholdDBHL) {
+            case (let x?, let y?): x < y || (x == y && !a.isRetest)
+            case (_?, nil): true
+            case (nil, _?): false
+            case (nil, nil): !a.isRetest && b.isRetest
+            }
+        }
+    }
+
+    /// One ear's audiogram: the kept value at each frequency measured, low to high.
+    public func audiogram(ear: Ear) -> [FrequencyResult] {
+        Set(filter { $0.ear == ear }.map(\.frequencyHz)).sorted().compactMap { kept(ear: ear, frequencyHz: $0) }
+    }
+
+    /// The 1 kHz pair of an ear, when it was measured twice.
+    public func retestPair(ear: Ear) -> (first: FrequencyResult, retest: FrequencyResult)? {
+        guard let retest = first(where: { $0.ear == ear && $0.isRetest }),
+            let first = first(where: { $0.ear == ear && $0.frequencyHz == retest.frequencyHz && !$0.isRetest })
+        else { return nil }
+        return (first, retest)
+    }
 }
 
 /// One presentation as it was given, and its answer, for an audit. Reads like the
@@ -82,7 +124,8 @@ public enum ReliabilityFlag: String, Sendable, Codable {
 /// presentation. JSON through Codable, for the store and the web app.
 public struct HearingTestResult: Sendable, Equatable, Codable {
     public static let maximumFalseAlarmRate = 0.20
-    public static let maximumRetestDifferenceDB = 10
+    /// ASHA (2005): a retest within 5 dB agrees.
+    public static let maximumRetestDifferenceDB = 5
 
     public var frequencies: [FrequencyResult]
     public var catchTrials: Int
@@ -101,12 +144,16 @@ public struct HearingTestResult: Sendable, Equatable, Codable {
     public var flags: [ReliabilityFlag]
     public var log: [LoggedPresentation]
 
+    /// Whether the room's noise was measured while any tone played: without a microphone signal
+    /// the room is "not checked", never "quiet".
+    public var roomNoiseChecked: Bool { frequencies.contains { $0.ambientNoiseDBSPL != nil } }
+
     /// False alarms or a retest difference: the thresholds may be wrong, not just the setup.
     public var isUnreliable: Bool { flags.contains(.falseAlarms) || flags.contains(.retestDifference) }
 
-    /// The audiogram's value at an ear and frequency (the first measurement; the retest is an indicator).
+    /// The audiogram's value at an ear and frequency: of a measurement and its retest, the better.
     public func threshold(ear: Ear, frequencyHz: Int) -> FrequencyResult? {
-        frequencies.first { $0.ear == ear && $0.frequencyHz == frequencyHz && !$0.isRetest }
+        frequencies.kept(ear: ear, frequencyHz: frequencyHz)
     }
 
     init(plan: HearingTest.Plan, frequencies: [FrequencyResult], log: [LoggedPresentation], strayPresses: Int, complete: Bool) {

@@ -71,6 +71,9 @@ final class HearingTestService: DaemonService {
             if let reference { table = table.biologicallyCalibrated(referenceThresholdsDBHL: reference) }
         }
         let frequencies = request.frequenciesHz
+        // The ASHA rule may add a half-octave between two octaves the plan has: its levels too.
+        let interOctaves = HearingTest.Plan.interOctaves.filter { frequencies.contains($0.below) && frequencies.contains($0.above) }
+            .map(\.hz)
         let ceiling = fitting.state.filterChoice.ceilingDBFS(calibration: audio.calibration)
         let highest = min(ceiling - ControlProtocol.toneHeadroomDB, -ControlProtocol.toneHeadroomDB)
         let cal = calibrationStatus
@@ -82,11 +85,14 @@ final class HearingTestService: DaemonService {
             let earLevels = ToneLevels(table: table, calibration: tone, highestPlayedDBFS: highest)
             levels[ear] = earLevels
             maximum[ear] = Dictionary(
-                uniqueKeysWithValues: Set(frequencies).compactMap { hz in earLevels.maximumDBHL(frequencyHz: hz).map { (hz, $0) } })
+                uniqueKeysWithValues: Set(frequencies + interOctaves).compactMap { hz in
+                    earLevels.maximumDBHL(frequencyHz: hz).map { (hz, $0) }
+                })
         }
         var plan = HearingTest.Plan(maximumDBHL: maximum)
         plan.ears = request.ears
         plan.frequenciesHz = frequencies
+        plan.addsInterOctaves = true
         plan.answersNameTheEar = request.answersNameTheEar
         let session = HearingTestSession(
             plan: plan, levels: levels, transducer: transducer, ceilingDBHL: ToneLevels.selfTestCeilingDBHL,
@@ -183,14 +189,14 @@ final class HearingTestService: DaemonService {
     }
 
     /// The room against the headphones' maximum permissible ambient noise, each band the louder
-    /// of the two inputs (nil: no reading yet).
+    /// of the two inputs. Nil, "not checked", before a reading and while the microphone gives no
+    /// signal at all: digital silence is a missing microphone, not a quiet room.
     private func judgeNoise(frequencyHz: Int, levelDBHL: Int, transducer: Transducer) -> HearingTestSession.NoiseReading? {
         let microphone = calibrationStatus.inputDBSPL
         var bands: [Int: Double] = [:]
         for meter in noiseMeters {
-            // Silence reads -inf; JSON carries only numbers, and no microphone is that quiet.
-            for (band, level) in meter.levelsDBSPL(microphoneDBSPLAtZeroDBFS: microphone) {
-                bands[band] = max(bands[band] ?? -99, level, -99)
+            for (band, level) in meter.levelsDBSPL(microphoneDBSPLAtZeroDBFS: microphone) where level.isFinite {
+                bands[band] = max(bands[band] ?? level, level)
             }
         }
         guard !bands.isEmpty else { return nil }

@@ -181,7 +181,8 @@ final class HearingTestSession {
 
     private func reading(for presentation: Presentation) -> NoiseReading? {
         let reading = judgeNoise(presentation.frequencyHz, presentation.levelDBHL)
-        if let reading { lastNoise = reading.status }
+        // No reading (the microphone silent) leaves the noise unknown, not as it was last heard.
+        lastNoise = reading?.status
         return reading
     }
 

@@ -167,17 +167,17 @@ enum HearingTestScreen {
 
     struct AnswerBody: Decodable { var ear: String? }
 
-    /// The thresholds measured so far as an audiogram (the 1 kHz retests are a reliability check,
-    /// not the audiogram; an undetermined frequency has nothing to draw).
+    /// The thresholds measured so far as an audiogram (of the 1 kHz measurement and its retest,
+    /// the better; an undetermined frequency has nothing to draw).
     static func audiogram(_ results: [FrequencyResult]) -> String {
         func points(_ ear: Ear) -> [AudiogramPoint] {
-            results.filter { $0.ear == ear && !$0.isRetest }.compactMap { result -> AudiogramPoint? in
+            results.audiogram(ear: ear).compactMap { result -> AudiogramPoint? in
                 switch result.status {
                 case .threshold: result.thresholdDBHL.map { AudiogramPoint(frequencyHz: result.frequencyHz, dBHL: $0) }
                 case .noResponse: AudiogramPoint(frequencyHz: result.frequencyHz, dBHL: result.maximumTestedDBHL, noResponse: true)
                 case .undetermined: nil
                 }
-            }.sorted { $0.frequencyHz < $1.frequencyHz }
+            }
         }
         return AudiogramSVG.chart(right: points(.right), left: points(.left), title: "Audiogram from this hearing test")
     }

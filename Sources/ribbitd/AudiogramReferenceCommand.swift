@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RibbitAudiogramReport
 import RibbitAudiometry
+import RibbitPrescription
 import RibbitSettings
 
 struct AudiogramReferenceCommand: ParsableCommand {
@@ -55,7 +56,7 @@ struct AudiogramReferenceCommand: ParsableCommand {
         }
         let range = HearingReference.normalRangeDBHL
         var sums: [Int: (total: Double, count: Double)] = [:]
-        for row in record.result.frequencies where !row.isRetest {
+        for row in Ear.allCases.flatMap({ record.result.frequencies.audiogram(ear: $0) }) {
             guard row.status == .threshold, let level = row.thresholdDBHL, range.contains(Double(level)) else {
                 throw FittingRefusal(
                     "\(test): the \(row.ear.rawValue) ear's \(row.frequencyHz) Hz is \(row.levelText), outside normal hearing "

@@ -38,7 +38,7 @@ struct AudiogramShowCommand: ParsableCommand {
             let cells = rows.map {
                 [
                     "\($0.frequencyHz)\($0.isRetest ? " retest" : "")", $0.levelText,
-                    $0.ambientNoiseDBSPL.map { String(format: "%.1f", $0) } ?? "-", String($0.presentations),
+                    $0.ambientNoiseDBSPL.map { String(format: "%.1f", $0) } ?? "not checked", String($0.presentations),
                 ]
             }
             let widths = (0..<header.count).map { c in ([header] + cells).map { $0[c].count }.max()! }

@@ -140,13 +140,16 @@ enum HearingTestSummary {
         var lines = ["", "dB HL   " + frequencies.map { pad(label($0)) }.joined()]
         for ear in [Ear.right, .left] where results.contains(where: { $0.ear == ear }) {
             let cells = frequencies.map { hz -> String in
-                guard let r = results.first(where: { $0.ear == ear && $0.frequencyHz == hz && !$0.isRetest }) else { return pad("-") }
+                guard let r = results.kept(ear: ear, frequencyHz: hz) else { return pad("-") }
                 return pad(cell(r))
             }
             lines.append((ear == .right ? "Right   " : "Left    ") + cells.joined())
         }
-        for retest in results where retest.isRetest {
-            lines.append("\(retest.ear == .right ? "Right" : "Left") ear 1 kHz retest: \(cell(retest))")
+        for ear in [Ear.right, .left] {
+            guard let pair = results.retestPair(ear: ear) else { continue }
+            lines.append(
+                "\(ear == .right ? "Right" : "Left") ear 1 kHz: first \(cell(pair.first)), retest \(cell(pair.retest)) (the better is kept)"
+            )
         }
         return lines
     }

@@ -39,8 +39,11 @@ import Testing
         // What a reader of the bundle finds.
         let observations = bundle.entry.compactMap(\.resource.observation)
         let panel = try #require(observations.first { $0.code.coding?.first?.code == "89015-2" })
-        #expect(panel.hasMember?.count == record.result.frequencies.count)
-        #expect(observations.count == record.result.frequencies.count + 1)
+        // One Observation per ear and frequency: the 1 kHz retest is a component, not a second one.
+        let audiogram = record.result.frequencies.filter { !$0.isRetest }
+        #expect(panel.hasMember?.count == audiogram.count && audiogram.count < record.result.frequencies.count)
+        #expect(observations.count == audiogram.count + 1)
+        #expect(Set(observations.compactMap(\.id)).count == observations.count)
         #expect(bundle.entry.first.map { if case .patient = $0.resource { true } else { false } } == true)
         for observation in observations {
             #expect(observation.status == "preliminary")
@@ -60,6 +63,12 @@ import Testing
         #expect(right1k.code.coding?.first?.code == "89017-8")
         #expect(right1k.valueQuantity?.value == Double(record.result.threshold(ear: .right, frequencyHz: 1000)!.thresholdDBHL!))
         #expect(right1k.valueQuantity?.code == "dB")
+        let pair = try #require(record.result.frequencies.retestPair(ear: .right))
+        let components = Dictionary(
+            uniqueKeysWithValues: (right1k.component ?? []).compactMap { c in c.code.text.map { ($0, c.valueQuantity?.value) } })
+        #expect(components["First measurement"] == pair.first.thresholdDBHL.map(Double.init))
+        #expect(components["Retest"] == pair.retest.thresholdDBHL.map(Double.init))
+        #expect(right1k.valueQuantity?.value == [pair.first, pair.retest].compactMap(\.thresholdDBHL).min().map(Double.init))
         // The same record exports to the same bytes (names derived from it, not random).
         #expect(try Self.json(FHIRAudiogram.bundle(record, patientName: "Ada Example")) == (try Self.json(bundle)))
     }
@@ -81,6 +90,22 @@ import Testing
         #expect(observations.allSatisfy { $0.note?.contains { $0.text == flags } == true })
         let panel = try #require(observations.first { $0.id == "audiogram" })
         #expect(panel.interpretation?.compactMap(\.text) == ["Reliability: false-alarms", "Reliability: retest-difference"])
+        let (status, output) = try Self.validate(try Self.json(bundle))
+        #expect(status == 0, "\(output)")
+    }
+
+    /// Without a microphone signal the room was not checked: the panel says so and no Observation
+    /// carries a noise level (a placeholder is not a measurement).
+    @Test func aRoomNotCheckedIsSaidAndNotExported() throws {
+        var record = Self.record()
+        #expect(record.result.roomNoiseChecked)
+        for index in record.result.frequencies.indices { record.result.frequencies[index].ambientNoiseDBSPL = nil }
+        #expect(!record.result.roomNoiseChecked)
+        let bundle = FHIRAudiogram.bundle(record, patientName: nil)
+        let observations = bundle.entry.compactMap(\.resource.observation)
+        let panel = try #require(observations.first { $0.id == "audiogram" })
+        #expect(panel.note?.contains { $0.text.contains("ambient noise not checked (no microphone signal)") } == true)
+        #expect(observations.allSatisfy { $0.component?.contains { $0.code.text?.contains("Ambient noise") == true } != true })
         let (status, output) = try Self.validate(try Self.json(bundle))
         #expect(status == 0, "\(output)")
     }

@@ -162,7 +162,7 @@ import Testing
         let caught = differences.filter { abs($0) > HearingTestResult.maximumRetestDifferenceDB }.count
         print(
             "retest shifted by 20 dB: measured differences \(differences.min()!) to \(differences.max()!) dB,"
-                + " over 10 dB in \(caught) of \(differences.count) ears; every run flagged")
+                + " over \(HearingTestResult.maximumRetestDifferenceDB) dB in \(caught) of \(differences.count) ears; every run flagged")
     }
 
     /// A frequency the headphones cannot play loud enough ends at its own maximum with "no response".
@@ -287,6 +287,46 @@ import Testing
         // The next frequency starts at 1 kHz's threshold: answered, so straight down.
         #expect(result.log.first { $0.frequencyHz == 2000 }?.levelDBHL == 35)
         #expect(result.retestDifferences.map(\.differenceDB) == [0, 0] && result.flags.isEmpty)
+    }
+
+    /// ASHA (2005): a 1 kHz retest within 5 dB agrees and the better threshold is the audiogram's;
+    /// 10 dB apart is flagged (and the better still kept).
+    @Test func theBetterOfTheTwo1kHzMeasurementsIsKeptAndMoreThan5dBApartIsFlagged() {
+        for (retestHeardFrom, kept, flagged) in [(40, 35, false), (30, 30, false), (25, 25, true), (45, 35, true)] {
+            let result = scripted { presentation, _ in presentation.levelDBHL >= (presentation.isRetest ? retestHeardFrom : 35) }
+            for ear in [Ear.left, .right] {
+                let pair = result.frequencies.retestPair(ear: ear)
+                #expect(pair?.first.thresholdDBHL == 35 && pair?.retest.thresholdDBHL == retestHeardFrom)
+                #expect(result.threshold(ear: ear, frequencyHz: 1000)?.thresholdDBHL == kept)
+                #expect(result.frequencies.audiogram(ear: ear).map(\.frequencyHz) == Set(result.frequencies.map(\.frequencyHz)).sorted())
+            }
+            #expect(result.flags.contains(.retestDifference) == flagged, "retest \(retestHeardFrom): \(result.flags)")
+        }
+    }
+
+    /// ASHA (2005): 1500 Hz is tested when 1 and 2 kHz are 20 dB or more apart, 750 Hz when 500
+    /// and 1000 Hz are; not otherwise, and never twice.
+    @Test func halfOctavesAreAddedWhereNeighbouringOctavesDiffer20dB() {
+        for (thresholds, added) in [
+            ([250: 10, 500: 15, 1000: 20, 2000: 45, 4000: 60, 1500: 30], [1500]),
+            ([250: 10, 500: 15, 1000: 40, 2000: 45, 4000: 60, 750: 25], [750]),
+            ([250: 10, 500: 15, 1000: 30, 2000: 45, 4000: 60], []),
+        ] {
+            var plan = HearingTest.Plan(maximumDBHL: [.right: [250: 90, 500: 90, 750: 90, 1000: 90, 1500: 90, 2000: 90, 4000: 90]])
+            plan.ears = [.right]
+            plan.frequenciesHz = [1000, 2000, 4000, 1000, 500, 250]
+            plan.catchTrialProbability = 0
+            plan.addsInterOctaves = true
+            var test = HearingTest(plan: plan)
+            var generator = SeededRandom(seed: 3)
+            while let presentation = test.next(using: &generator) {
+                test.record(presentation.levelDBHL >= thresholds[presentation.frequencyHz]! ? .responded(responseTimeMs: 400) : .missed)
+            }
+            let tested = test.result.frequencies.filter { !$0.isRetest }.map(\.frequencyHz)
+            #expect(Set(tested).subtracting(plan.frequenciesHz).sorted() == added, "\(thresholds): tested \(tested)")
+            #expect(Set(tested).count == tested.count)
+            for hz in added { #expect(test.result.threshold(ear: .right, frequencyHz: hz)?.thresholdDBHL == thresholds[hz]) }
+        }
     }
 
     /// Answers at the floor count as ascending (nothing is below it): -10 dB HL, not a lower guess.

@@ -52,7 +52,7 @@ import Testing
         let ears = report["ears"] as! [String: [String: Any]]
         for ear in Ear.allCases {
             let expected = Dictionary(
-                uniqueKeysWithValues: record.result.frequencies.filter { $0.ear == ear && !$0.isRetest }.map {
+                uniqueKeysWithValues: record.result.frequencies.audiogram(ear: ear).map {
                     (String($0.frequencyHz), $0.thresholdDBHL!)
                 })
             #expect(ears[ear.rawValue]?["thresholdsDBHL"] as? [String: Int] == expected)

@@ -79,7 +79,7 @@ extension HearingTestDaemonTests {
         #expect(report.exit == 0, "the CLI ended with \(report.exit.map(String.init) ?? "nothing"): \(report.screen.suffix(800))")
         #expect(status.state == .finished, "\(status)")
         for hz in [1000, 4000] {
-            let measured = status.frequencies.first { $0.frequencyHz == hz && !$0.isRetest }?.thresholdDBHL
+            let measured = status.frequencies.kept(ear: .right, frequencyHz: hz)?.thresholdDBHL
             #expect(measured.map { abs(Double($0) - truth[String(hz)]!) <= 5 } == true, "\(hz) Hz: \(String(describing: measured))")
         }
         #expect(status.answers == report.presses.count, "the daemon took \(status.answers) answers of \(report.presses.count) presses")
@@ -105,6 +105,10 @@ extension HearingTestDaemonTests {
             #expect(error < 0.5, "logged \(logged.levelDBHL) dB HL at \(logged.frequencyHz) Hz, measured \(heard.dBHL ?? -100)")
             #expect(logged.responded == (heard.answered ?? false), "the answer to the tone at \(heard.time) s")
         }
+        // The dummy server's microphone gives digital silence: the room is "not checked", never quiet.
+        #expect(record.result.frequencies.allSatisfy { $0.ambientNoiseDBSPL == nil }, "\(record.result.frequencies)")
+        let text = try daemon.ribbitd(["audiogram", "show", "\(id)"]).stdout
+        #expect(text.contains("room noise: not checked (no microphone signal)") && text.contains(" not checked "), "\(text)")
         print("stored hearing test \(id): \(played.count) tones, worst level error \(String(format: "%.3f", worst)) dB against the log")
         let finishedOnScreen = report.screen.contains("Hearing test finished")
         #expect(finishedOnScreen, "the screen ended with: \(report.screen.suffix(600))")
