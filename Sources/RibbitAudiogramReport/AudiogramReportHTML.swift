@@ -49,6 +49,8 @@ public enum AudiogramReportHTML {
             result.isUnreliable
             ? "<p class=\"unreliable\">Flagged UNRELIABLE: the thresholds may be wrong; repeat the test.</p>"
             : ""
+        let findings = record.findings.lines.map { "<p>\(escape($0))</p>" }.joined(separator: "\n")
+        let referral = findings.isEmpty ? "" : "<div class=\"referral\" id=\"findings\">\(findings)</div>"
         return """
             <!DOCTYPE html>
             <html lang="en">
@@ -62,6 +64,7 @@ public enum AudiogramReportHTML {
             h2 { font-size: 11.5pt; margin: 8pt 0 3pt 0; border-bottom: 1px solid #999; }
             .disclaimer { border: 2px solid #b00000; background: #fff4f4; padding: 5pt 8pt; margin: 0 0 8pt 0; font-weight: bold; }
             .unreliable { color: #b00000; font-weight: bold; }
+            .referral { border: 2px solid #b00000; padding: 2pt 8pt; margin: 4pt 0; font-weight: bold; }
             .columns { display: flex; gap: 6mm; align-items: flex-start; }
             .chart { width: 88mm; flex: none; }
             .chart svg { width: 100%; height: auto; display: block; }
@@ -104,6 +107,7 @@ public enum AudiogramReportHTML {
             twice the better value is the audiogram's (ASHA 2005); the two agree within 5 dB or the test is flagged.</p>
             </div>
             </div>
+            \(referral)
             <h2>Reliability</h2>
             <ul id="reliability">
             \(reliability)

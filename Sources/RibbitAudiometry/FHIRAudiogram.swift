@@ -40,6 +40,7 @@ public enum FHIRAudiogram {
         let flags = flagsText(record.result)
         let common = [Annotation(text: HearingTestRecord.disclaimer)] + (flags.map { [Annotation(text: $0)] } ?? [])
 
+        let findings = record.findings
         let panelURL = ids.next()
         var members: [Bundle.Entry] = []
         // One Observation per ear and frequency, in the order tested: a measurement and its retest
@@ -73,6 +74,13 @@ public enum FHIRAudiogram {
                     coding: [Coding(system: dataAbsentReasonSystem, code: "unknown", display: "Unknown")], text: text)
                 notes.append(Annotation(text: text))
             }
+            if findings.crossHeard.contains(where: { $0.ear == measured.ear && $0.frequencyHz == measured.frequencyHz }) {
+                notes.append(
+                    Annotation(
+                        text: "Unmasked: may be the other ear (within \(HearingTestFindings.crossHearingMarginDB) dB of the "
+                            + "headphones' \(findings.interauralAttenuationDB) dB interaural attenuation above it, and no masking noise "
+                            + "was used); the true threshold may be worse"))
+            }
             if let pair {
                 notes.append(
                     Annotation(
@@ -103,8 +111,9 @@ public enum FHIRAudiogram {
             code: CodeableConcept(coding: [Coding(system: loinc, code: panelCode, display: nil)], text: "Pure-tone audiogram"),
             subject: subject, effectiveDateTime: record.date, method: method)
         panel.hasMember = members.map { Reference(reference: $0.fullUrl, display: nil) }
-        panel.interpretation =
-            record.result.flags.isEmpty ? nil : record.result.flags.map { CodeableConcept(text: "Reliability: \($0.rawValue)") }
+        let findingTexts = findings.lines.map { CodeableConcept(text: $0) }
+        let reliability = record.result.flags.map { CodeableConcept(text: "Reliability: \($0.rawValue)") }
+        panel.interpretation = findingTexts.isEmpty && reliability.isEmpty ? nil : findingTexts + reliability
         panel.note = common + [Annotation(text: indicatorsText(record.result))]
         entries.append(Bundle.Entry(fullUrl: panelURL, resource: .observation(panel)))
         entries += members

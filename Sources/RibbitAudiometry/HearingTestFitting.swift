@@ -81,6 +81,17 @@ extension HearingTestRecord {
                 throw FittingRefusal(
                     "\(test) is unreliable: \(reasons.joined(separator: "; ")); take the test again, or --force to fit it anyway")
             }
+            // ribbit does not mask: a threshold the other ear may have heard is not this ear's.
+            let crossHeard = findings.crossHeard
+            if !crossHeard.isEmpty {
+                let named = [Ear.right, .left].compactMap { ear -> String? in
+                    let hz = crossHeard.filter { $0.ear == ear }.map { String($0.frequencyHz) }
+                    return hz.isEmpty ? nil : "the \(ear.rawValue) ear's \(hz.joined(separator: ", ")) Hz"
+                }
+                throw FittingRefusal(
+                    "\(test): \(named.joined(separator: " and ")) may have been heard by the other ear (no masking); "
+                        + "have an audiologist test with masking, or --force to fit it anyway")
+            }
         }
         var thresholds: [Ear: [Int: Int]] = [:]
         var silent: [Ear: Set<Int>] = [:]

@@ -52,6 +52,8 @@ public struct HearingTestStatus: Codable, Sendable, Equatable {
     public var frequencies: [FrequencyResult]
     /// Once it ended: why the result should not be trusted as it stands.
     public var flags: [ReliabilityFlag]
+    /// Once it ended: referral reasons and thresholds the other ear may have heard.
+    public var findings: HearingTestFindings?
     public var noise: Noise?
     /// Once it ended and was stored: the store's id (`ribbitd audiogram show ID`).
     public var recordID: Int64?
@@ -61,7 +63,7 @@ public struct HearingTestStatus: Codable, Sendable, Equatable {
     public init(
         state: State, transducer: Transducer, ear: String?, frequencyHz: Int?, isRetest: Bool?, done: Int, total: Int, answers: Int,
         elapsedSeconds: Double, frequencies: [FrequencyResult], flags: [ReliabilityFlag], noise: Noise?, recordID: Int64?,
-        problem: String?
+        problem: String?, findings: HearingTestFindings? = nil
     ) {
         self.state = state
         self.transducer = transducer
@@ -74,6 +76,7 @@ public struct HearingTestStatus: Codable, Sendable, Equatable {
         self.elapsedSeconds = elapsedSeconds
         self.frequencies = frequencies
         self.flags = flags
+        self.findings = findings
         self.noise = noise
         self.recordID = recordID
         self.problem = problem

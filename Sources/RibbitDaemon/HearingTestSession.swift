@@ -218,6 +218,7 @@ final class HearingTestSession {
             state: state, transducer: transducer, ear: current?.ear.rawValue, frequencyHz: current?.frequencyHz,
             isRetest: current?.isRetest, done: progress.done, total: progress.total, answers: answers, elapsedSeconds: now - started,
             frequencies: result.frequencies, flags: phase == .ended ? result.flags : [], noise: lastNoise, recordID: recordID,
-            problem: problem)
+            problem: problem,
+            findings: phase == .ended ? HearingTestFindings(frequencies: result.frequencies, transducer: transducer) : nil)
     }
 }

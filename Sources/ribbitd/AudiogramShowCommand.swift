@@ -52,6 +52,7 @@ struct AudiogramShowCommand: ParsableCommand {
         }
         out += "\nreliability\n"
         for line in result.reliabilityLines { out += "  \(line)\n" }
+        for line in record.findings.lines { out += "  ! \(line)\n" }
         return out
     }
 }

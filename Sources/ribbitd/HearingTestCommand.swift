@@ -119,6 +119,10 @@ enum HearingTestSummary {
             lines.append("Check this result:")
             lines += status.flags.map { "  - " + describe($0) }
         }
+        if let findings = status.findings, !findings.lines.isEmpty {
+            lines.append("")
+            lines += findings.lines.map { "! " + $0 }
+        }
         lines.append("")
         if let id = status.recordID {
             lines.append(

@@ -19,6 +19,9 @@ struct SimulatedListener {
     /// Presses during waits at the false-alarm rate; a yes-to-everything listener only answers
     /// when asked, so it does not.
     var pressesDuringWaits = true
+    /// Cross-hearing: a tone in one ear reaches the other cochlea this many dB down (nil: never),
+    /// so the ear hears it at the better of its own threshold and the other's plus this.
+    var interauralAttenuationDB: Double?
     var random: SeededRandom
 
     func yesProbability(levelDBHL: Int, thresholdDBHL: Double) -> Double {
@@ -32,6 +35,11 @@ struct SimulatedListener {
         var yes: Double
         if let ear = presentation.toneEar, var threshold = thresholdsDBHL[ear]?[presentation.frequencyHz] {
             if presentation.isRetest { threshold += retestShiftDB }
+            if let attenuation = interauralAttenuationDB,
+                let other = thresholdsDBHL[ear == .right ? .left : .right]?[presentation.frequencyHz]
+            {
+                threshold = min(threshold, other + attenuation)
+            }
             yes = yesProbability(levelDBHL: presentation.levelDBHL, thresholdDBHL: threshold)
         } else {
             yes = falseAlarmRate

@@ -77,6 +77,10 @@ function renderResult(t) {
   $("unreliable").hidden = bad.length === 0;
   $("unreliable").replaceChildren(el("strong", { text: "Unreliable: do not use this result for a fitting as it stands." }),
     ...bad.map((f) => el("p", { text: flagWords[f] })));
+  // See a doctor first, and thresholds the other ear may have heard (ribbit does not mask).
+  const findings = t.findings ? t.findings.lines : [];
+  $("findings").hidden = findings.length === 0;
+  $("findings").replaceChildren(...findings.map((line) => el("p", { text: line })));
   $("flags").replaceChildren(...t.flags.filter((f) => !unreliableFlags.includes(f)).map((f) => el("li", { text: flagWords[f] || f })));
   $("problem").hidden = !t.problem || t.state !== "finished";
   $("problem").textContent = t.problem || "";
@@ -84,7 +88,8 @@ function renderResult(t) {
   $("headphones").textContent = headphoneNames[t.transducer] || t.transducer;
   $("took").textContent = clock(t.elapsedSeconds);
   $("result-links").hidden = t.recordID == null;
-  $("fit").hidden = bad.length > 0;  // refused anyway: the box above says why
+  // Refused anyway (unreliable, or unmasked thresholds): the boxes above say why.
+  $("fit").hidden = bad.length > 0 || (t.findings != null && t.findings.crossHeard.length > 0);
   if (t.recordID != null) {
     $("report-link").href = "/hearing-test/report/" + t.recordID;
     $("fhir-link").href = "/api/hearing-test/fhir/" + t.recordID;
