@@ -1,4 +1,5 @@
 import Glibc
+import RibbitPrescription
 
 /// Octave-band levels of the microphone, for the hearing test's ambient-noise check. Each band
 /// (125 ... 8000 Hz, edges f/sqrt 2 ... f sqrt 2) is a 6th-order Butterworth band-pass: three

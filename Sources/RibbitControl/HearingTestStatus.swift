@@ -1,4 +1,5 @@
 import RibbitAudiometry
+import RibbitPrescription
 
 /// A hearing test run by the daemon (`hearing-test-start`), as `status` reports it while it
 /// runs and after it ended (until the next one or a restart). It never says when a tone plays,

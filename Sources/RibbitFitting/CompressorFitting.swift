@@ -59,8 +59,10 @@ public enum CompressorFitting {
         for i in bands.indices {
             var limit = cap
             if let ucl = rx.ucl[ear] {
+                // dB HL as the headphones the UCL was measured with play it, in their coupler.
                 let f = bands[i].centreHz
-                limit = min(limit, Camfit.interpolate(ucl.mapValues(Double.init), atHz: f) + Camfit.retsplDB(atHz: f) - uclMarginDB)
+                let retspl = Camfit.interpolate(rx.uclReference.dBSPLAtZeroHL, atHz: f)
+                limit = min(limit, Camfit.interpolate(ucl.mapValues(Double.init), atHz: f) + retspl - uclMarginDB)
             }
             bands[i].limitDBSPL = limit
             if let maximumDB { bands[i] = bands[i].capped(atDB: maximumDB) }

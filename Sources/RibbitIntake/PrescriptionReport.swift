@@ -74,6 +74,8 @@ public struct PrescriptionReport: Encodable, Sendable {
     /// under a UCL lie lower), and why it is what it is.
     public var outputLimitDBSPL: [String: Double]
     public var outputLimitReason: String
+    /// The headphones the UCLs were measured with (their RETSPL converts them); nil without UCLs.
+    public var uclTransducer: String?
     /// The most insertion gain any band plays (`Prescription.maxGainDB`, uncalibrated).
     public var maximumGainDB: Double
     /// For the audiologist and the wearer when average speech stays inaudible somewhere
@@ -135,7 +137,11 @@ public struct PrescriptionReport: Encodable, Sendable {
         let compressing = limits.contains { $0.bands.contains { $0.ratio > 1 } }
         outputLimitReason =
             CompressorFitting.capReason(rx, trusted: trusted, compressing: compressing)
-            + (rx.ucl.isEmpty ? "" : "; lower where the UCL less 5 dB is lower")
+            + (rx.ucl.isEmpty
+                ? ""
+                : "; lower where the UCL less 5 dB is lower, the UCL's dB HL through the RETSPL of "
+                    + (rx.uclTransducer ?? .consumer).referenceName)
+        uclTransducer = rx.ucl.isEmpty ? nil : (rx.uclTransducer ?? .consumer).rawValue
         ears = Dictionary(
             uniqueKeysWithValues: Ear.allCases.map { ear in
                 let gains = Prescription.audiometricFrequencies.map { f -> (String, Double?) in

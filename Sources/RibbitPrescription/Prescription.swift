@@ -112,6 +112,12 @@ public struct Prescription: Sendable, Equatable {
     public var expansion: Expansion = .off
     /// Uncomfortable loudness levels in dB HL by frequency, per ear.
     public var ucl: [Ear: [Int: Int]] = [:]
+    /// The headphones the UCLs were measured with (`ucl-transducer`): dB HL become dB SPL through
+    /// their RETSPL, in their coupler, the frame ribbit's calibration measures in. nil: the
+    /// calibration's headphones, consumer headphones, read as a supra-aural earphone (TDH-39).
+    public var uclTransducer: Transducer?
+    /// The RETSPL table the UCLs are converted with.
+    public var uclReference: RETSPLTable { RETSPLTable.standard(uclTransducer ?? .consumer) }
     /// The most any band may put out, in dB SPL; nil: the caps ribbit applies by itself.
     public var limitDBSPL: Double?
     /// How far the wearer may turn the volume up or down, dB; nil: `defaultVolumeRangeDB`.
@@ -162,6 +168,7 @@ public struct Prescription: Sendable, Equatable {
             && a.extensions.map(\.key) == b.extensions.map(\.key) && a.extensions.map(\.value) == b.extensions.map(\.value)
             && a.signature == b.signature && a.version == b.version && a.gains50 == b.gains50 && a.gains80 == b.gains80
             && a.attackMs == b.attackMs && a.releaseMs == b.releaseMs && a.expansion == b.expansion && a.ucl == b.ucl
+            && a.uclTransducer == b.uclTransducer
             && a.limitDBSPL == b.limitDBSPL && a.volumeRangeDB == b.volumeRangeDB && a.lowering == b.lowering
     }
 
@@ -216,6 +223,7 @@ public struct Prescription: Sendable, Equatable {
         for ear in Ear.allCases {
             if let u = ucl[ear] { lines.append("ucl-\(ear.rawValue): " + Self.thresholdPairs(u, noResponse: [])) }
         }
+        if let uclTransducer { lines.append("ucl-transducer: \(uclTransducer.rawValue)") }
         for ear in Ear.allCases {
             if let g = explicitGains[ear] { lines.append("gain-\(ear.rawValue): " + Self.pairs(g)) }
         }

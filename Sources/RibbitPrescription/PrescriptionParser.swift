@@ -19,7 +19,8 @@ extension Prescription {
     ]
     /// Keys version 2 adds (compression); `sig` stays last in the list.
     static let version2Keys = [
-        "ucl-left", "ucl-right", "g50-left", "g80-left", "g50-right", "g80-right", "attack", "release", "expansion", "limit",
+        "ucl-left", "ucl-right", "ucl-transducer", "g50-left", "g80-left", "g50-right", "g80-right", "attack", "release", "expansion",
+        "limit",
         "volume-range", "lowering-left", "lowering-right",
     ]
     static func knownKeys(version: Int) -> [String] { version >= 2 ? knownKeys.dropLast() + version2Keys + ["sig"] : knownKeys }

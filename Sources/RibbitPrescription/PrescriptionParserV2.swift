@@ -30,6 +30,18 @@ extension Prescription {
                 )
             }
         }
+        if let (line, value) = fields["ucl-transducer"] {
+            guard let transducer = Transducer(rawValue: value) else {
+                throw PrescriptionError(
+                    line: line,
+                    "ucl-transducer '\(value.prefix(24))' must be the headphones the UCLs were measured with: "
+                        + Transducer.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            guard fields["ucl-left"] != nil || fields["ucl-right"] != nil else {
+                throw PrescriptionError(line: line, "ucl-transducer names the headphones of UCLs, and there is no ucl-left or ucl-right")
+            }
+            rx.uclTransducer = transducer
+        }
         for ear in Ear.allCases {
             let uclKey = "ucl-\(ear.rawValue)"
             if let (line, value) = fields[uclKey] {

@@ -64,6 +64,10 @@ struct RxMakeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Right gains for 80 dB SPL speech, dB (rule explicit).", valueName: "FREQ=DB,...")) var g80Right: String?
     @Option(help: ArgumentHelp("Left uncomfortable loudness levels, dB HL.", valueName: "FREQ=DB,...")) var uclLeft: String?
     @Option(help: ArgumentHelp("Right uncomfortable loudness levels, dB HL.", valueName: "FREQ=DB,...")) var uclRight: String?
+    @Option(
+        help: ArgumentHelp(
+            "The headphones the UCLs were measured with: tdh39, hda200, er3a or consumer (default).", valueName: "HEADPHONES"))
+    var uclTransducer: String?
     @Option(help: ArgumentHelp("Compressor attack time in ms.", valueName: "MS")) var attack: String?
     @Option(help: ArgumentHelp("Compressor release time in ms.", valueName: "MS")) var release: String?
     @Option(help: ArgumentHelp("off, on or the expansion knee in dB SPL.", valueName: "KNEE")) var expansion: String?
@@ -138,7 +142,7 @@ struct RxMakeCommand: ParsableCommand {
 
     /// The options only format version 2 knows.
     private var version2Fields: [String?] {
-        [g50Left, g80Left, g50Right, g80Right, uclLeft, uclRight, attack, release, expansion, limit, volumeRange]
+        [g50Left, g80Left, g50Right, g80Right, uclLeft, uclRight, uclTransducer, attack, release, expansion, limit, volumeRange]
     }
 
     /// The options as prescription text, checked by the same parser as every prescription.
@@ -166,6 +170,7 @@ struct RxMakeCommand: ParsableCommand {
         add("gain-right", gainRight, pairs: true)
         add("ucl-left", uclLeft, pairs: true)
         add("ucl-right", uclRight, pairs: true)
+        add("ucl-transducer", uclTransducer)
         add("g50-left", g50Left, pairs: true)
         add("g80-left", g80Left, pairs: true)
         add("g50-right", g50Right, pairs: true)

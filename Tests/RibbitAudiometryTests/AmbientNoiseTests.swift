@@ -1,5 +1,6 @@
 import Foundation
 import RibbitAudiometry
+import RibbitPrescription
 import RibbitSignals
 import Testing
 

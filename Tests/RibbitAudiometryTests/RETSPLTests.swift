@@ -1,4 +1,5 @@
 import RibbitAudiometry
+import RibbitPrescription
 import Testing
 
 @Suite struct RETSPLTests {

@@ -6,7 +6,8 @@ import Testing
 @Suite struct CompressionCLITests {
     /// The right ear's 1000 Hz band of camfit-ucl.rx (docs/prescription-format.md's worked
     /// example): g50 23.3, g65 19.2, g80 15.1 dB, knee 35.8 dB SPL, ratio 1.38, limit
-    /// 95 + 2.4 - 5 = 92.4 dB SPL (UCL 95 dB HL, ISO 389-7 2.4 dB, 5 dB margin).
+    /// 95 + 7.0 - 5 = 97.0 dB SPL (UCL 95 dB HL measured with TDH-39 earphones, whose RETSPL at
+    /// 1 kHz is 7.0 dB SPL in the NBS 9-A coupler (ANSI S3.6), 5 dB margin).
     @Test func rxShowJSONGivesEveryBandAndItsLimit() throws {
         let result = try Ribbitd.run(["rx", "show", "--json", rx("camfit-ucl.rx")])
         #expect(result.status == 0, "\(result.stderr)")
@@ -19,8 +20,22 @@ import Testing
         #expect(bands.count == 10)
         let band = try #require(bands.first { $0["centreHz"] as? Double == 1000 })
         #expect(band["gain50DB"] as? Double == 23.3 && band["gain65DB"] as? Double == 19.2 && band["gain80DB"] as? Double == 15.1)
-        #expect(band["kneeDBSPL"] as? Double == 35.8 && band["ratio"] as? Double == 1.38 && band["limitDBSPL"] as? Double == 92.4)
+        #expect(band["kneeDBSPL"] as? Double == 35.8 && band["ratio"] as? Double == 1.38 && band["limitDBSPL"] as? Double == 97.0)
         #expect((right["uclDBHL"] as? [String: Any])?["1000"] as? Int == 95)
+        #expect(object["uclTransducer"] as? String == "tdh39")
+        // The same UCL measured with ER-3A inserts (RETSPL 0.0 dB SPL at 1 kHz in the HA-2
+        // coupler): 90.0; unnamed, the calibration's headphones as a TDH-39: 97.0 again.
+        let text = try String(contentsOfFile: rx("camfit-ucl.rx"), encoding: .utf8)
+        for (line, limit) in [("ucl-transducer: er3a\n", 90.0), ("", 97.0)] {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("ucl-\(limit).rx")
+            try text.replacingOccurrences(of: "ucl-transducer: tdh39\n", with: line).write(to: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let shown = try Ribbitd.run(["rx", "show", "--json", file.path])
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any], "\(shown.stderr)")
+            let ears = json["ears"] as? [String: Any], right = ears?["right"] as? [String: Any]
+            let oneK = (right?["bands"] as? [[String: Any]])?.first { $0["centreHz"] as? Double == 1000 }
+            #expect(oneK?["limitDBSPL"] as? Double == limit, "\(line)")
+        }
         let doc = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("docs/json-output.md"), encoding: .utf8)
         for key in Array(object.keys) + Array(right.keys) + Array(band.keys) { #expect(doc.contains("`\(key)`"), "\(key)") }
     }

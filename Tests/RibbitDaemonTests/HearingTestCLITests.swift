@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import RibbitAudiometry
 import RibbitControl
+import RibbitPrescription
 import RibbitSettings
 import RibbitTestSupport
 import Testing

@@ -41,6 +41,7 @@ func variant2(adding line: String) -> String { minimal2 + line + "\n" }
             rule: explicit
             left: 500=20 1000=30 2000=40 4000=50
             ucl-left: 500=100 1000=105 2000=110 4000=110
+            ucl-transducer: er3a
             g50-left: 500=20 1000=25.5 2000=30 4000=35
             g80-left: 500=10 1000=15 2000=20 4000=25
             attack: 10
@@ -58,6 +59,8 @@ func variant2(adding line: String) -> String { minimal2 + line + "\n" }
         #expect(rx.gains50[.left] == [500: 20, 1000: 25.5, 2000: 30, 4000: 35])
         #expect(rx.gains80[.left]?[4000] == 25)
         #expect(rx.ucl[.left] == [500: 100, 1000: 105, 2000: 110, 4000: 110])
+        #expect(rx.uclTransducer == .er3a && rx.uclReference.dBSPLAtZeroHL[1000] == 0)
+        #expect(try parse(variant2(adding: "ucl-left: 500=100 1000=105 2000=110 4000=110")).uclReference.transducer == .consumer)
         #expect(rx.attackMs == 10 && rx.releaseMs == 150 && rx.expansion == .knee(40) && rx.limitDBSPL == 105)
         #expect(rx.text == text)
         #expect(try parse(rx.text) == rx)
@@ -81,7 +84,7 @@ func variant2(adding line: String) -> String { minimal2 + line + "\n" }
             variant2(adding: "colour: blue"),
             PrescriptionError(
                 line: 6,
-                "unknown key 'colour' (known: name, env, audiologist, patient, date, note, rule, left, right, gain-left, gain-right, lowpass, max-output, ucl-left, ucl-right, g50-left, g80-left, g50-right, g80-right, attack, release, expansion, limit, volume-range, lowering-left, lowering-right; prefix your own keys with 'x-')"
+                "unknown key 'colour' (known: name, env, audiologist, patient, date, note, rule, left, right, gain-left, gain-right, lowpass, max-output, ucl-left, ucl-right, ucl-transducer, g50-left, g80-left, g50-right, g80-right, attack, release, expansion, limit, volume-range, lowering-left, lowering-right; prefix your own keys with 'x-')"
             )
         ),
         (
@@ -102,6 +105,15 @@ func variant2(adding line: String) -> String { minimal2 + line + "\n" }
         (
             variant2(adding: "ucl-left: 500=100 1000=105 2000=110 4000=50"),
             PrescriptionError(line: 6, "'ucl-left': 50 dB HL at 4000 Hz is not above the threshold of 50 dB HL; check the audiogram")
+        ),
+        (
+            variant2(adding: "ucl-transducer: airpods"),
+            PrescriptionError(
+                line: 6, "ucl-transducer 'airpods' must be the headphones the UCLs were measured with: tdh39, hda200, er3a, consumer")
+        ),
+        (
+            variant2(adding: "ucl-transducer: tdh39"),
+            PrescriptionError(line: 6, "ucl-transducer names the headphones of UCLs, and there is no ucl-left or ucl-right")
         ),
         (
             variant2(adding: "g50-left: 500=20 1000=25 2000=30 4000=35"),
