@@ -37,7 +37,9 @@ public enum AudiogramReportHTML {
                 if let first, let retest {
                     level += "<br><span class=\"small\">first \(cell(first))<br>retest \(cell(retest))</span>"
                 }
-                let noise = [first, retest].compactMap { $0?.ambientNoiseDBSPL }.max().map { String(format: "%.1f", $0) } ?? "not checked"
+                let noise =
+                    [first, retest].compactMap { $0?.ambientNoiseDBSPL }.max().map { String(format: "%.1f", $0) }
+                    ?? (kept == nil ? "-" : "not checked")
                 let presentations = [first, retest].compactMap { $0?.presentations }
                 rows +=
                     "<td class=\"\(ear.rawValue)\">\(level)</td><td>\(noise)</td><td>\(presentations.isEmpty ? "-" : presentations.map(String.init).joined(separator: " + "))</td>"

@@ -92,7 +92,8 @@ public enum FHIRAudiogram {
                 Observation.Component(
                     code: CodeableConcept(text: "Maximum level tested"), valueQuantity: .dBHL(Double(measured.maximumTestedDBHL)))
             ]
-            if let noise = measured.ambientNoiseDBSPL {
+            // The louder room of the pair, as the report shows it.
+            if let noise = [pair?.first, pair?.retest, measured].compactMap({ $0?.ambientNoiseDBSPL }).max() {
                 components.append(
                     Observation.Component(
                         code: CodeableConcept(text: "Ambient noise, octave band around the test frequency"),

@@ -275,14 +275,15 @@ public struct HearingTest: Sendable {
                 maximumTestedDBHL: step.maximumDBHL, presentations: t.presentations, ambientNoiseDBSPL: t.ambientNoiseDBSPL))
         track = nil
         stepIndex += 1
-        if plan.addsInterOctaves && !step.isRetest { addInterOctaves(ear: step.ear) }
+        if plan.addsInterOctaves { addInterOctaves(ear: step.ear) }
     }
 
-    /// Next, the half-octaves whose two octaves this ear has now measured 20 dB or more apart (a
-    /// no-response counts at its maximum, as the least it can be).
+    /// Next, the half-octaves whose two octaves this ear has now measured 20 dB or more apart (the
+    /// audiogram's values, a retest's better one included; a no-response counts at its maximum,
+    /// as the least it can be).
     mutating func addInterOctaves(ear: Ear) {
         func level(_ hz: Int) -> Int? {
-            guard let measured = results.first(where: { $0.ear == ear && $0.frequencyHz == hz && !$0.isRetest }) else { return nil }
+            guard let measured = results.kept(ear: ear, frequencyHz: hz) else { return nil }
             return measured.status == .noResponse ? measured.maximumTestedDBHL : measured.thresholdDBHL
         }
         for mid in Plan.interOctaves.reversed() {

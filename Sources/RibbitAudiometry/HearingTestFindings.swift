@@ -35,7 +35,7 @@ public struct HearingTestFindings: Sendable, Equatable, Codable {
 
     /// Frequencies where the ears differ by `asymmetryDB` or more.
     public var asymmetricFrequenciesHz: [Int]
-    /// The ear with a loss when the other hears normally.
+    /// The ear with a loss when the other hears normally and they differ by `asymmetryDB` somewhere.
     public var unilateralLossEar: Ear?
     public var crossHeard: [CrossHeard]
     public var interauralAttenuationDB: Int
@@ -68,7 +68,9 @@ public struct HearingTestFindings: Sendable, Equatable, Codable {
             let levels = speech.compactMap { level(ear, $0) }
             return levels.count == speech.count && levels.reduce(0, +) > Self.normalDBHL * speech.count
         }
-        unilateralLossEar = [Ear.right, .left].first { ear in hasLoss(ear) && normal(ear == .right ? .left : .right) }
+        // And the ears really differ somewhere: 30 against 25 dB HL is no one-sided loss.
+        let differ = !asymmetricFrequenciesHz.isEmpty
+        unilateralLossEar = [Ear.right, .left].first { ear in differ && hasLoss(ear) && normal(ear == .right ? .left : .right) }
         var crossHeard: [CrossHeard] = []
         for ear in [Ear.right, .left] {
             let other: Ear = ear == .right ? .left : .right

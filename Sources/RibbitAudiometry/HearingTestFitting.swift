@@ -54,8 +54,9 @@ extension HearingTestRecord {
     /// (`CompressorFitting.delivery`, as `rx show` does).
     ///
     /// Refused, unless `force`, when the result is unreliable (false alarms, a retest difference)
-    /// or nothing was heard anywhere (headphones off, or no answer): gains from such thresholds
-    /// would be wrong, and loud.
+    /// or nothing was heard anywhere (headphones off, or no answer), or when a threshold may be the
+    /// other ear's (`HearingTestFindings.crossHeard`): gains from such thresholds would be wrong,
+    /// and loud.
     public func proposedFitting(rule: FittingRule = .camfit, environment: String = "quiet", force: Bool = false) throws(FittingRefusal)
         -> ProposedFitting
     {

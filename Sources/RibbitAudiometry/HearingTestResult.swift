@@ -146,7 +146,8 @@ public struct HearingTestResult: Sendable, Equatable, Codable {
 
     /// Whether the room's noise was measured while any tone played: without a microphone signal
     /// the room is "not checked", never "quiet".
-    public var roomNoiseChecked: Bool { frequencies.contains { $0.ambientNoiseDBSPL != nil } }
+    /// Records stored before this said -99 dB SPL for the same silence: not checked either.
+    public var roomNoiseChecked: Bool { frequencies.contains { ($0.ambientNoiseDBSPL ?? -99) > -99 } }
 
     /// False alarms or a retest difference: the thresholds may be wrong, not just the setup.
     public var isUnreliable: Bool { flags.contains(.falseAlarms) || flags.contains(.retestDifference) }

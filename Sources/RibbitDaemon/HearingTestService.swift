@@ -71,9 +71,12 @@ final class HearingTestService: DaemonService {
             if let reference { table = table.biologicallyCalibrated(referenceThresholdsDBHL: reference) }
         }
         let frequencies = request.frequenciesHz
-        // The ASHA rule may add a half-octave between two octaves the plan has: its levels too.
-        let interOctaves = HearingTest.Plan.interOctaves.filter { frequencies.contains($0.below) && frequencies.contains($0.above) }
-            .map(\.hz)
+        // The ASHA rule may add a half-octave between two octaves the plan has: its levels too,
+        // where a consumer headphone's biological calibration covers it (else it plays off the
+        // placeholder table, up to 10 dB away from its neighbours).
+        let interOctaves = HearingTest.Plan.interOctaves.filter {
+            frequencies.contains($0.below) && frequencies.contains($0.above) && (reference == nil || reference?[$0.hz] != nil)
+        }.map(\.hz)
         let ceiling = fitting.state.filterChoice.ceilingDBFS(calibration: audio.calibration)
         let highest = min(ceiling - ControlProtocol.toneHeadroomDB, -ControlProtocol.toneHeadroomDB)
         let cal = calibrationStatus

@@ -18,7 +18,8 @@ import RibbitPrescription
 /// give ratio 1, knee 200 and the rule's gain at the band centre (compression off).
 ///
 /// Output limit per band, the smallest of:
-/// - the UCL (dB HL, interpolated at the centre) + ISO 389-7 reference threshold - `uclMarginDB`;
+/// - the UCL (dB HL, interpolated at the centre) + the RETSPL of the headphones it was measured
+///   with (`ucl-transducer`; not said: the ISO 389-7 free-field threshold) - `uclMarginDB`;
 /// - the prescription's `limit:`;
 /// - the US OTC hearing-aid rule (21 CFR 800.30), 111 dB SPL, or 117 dB SPL when the ear's
 ///   input-controlled compression is active (a band ratio above 1); only a `limit:` that a
@@ -61,8 +62,7 @@ public enum CompressorFitting {
             if let ucl = rx.ucl[ear] {
                 // dB HL as the headphones the UCL was measured with play it, in their coupler.
                 let f = bands[i].centreHz
-                let retspl = Camfit.interpolate(rx.uclReference.dBSPLAtZeroHL, atHz: f)
-                limit = min(limit, Camfit.interpolate(ucl.mapValues(Double.init), atHz: f) + retspl - uclMarginDB)
+                limit = min(limit, Camfit.interpolate(ucl.mapValues(Double.init), atHz: f) + rx.uclReferenceDBSPL(atHz: f) - uclMarginDB)
             }
             bands[i].limitDBSPL = limit
             if let maximumDB { bands[i] = bands[i].capped(atDB: maximumDB) }

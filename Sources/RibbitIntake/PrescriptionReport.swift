@@ -139,9 +139,10 @@ public struct PrescriptionReport: Encodable, Sendable {
             CompressorFitting.capReason(rx, trusted: trusted, compressing: compressing)
             + (rx.ucl.isEmpty
                 ? ""
-                : "; lower where the UCL less 5 dB is lower, the UCL's dB HL through the RETSPL of "
-                    + (rx.uclTransducer ?? .consumer).referenceName)
-        uclTransducer = rx.ucl.isEmpty ? nil : (rx.uclTransducer ?? .consumer).rawValue
+                : "; lower where the UCL less 5 dB is lower, the UCL's dB HL through "
+                    + (rx.uclTransducer.map { "the RETSPL of \($0.referenceName)" }
+                        ?? "ISO 389-7 free-field thresholds (no ucl-transducer)"))
+        uclTransducer = rx.ucl.isEmpty ? nil : rx.uclTransducer?.rawValue
         ears = Dictionary(
             uniqueKeysWithValues: Ear.allCases.map { ear in
                 let gains = Prescription.audiometricFrequencies.map { f -> (String, Double?) in

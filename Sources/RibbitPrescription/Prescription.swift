@@ -113,11 +113,16 @@ public struct Prescription: Sendable, Equatable {
     /// Uncomfortable loudness levels in dB HL by frequency, per ear.
     public var ucl: [Ear: [Int: Int]] = [:]
     /// The headphones the UCLs were measured with (`ucl-transducer`): dB HL become dB SPL through
-    /// their RETSPL, in their coupler, the frame ribbit's calibration measures in. nil: the
-    /// calibration's headphones, consumer headphones, read as a supra-aural earphone (TDH-39).
+    /// their RETSPL, in their coupler. nil: not said, and the ISO 389-7 free-field thresholds
+    /// convert them, as before the key existed (lower than the TDH-39's and HDA 200's tables at
+    /// every frequency): an unsaid frame never raises a limit; only an audiologist's key does.
     public var uclTransducer: Transducer?
-    /// The RETSPL table the UCLs are converted with.
-    public var uclReference: RETSPLTable { RETSPLTable.standard(uclTransducer ?? .consumer) }
+
+    /// dB SPL at 0 dB HL for the UCLs at a frequency: the named headphones' RETSPL, or ISO 389-7.
+    public func uclReferenceDBSPL(atHz frequencyHz: Double) -> Double {
+        guard let uclTransducer else { return Camfit.retsplDB(atHz: frequencyHz) }
+        return Camfit.interpolate(RETSPLTable.standard(uclTransducer).dBSPLAtZeroHL, atHz: frequencyHz)
+    }
     /// The most any band may put out, in dB SPL; nil: the caps ribbit applies by itself.
     public var limitDBSPL: Double?
     /// How far the wearer may turn the volume up or down, dB; nil: `defaultVolumeRangeDB`.

@@ -17,7 +17,7 @@ public enum Transducer: String, Sendable, Codable, CaseIterable {
         case .tdh39: "TDH-39 supra-aural (NBS 9-A coupler)"
         case .hda200: "HDA 200 circumaural (IEC 60318-1)"
         case .er3a: "ER-3A insert (HA-2 coupler)"
-        case .consumer: "the calibration's headphones, as a TDH-39 (NBS 9-A coupler)"
+        case .consumer: "consumer headphones, as a TDH-39 (NBS 9-A coupler)"
         }
     }
 }

@@ -71,6 +71,9 @@ enum HearingTestResultsRoutes {
         var transducer: String
         var flags: [String]
         var unreliable: Bool
+        /// Thresholds the other ear may have heard: a fitting is refused (`HearingTestFindings`).
+        var crossHeard: Bool
+        var seeADoctor: Bool
 
         init(_ record: HearingTestRecord) {
             id = record.id ?? 0
@@ -78,6 +81,9 @@ enum HearingTestResultsRoutes {
             transducer = record.transducer.rawValue
             flags = record.result.flags.map(\.rawValue)
             unreliable = record.result.isUnreliable
+            let findings = record.findings
+            crossHeard = !findings.crossHeard.isEmpty
+            seeADoctor = findings.seeADoctor
         }
     }
 

@@ -14,7 +14,8 @@ struct AudiogramFitCommand: ParsableCommand {
             Named "self-test DATE", its note saying it is self-measured; unsigned. A no response is \
             fitted at the level tested (the real threshold is higher); undetermined and untested \
             frequencies are left out. An unreliable test (false alarms, a 1 kHz retest difference, \
-            nothing heard) is refused unless --force. A gain above ribbit's maximum of +50 dB plays at \
+            nothing heard) is refused unless --force, and so is one with thresholds the other ear may have \
+            heard (unmasked). A gain above ribbit's maximum of +50 dB plays at \
             +50 dB, and the shortfall is said, as `rx show` says it. Without -o, --qr or --trial the text is printed. \
             --trial applies it through the daemon as `ribbitd load --trial` does.
             """)
@@ -55,6 +56,8 @@ struct AudiogramFitCommand: ParsableCommand {
         if record.result.isUnreliable || record.result.flags.contains(.noResponseAnywhere) {
             print("warning: the test is flagged (\(record.flagsText)); fitted anyway (--force)")
         }
+        // See a doctor first; unmasked thresholds fitted only with --force.
+        for line in record.findings.lines { print("warning: " + line) }
         print(HearingTestRecord.disclaimer)
         for line in Self.notes(fitting) { print(line) }
 

@@ -35,9 +35,12 @@ struct AudiogramShowCommand: ParsableCommand {
             guard !rows.isEmpty else { continue }
             out += "\n\(ear.plotTitle.lowercased())\n"
             let header = ["Hz", "threshold", "noise dB SPL", "presentations"]
+            // Where 1 kHz was measured twice, the audiogram keeps the better: marked.
+            let pair = result.frequencies.retestPair(ear: ear)
+            let kept = pair.flatMap { result.threshold(ear: ear, frequencyHz: $0.first.frequencyHz) }
             let cells = rows.map {
                 [
-                    "\($0.frequencyHz)\($0.isRetest ? " retest" : "")", $0.levelText,
+                    "\($0.frequencyHz)\($0.isRetest ? " retest" : "")", $0.levelText + (pair != nil && $0 == kept ? " (kept)" : ""),
                     $0.ambientNoiseDBSPL.map { String(format: "%.1f", $0) } ?? "not checked", String($0.presentations),
                 ]
             }

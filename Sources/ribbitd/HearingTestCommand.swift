@@ -169,7 +169,8 @@ enum HearingTestSummary {
     static func describe(_ flag: ReliabilityFlag) -> String {
         switch flag {
         case .falseAlarms: "many answers came when no beep was played: the thresholds may be too good; take the test again, calmly"
-        case .retestDifference: "the two 1000 Hz measurements differ by more than 10 dB: take the test again"
+        case .retestDifference:
+            "the two 1000 Hz measurements differ by more than \(HearingTestResult.maximumRetestDifferenceDB) dB: take the test again"
         case .undetermined: "some frequencies (?) gave no consistent answer: take the test again"
         case .noResponseAnywhere: "no beep was heard at all: check the headphones are plugged in, on and not muted"
         case .incomplete: "the test was stopped before the end"

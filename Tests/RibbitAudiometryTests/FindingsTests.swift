@@ -86,5 +86,16 @@ import Testing
         #expect(HearingTestFindings(frequencies: frequencies, transducer: .er3a).crossHeard.isEmpty)
         // One frequency apart is not an asymmetry to refer.
         #expect(!HearingTestFindings(frequencies: frequencies, transducer: .tdh39).seeADoctor)
+        // A borderline ear 5 dB off a normal one is not a one-sided loss.
+        let borderline: [FrequencyResult] = [Ear.right, .left].flatMap { ear in
+            [500, 1000, 2000, 4000].map { hz in
+                FrequencyResult(
+                    ear: ear, frequencyHz: hz, isRetest: false, status: .threshold,
+                    thresholdDBHL: ear == .right && hz == 4000 ? 30 : 25, maximumTestedDBHL: 90, presentations: 6,
+                    ambientNoiseDBSPL: nil)
+            }
+        }
+        let findings = HearingTestFindings(frequencies: borderline, transducer: .tdh39)
+        #expect(findings.unilateralLossEar == nil && !findings.seeADoctor && findings.lines.isEmpty)
     }
 }

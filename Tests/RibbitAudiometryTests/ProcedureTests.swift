@@ -327,6 +327,27 @@ import Testing
             #expect(Set(tested).count == tested.count)
             for hz in added { #expect(test.result.threshold(ear: .right, frequencyHz: hz)?.thresholdDBHL == thresholds[hz]) }
         }
+        // The audiogram's 1 kHz decides, the better of the first and the retest: first 30 against
+        // 2 kHz at 45 is 15 dB apart, a retest at 25 makes it 20 (1500 added after the retest) and
+        // 500 Hz at 10 only 15 (no 750); a worse retest (35) leaves 30: 750 added, 1500 not.
+        for (retest, added) in [(25, [1500]), (35, [750])] as [(Int, [Int])] {
+            let first = 30
+            let thresholds = [250: 10, 500: 10, 750: 20, 2000: 45, 1500: 40, 4000: 60]
+            var plan = HearingTest.Plan(maximumDBHL: [.right: [250: 90, 500: 90, 750: 90, 1000: 90, 1500: 90, 2000: 90, 4000: 90]])
+            plan.ears = [.right]
+            plan.frequenciesHz = [1000, 2000, 4000, 1000, 500, 250]
+            plan.catchTrialProbability = 0
+            plan.addsInterOctaves = true
+            var test = HearingTest(plan: plan)
+            var generator = SeededRandom(seed: 4)
+            while let presentation = test.next(using: &generator) {
+                let threshold =
+                    presentation.frequencyHz == 1000 ? (presentation.isRetest ? retest : first) : thresholds[presentation.frequencyHz]!
+                test.record(presentation.levelDBHL >= threshold ? .responded(responseTimeMs: 400) : .missed)
+            }
+            let tested = Set(test.result.frequencies.map(\.frequencyHz)).subtracting(plan.frequenciesHz).sorted()
+            #expect(tested == added, "1 kHz \(first)/\(retest): added \(tested)")
+        }
     }
 
     /// Answers at the floor count as ascending (nothing is below it): -10 dB HL, not a lower guess.

@@ -54,9 +54,10 @@ import Testing
         let show = try ribbitd(["audiogram", "show", "1"])
         #expect(show.status == 0)
         #expect(show.stdout.contains(HearingTestRecord.disclaimer))
-        #expect(show.stdout.contains("right ear\n  Hz           threshold  noise dB SPL  presentations\n  250 "))
+        #expect(show.stdout.contains("right ear\n  Hz           threshold        noise dB SPL  presentations\n  250 "))
+        // The audiogram's 1 kHz, the better of the pair, is marked.
         let oneK = try #require(records[0].result.threshold(ear: .left, frequencyHz: 1000))
-        #expect(show.stdout.contains("  1000         \(oneK.thresholdDBHL!) dB HL"))
+        #expect(show.stdout.contains("\(oneK.thresholdDBHL!) dB HL (kept)"))
         #expect(show.stdout.contains("  1000 retest  "))
         #expect(show.stdout.contains("24.5"))  // the noise
         #expect(show.stdout.contains("calibration: profile bench: 0 dBFS at 1 kHz = 104 dB SPL left, 103.5 dB SPL right"))

@@ -24,9 +24,9 @@ import Testing
         #expect((right["uclDBHL"] as? [String: Any])?["1000"] as? Int == 95)
         #expect(object["uclTransducer"] as? String == "tdh39")
         // The same UCL measured with ER-3A inserts (RETSPL 0.0 dB SPL at 1 kHz in the HA-2
-        // coupler): 90.0; unnamed, the calibration's headphones as a TDH-39: 97.0 again.
+        // coupler): 90.0; unnamed, ISO 389-7's free field: 95 + 2.4 - 5 = 92.4, as before the key.
         let text = try String(contentsOfFile: rx("camfit-ucl.rx"), encoding: .utf8)
-        for (line, limit) in [("ucl-transducer: er3a\n", 90.0), ("", 97.0)] {
+        for (line, limit) in [("ucl-transducer: er3a\n", 90.0), ("", 92.4)] {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("ucl-\(limit).rx")
             try text.replacingOccurrences(of: "ucl-transducer: tdh39\n", with: line).write(to: file, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(at: file) }

@@ -42,17 +42,29 @@ import Testing
         #expect(s.bands.allSatisfy { $0.expansionRatio == 1 })
     }
 
-    /// No `ucl-transducer`: the calibration's headphones, as a TDH-39 in its NBS 9-A coupler
-    /// (ANSI S3.6 RETSPL 11.5, 7.0, 9.5, 13.0 dB SPL at 0.5, 1, 4, 8 kHz). UCL 105 dB HL at
-    /// 1000 Hz + 7.0 - 5 dB margin = 107.0 dB SPL; 95 dB HL at 4000 Hz + 9.5 - 5 = 99.5; 500 Hz:
-    /// 100 + 11.5 - 5 = 106.5.
+    /// No `ucl-transducer`: ISO 389-7's free-field thresholds. UCL 105 dB HL at 1000 Hz + 2.4 dB
+    /// - 5 dB margin = 102.4 dB SPL; 95 dB HL at 4000 Hz - 5.4 - 5 = 84.6; 500 Hz: 100 + 4.4 - 5
+    /// = 99.4. Named TDH-39 earphones (ANSI S3.6 RETSPL 11.5, 7.0, 9.5, 13.0 dB SPL at 0.5, 1, 4,
+    /// 8 kHz in the NBS 9-A coupler): 106.5, 107.0, 99.5, 103.0.
     @Test func uclSetsTheOutputLimitBelowDiscomfort() throws {
         let s = try #require(CompressorFitting.settings(try rx(camfit), ear: .right, trusted: true))
         let limits = Dictionary(uniqueKeysWithValues: s.bands.map { (Int($0.centreHz), $0.limitDBSPL) })
-        #expect(abs(limits[1000]! - 107.0) < 1e-9)
-        #expect(abs(limits[4000]! - 99.5) < 1e-9)
-        #expect(abs(limits[500]! - 106.5) < 1e-9)
-        #expect(abs(limits[8000]! - (95 + 13.0 - 5)) < 1e-9)  // the UCL held flat above 4000 Hz
+        #expect(abs(limits[1000]! - 102.4) < 1e-9)
+        #expect(abs(limits[4000]! - 84.6) < 1e-9)
+        #expect(abs(limits[500]! - 99.4) < 1e-9)
+        #expect(abs(limits[8000]! - (95 + 12.6 - 5)) < 1e-9)  // held flat above 4000 Hz
+        var named = try rx(camfit)
+        named.uclTransducer = .tdh39
+        let tdh = try #require(CompressorFitting.settings(named, ear: .right, trusted: true))
+        let tdhLimits = Dictionary(uniqueKeysWithValues: tdh.bands.map { (Int($0.centreHz), $0.limitDBSPL) })
+        for (hz, limit) in [500: 106.5, 1000: 107.0, 4000: 99.5, 8000: 103.0] { #expect(abs(tdhLimits[hz]! - limit) < 1e-9, "\(hz) Hz") }
+        // Unsaid lies under the supra-aural and circumaural tables everywhere: the key, not its
+        // absence, raises a limit.
+        for hz in Prescription.audiometricFrequencies {
+            for transducer in [Transducer.tdh39, .hda200] {
+                #expect(Camfit.retsplDB(atHz: Double(hz)) <= RETSPLTable.standard(transducer).dBSPLAtZeroHL[hz]!, "\(hz) Hz \(transducer)")
+            }
+        }
         // Untrusted, the OTC cap of 117 dB SPL still applies where the UCL is higher.
         let untrusted = try #require(CompressorFitting.settings(try rx(camfit), ear: .right, trusted: false))
         #expect(untrusted.bands.allSatisfy { $0.limitDBSPL <= 117 })

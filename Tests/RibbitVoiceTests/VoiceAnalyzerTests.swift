@@ -247,6 +247,21 @@ private let onsetSkip = 0.04
             print("a \(Int(hz)) Hz whistle: \(voiced.count) frames voiced \(Set(voiced.compactMap(\.f0Hz).map { Int($0) }).sorted()) Hz")
             #expect(voiced.count == 0, "\(Int(hz)) Hz: \(voiced.count) voiced frames")
         }
+        // A high voice in range whose 2nd harmonic outweighs its fundamental (a child's or a
+        // soprano's, F1 near 2 f0): its half period dips too, but less deep than its period. It
+        // stays a voice at its own pitch.
+        for (f0, tilt, lowest) in [(600.0, 0.0, 1), (700, 6, 1), (600, -6, 2)] {
+            var high = voice(f0)
+            high.tiltDBPerOctave = tilt
+            high.lowestHarmonic = lowest
+            let frames = inside(analyze(padded(VoiceSignals.voice(high, sampleRate: rate, seed: 301))), seconds: 1, skip: onsetSkip)
+            let voiced = frames.filter(\.voiced)
+            let right = voiced.filter { abs(($0.f0Hz ?? 0) / f0 - 1) < 0.02 }
+            print(
+                "a \(Int(f0)) Hz voice, tilt \(tilt) dB/octave, lowest harmonic \(lowest): \(voiced.count) of \(frames.count) voiced, \(right.count) at its pitch"
+            )
+            #expect(Double(right.count) >= 0.8 * Double(frames.count), "\(Int(f0)) Hz: \(right.count) of \(frames.count)")
+        }
         // A squeal: a voice-like sound (harmonics, jitter, shimmer) gliding from 1200 to 1400 Hz.
         let squeal = analyze(padded(VoiceSignals.voice(voice(1200, to: 1400), sampleRate: rate, seed: 300))).filter(\.voiced)
         print("a squeal 1200 -> 1400 Hz: \(squeal.count) frames voiced")

@@ -7,7 +7,7 @@ const earNames = { right: "Right ear", left: "Left ear" };
 const headphoneNames = { consumer: "Own headphones", tdh39: "TDH-39", hda200: "HDA 200", er3a: "ER-3A inserts" };
 const flagWords = {
   "false-alarms": "You pressed often when no beep played, so the thresholds may be too good. Test again, pressing only for beeps.",
-  "retest-difference": "The two measurements at 1000 Hz differ by more than 10 dB: the answers were not consistent. Test again.",
+  "retest-difference": "The two measurements at 1000 Hz differ by more than 5 dB: the answers were not consistent. Test again.",
   "undetermined": "Some frequencies found no threshold (the answers were too inconsistent): test again.",
   "no-response-anywhere": "No beep was heard at any frequency: check the headphones are on, plugged in and not muted.",
   "incomplete": "The test stopped before every frequency was measured.",
@@ -116,7 +116,8 @@ async function listTests() {
     $("earlier-list").replaceChildren(...tests.map((entry) => {
       const when = new Date(entry.date);
       const label = "test " + entry.id;
-      const flags = entry.flags.length === 0 ? "no flags" : entry.unreliable ? "unreliable" : entry.flags.join(", ");
+      const flags = (entry.flags.length === 0 ? "no flags" : entry.unreliable ? "unreliable" : entry.flags.join(", "))
+        + (entry.seeADoctor ? ", see a doctor before a hearing aid" : "") + (entry.crossHeard ? ", unmasked" : "");
       return el("li", {},
         el("p", {}, el("strong", { text: "Test " + entry.id }), " ",
           el("time", { datetime: entry.date, text: Number.isNaN(when.getTime()) ? entry.date : localTime.format(when) }),
@@ -124,7 +125,7 @@ async function listTests() {
         el("div", { class: "actions" },
           needsSession(el("a", { href: "/hearing-test/report/" + entry.id, text: "Report", "aria-label": "Printable report of " + label }), false),
           needsSession(el("a", { href: "/api/hearing-test/fhir/" + entry.id, download: "", text: "FHIR", "aria-label": "FHIR for your doctor, " + label }), true),
-          entry.unreliable ? null : fitButton(entry.id, "Try a fitting", "Try a fitting from " + label + " for 15 minutes")));
+          entry.unreliable || entry.crossHeard ? null : fitButton(entry.id, "Try a fitting", "Try a fitting from " + label + " for 15 minutes")));
     }));
     $("earlier").hidden = tests.length === 0 || !$("during").hidden;
   } catch {
