@@ -3,13 +3,18 @@
 /// Drives a one-channel CompressorStage directly with the spectra of `signal` as the engine
 /// analyses it (r2c of the newest `fftLength` samples every hop), advancing its state; after each
 /// hop `look` gets the stage and the processed spectrum (fftLength / 2 + 1 interleaved bins).
+///
+/// Runs compared bit for bit must pass the same `fft`: FFTW plans even an estimated transform
+/// from any wisdom another test has measured meanwhile, and a different plan rounds differently
+/// (a loaded run failed `inQuietTheCompressorIsBitForBitWhatItWas` on the last bits so).
 func driveHopByHop(
-    _ cfg: CompressorConfig, _ signal: [Float], geometry: EngineGeometry, look: (CompressorStage, UnsafeMutablePointer<Float>) -> Void
+    _ cfg: CompressorConfig, _ signal: [Float], geometry: EngineGeometry, fft: RealFFT? = nil,
+    look: (CompressorStage, UnsafeMutablePointer<Float>) -> Void
 ) {
     let n = geometry.fftLength
     let stage = CompressorStage(fftLength: n, channelCount: 1)
     defer { stage.deallocate() }
-    let fft = RealFFT(length: n, measure: false)
+    let fft = fft ?? RealFFT(length: n, measure: false)
     let frame = RealFFT.allocateReal(n)
     let spectrum = RealFFT.allocateComplex(n / 2 + 1)
     defer {

@@ -15,6 +15,8 @@ import Testing
     let sampleRate = 48000.0
     let centres = BandSplit.audiometricCentresHz
     let band = 4  // 1000 Hz
+    /// One plan for every run of a test, so runs compared bit for bit transform alike.
+    let fft = RealFFT(length: EngineGeometry.standard(sampleRate: 48000).fftLength, measure: false)
 
     /// Ratio 3 above a 40 dB SPL knee, +20 dB below it, prescribed times 5 / 70 ms; with
     /// `steady`, the noise-following detector where the floor is above `noiseKnee`.
@@ -62,7 +64,7 @@ import Testing
         var gains: [Float] = []
         var weights: [Float] = []
         var spectra: [[Float]] = []
-        driveHopByHop(cfg, signal, geometry: geometry) { stage, spectrum in
+        driveHopByHop(cfg, signal, geometry: geometry, fft: fft) { stage, spectrum in
             let steady = stage.steadyState + band * 3
             let control = CompressorStage.controlLevel(fast: stage.levels[band], slow: steady[0], weight: steady[1], followAboveDB: q[14])
             gains.append(cfg.digitalGainDB(channel: 0, band: band, levelDBSPL: control))
