@@ -3,10 +3,7 @@ import Glibc
 import Logging
 import RibbitAudioLink
 import RibbitControl
-import RibbitDSP
-import RibbitFitting
 import RibbitIntake
-import RibbitPrescription
 import RibbitSettings
 import RibbitStore
 
@@ -16,14 +13,16 @@ import RibbitStore
 /// Foundation, SQLite, crypto or QR code.
 ///
 /// The services, in start order: systemd notification, the history (`FittingService`), the
-/// control socket, the JACK session (`AudioService`), the voice stream, the tones
-/// (`ToneService`), the listening program (`ProgramService`), the dump, the hearing test
+/// control socket, the JACK session (`AudioService`), what the output plays (`OutputService`),
+/// the active prescription and its trial (`PrescriptionService`), the voice stream, the tones
+/// (`ToneService`), the program and volume (`ListeningService`), the dump, the hearing test
 /// (`HearingTestService`), the data log (`WearLogService`).
 /// They stop in reverse. The audio process itself starts as soon as the history's lock is held,
 /// so JACK's ports come up while the history, the socket and the data log open (the filters
 /// follow when it has connected, from the prescription the history restored).
 /// Each request goes to the service that owns it through one switch (`answer`); what plays is
-/// derived from the fitting state.
+/// derived from the fitting state. The daemon keeps the loop, that switch, the status and the
+/// leases (what a connection holds, undone when it closes).
 public final class Daemon {
     private let log: Logger
     private let started = Daemon.now()
@@ -34,7 +33,9 @@ public final class Daemon {
     private var dump: DumpService!
     private var voice: VoiceService!
     private var tone: ToneService!
-    private var programs: ProgramService!
+    private var output: OutputService!
+    private var prescriptions: PrescriptionService!
+    private var listening: ListeningService!
     private var hearingTests: HearingTestService!
     /// The data log (nil: `log = false` in ribbitd.conf).
     private var wearLog: WearLogService?
@@ -66,7 +67,7 @@ public final class Daemon {
         audio.wanted = { [unowned self] in (fitting.state.filterChoice, fitting.state.paused, fitting.state.trimDB) }
         fitting.afterLock = { [unowned self] in audio.startOpening(now: Self.now()) }
         audio.onInputLevels = { [unowned self] bands, broadband in
-            programs.listen(bands: bands, broadband: broadband)
+            listening.listen(bands: bands, broadband: broadband)
             wearLog?.hear(broadbandDBSPL: broadband, now: Self.now())
         }
         if config.log {
@@ -86,9 +87,18 @@ public final class Daemon {
         voice = VoiceService(audio: audio, control: control, dump: dump, microphoneDBSPL: calibration?.inputDBSPL)
         tone = ToneService(audio: audio, fitting: fitting, log: log)
         tone.reply = { [unowned self] in reply() }
-        programs = ProgramService(fitting: fitting, log: log)
-        programs.play = { [unowned self] in play() }
-        programs.reply = { [unowned self] in reply() }
+        output = OutputService(audio: audio, fitting: fitting, log: log)
+        output.reply = { [unowned self] in reply() }
+        output.statusChanged = { [unowned self] in systemd.statusChanged() }
+        output.stopHearingTest = { [unowned self] why in hearingTests.stopTest(why: why) }
+        output.listenAfresh = { [unowned self] in listening.listenAfresh() }
+        prescriptions = PrescriptionService(audio: audio, fitting: fitting, log: log)
+        prescriptions.play = { [unowned self] prepared in output.play(reusing: prepared) }
+        prescriptions.reply = { [unowned self] in reply() }
+        prescriptions.statusChanged = { [unowned self] in systemd.statusChanged() }
+        listening = ListeningService(audio: audio, fitting: fitting, log: log)
+        listening.play = { [unowned self] in output.play() }
+        listening.reply = { [unowned self] in reply() }
         hearingTests = HearingTestService(
             audio: audio, fitting: fitting, dump: dump, paths: paths, calibration: calibration, calibrationStatus: calibrationStatus,
             log: log)
@@ -117,7 +127,7 @@ public final class Daemon {
     /// The data log last: it starts once the history made the data directory, and stops
     /// first, so its final flush happens while everything else still stands.
     private var services: [DaemonService] {
-        [systemd, fitting, control, audio, voice, tone, programs, dump, hearingTests] + (wearLog.map { [$0] } ?? [])
+        [systemd, fitting, control, audio, output, prescriptions, voice, tone, listening, dump, hearingTests] + (wearLog.map { [$0] } ?? [])
     }
 
     /// Runs until `stop` or SIGTERM/SIGINT. Throws only when it cannot start: another daemon
@@ -163,7 +173,6 @@ public final class Daemon {
                 log.info("signal \(signal): stopping")
                 stopping = true
             }
-            if fitting.state.trialIsOver(at: Date().timeIntervalSince1970) { watch.part("the trial's end") { trialTimeIsUp() } }
             for service in services { watch.part(service.name) { service.tick(now: now) } }
             if let slow = watch.end() { log.warning("\(slow)") }
         }
@@ -180,23 +189,25 @@ public final class Daemon {
     private func answer(_ request: ControlRequest, connection: Int32) throws(RequestFailure) -> ControlReply {
         switch request {
         case .status: return ControlReply(ok: true, status: status)
-        case .pause(let lease): return pause(lease: lease, connection: connection)
+        case .pause(let lease):
+            if lease { holdPause(connection) } else { leases.wearerChosePause() }
+            return output.setPaused(true)
         case .resume:
             leases.wearerChosePause()
-            return setPaused(false)
-        case .bypass(let on): return try bypass(on)
-        case .load(let upload): return try load(upload)
-        case .use(let choice): return try use(choice)
-        case .keep: return try endTrialRequest(keep: true)
-        case .revert: return try endTrialRequest(keep: false)
+            return output.setPaused(false)
+        case .bypass(let on): return try output.bypass(on)
+        case .load(let upload): return try prescriptions.load(upload)
+        case .use(let choice): return try prescriptions.use(choice)
+        case .keep: return try prescriptions.endTrial(keep: true)
+        case .revert: return try prescriptions.endTrial(keep: false)
         case .stop:
             stopping = true
             log.info("stop requested")
             return reply()
         case .dump, .voice: return reply()  // the server turned the connection into a stream
         case .tone(let tone): return try self.tone.play(tone)
-        case .volume(let change): return try volume(change)
-        case .program(let choice): return try programs.choose(choice)
+        case .volume(let change): return try listening.volume(change)
+        case .program(let choice): return listening.choose(choice)
         case .hearingTestStart(let test): return try hearingTests.start(test, connection: connection)
         case .hearingTestAnswer(let ear): return try hearingTests.answer(ear: ear)
         case .hearingTestStop: return try hearingTests.stopRequest()
@@ -210,50 +221,10 @@ public final class Daemon {
         return ControlReply(ok: true, status: status)
     }
 
-    /// A pause, the wearer's or held by the connection (`lease`: a voice game's, which ends
-    /// when the game's connection does).
-    private func pause(lease: Bool, connection: Int32) -> ControlReply {
-        if lease {
-            if leases.holdPause(connection, outputWasPaused: fitting.state.paused) { control.hold(connection) }
-        } else {
-            leases.wearerChosePause()
-        }
-        return setPaused(true)
-    }
-
-    /// How long a pause may take to silence the output before the reply goes anyway (no JACK
-    /// cycles run): a period or two and the 5 ms ramp, on a loaded machine a scheduler delay.
-    static let pauseConfirmSeconds = 0.5
-
-    /// Pausing answers once the output is silent (the audio process confirms its ramp ended).
-    private func setPaused(_ paused: Bool) -> ControlReply {
-        // A paused output would play the test's tones to nobody: the test stops first.
-        if paused { hearingTests.stopTest(why: "the output was paused") }
-        fitting.paused = paused
-        let confirmed = audio.setPaused(paused, waitSeconds: paused ? Self.pauseConfirmSeconds : 0, now: Self.now())
-        if paused && !confirmed && audio.isConnected {
-            log.warning("paused, but the audio process did not confirm silence within \(Self.pauseConfirmSeconds) s")
-        }
-        log.info(paused ? "paused: output silent" : "resumed")
-        return reply()
-    }
-
-    /// A connection that held something closed: undo what it held.
-    private func leaseEnded(_ connection: Int32) {
-        for undo in leases.end(connection) {
-            switch undo {
-            case .resume:
-                guard fitting.state.paused else { continue }
-                _ = setPaused(false)
-                log.notice("the client that held the pause went away: resumed")
-            case .stopHearingTest:
-                guard hearingTests.isRunning else { continue }
-                hearingTests.stopTest(why: "the screen or command that ran it went away")
-                log.notice("hearing test stopped: the connection that started it closed; the hearing aid plays again")
-            case .restore(let measurement):
-                restore(measurement)
-            }
-        }
+    /// A pause held by the connection (a voice game's, which ends when the game's connection
+    /// does); none when the wearer had paused (their pause stays theirs).
+    private func holdPause(_ connection: Int32) {
+        if leases.holdPause(connection, outputWasPaused: fitting.state.paused) { control.hold(connection) }
     }
 
     /// A live measurement (`verify --live`): held by its connection; what it changes is put
@@ -265,129 +236,24 @@ public final class Daemon {
         let taken = connections.map { AudioMessage.Connection(source: $0.source, destination: $0.destination) }
         leases.holdMeasurement(.init(connection: connection, listening: fitting.listening, connections: taken))
         control.hold(connection)
-        // As a test box measures (ANSI S3.22): adaptive features off until it ends.
-        if !fitting.testBox {
-            fitting.testBox = true
-            play()
-        }
-        log.info("live measurement started (adaptive features off); \(taken.count) JACK connections to put back when it ends")
-        return reply()
+        return output.beginMeasurement(connections: taken.count)
     }
 
-    /// The wearer's program and volume again, then (once they play) the connections the
-    /// measurement took away: only those to or from the daemon's own ports.
-    private func restore(_ measurement: Leases.Measurement) {
-        let changed = fitting.listening != measurement.listening || fitting.testBox
-        fitting.testBox = false
-        if fitting.listening != measurement.listening {
-            if measurement.listening.automatic && !fitting.listening.automatic { programs.listenAfresh() }
-            fitting.listening = measurement.listening
-        }
-        if changed { play() }
-        let client = (audio.session?.client ?? "ribbit") + ":"
-        let ours = measurement.connections.filter { $0.source.hasPrefix(client) || $0.destination.hasPrefix(client) }
-        audio.reconnect(ours)
-        log.info("live measurement ended: program, volume and adaptive features as before, \(ours.count) JACK connections put back")
-        systemd.statusChanged()
-    }
-
-    private func bypass(_ on: Bool) throws(RequestFailure) -> ControlReply {
-        fitting.bypassed = on
-        audio.setTrim(fitting.state.trimDB)
-        do { try audio.play(fitting.state.filterChoice) } catch { throw RequestFailure("cannot switch bypass: \(error)") }
-        log.info(on ? "bypass on: unprocessed sound under the ceiling" : "bypass off: prescription applied")
-        return reply()
-    }
-
-    /// Check, fit and store first; only then switch. Any error leaves everything as it was.
-    private func load(_ upload: PrescriptionUpload) throws(RequestFailure) -> ControlReply {
-        let history = try fitting.history()
-        let source = upload.source
-        let accepted: Intake.Accepted
-        do { accepted = try history.intake.check(upload.text, source: source) } catch {
-            throw RequestFailure("\(error.description); the active prescription is unchanged")
-        }
-        let prepared: RunningFilters
-        do { prepared = try audio.prepare(fitting.state.choice(adopting: accepted.prescription, trusted: accepted.isTrusted)) } catch {
-            throw RequestFailure("\(source): \(error); the active prescription is unchanged")
-        }
-        _ = try fitting.load(accepted, source: source, trialSeconds: upload.trial?.seconds)
-        play(reusing: prepared)
-        log.info(
-            "loaded \(fitting.state.title) from \(source), \(accepted.verdict.description)\(fitting.state.trial == nil ? "" : ", as a trial")"
-        )
-        return reply()
-    }
-
-    private func use(_ choice: HistoryChoice) throws(RequestFailure) -> ControlReply {
-        let entry: PrescriptionHistory.Entry
-        let prepared: RunningFilters
-        do {
-            entry =
-                switch choice {
-                case .entry(let selector): try fitting.history().find(selector: selector, environment: nil)
-                case .newest(let environment): try fitting.history().find(selector: nil, environment: environment)
-                }
-            prepared = try audio.prepare(fitting.state.choice(adopting: entry.accepted.prescription, trusted: entry.accepted.isTrusted))
-        } catch {
-            throw RequestFailure("\(error); the active prescription is unchanged")
-        }
-        try fitting.use(entry)
-        play(reusing: prepared)
-        log.info("using \(entry.title), history entry \(entry.id)")
-        return reply()
-    }
-
-    /// The wearer's volume: set or stepped, clamped to the range, remembered; only the
-    /// compressor's trim moves (no design, no new plan), under each band's maximum gain. The
-    /// output limits do not move with it.
-    private func volume(_ change: VolumeChange) throws(RequestFailure) -> ControlReply {
-        guard fitting.state.active != nil else {
-            throw RequestFailure("no prescription is loaded, and the volume trims a prescription's gain; `ribbitd load RX` first")
-        }
-        let asked: Double =
-            switch change {
-            case .set(let dB): dB
-            case .step(let dB): fitting.listening.volumeDB + dB
+    /// A connection that held something closed: undo what it held.
+    private func leaseEnded(_ connection: Int32) {
+        for undo in leases.end(connection) {
+            switch undo {
+            case .resume:
+                guard fitting.state.paused else { continue }
+                _ = output.setPaused(false)
+                log.notice("the client that held the pause went away: resumed")
+            case .stopHearingTest:
+                guard hearingTests.isRunning else { continue }
+                hearingTests.stopTest(why: "the screen or command that ran it went away")
+                log.notice("hearing test stopped: the connection that started it closed; the hearing aid plays again")
+            case .restore(let measurement):
+                output.endMeasurement(measurement)
             }
-        guard asked.isFinite else { throw RequestFailure("the volume must be a number of dB") }
-        let range = fitting.state.active?.prescription.volumeRange ?? Listening.volumeRangeDB
-        fitting.listening.volumeDB = min(max(asked, range.lowerBound), range.upperBound)
-        audio.setTrim(fitting.state.trimDB)
-        log.info("volume \(Prescription.number(fitting.listening.volumeDB)) dB")
-        return reply()
-    }
-
-    private func endTrialRequest(keep: Bool) throws(RequestFailure) -> ControlReply {
-        _ = try fitting.history()
-        guard fitting.state.trial != nil else { throw RequestFailure("no trial is running; `ribbitd load --trial 15m RX` starts one") }
-        try endTrial(keep: keep, why: keep ? "kept" : "reverted")
-        return reply()
-    }
-
-    /// Ends the trial (keep it, or go back).
-    private func endTrial(keep: Bool, why: String) throws(RequestFailure) {
-        do { try fitting.endTrial(keep: keep) } catch {
-            log.error("\(error)")
-            throw error
-        }
-        if !keep { play() }
-        log.info("trial \(why): now \(fitting.state.title)")
-        systemd.statusChanged()
-    }
-
-    /// The trial's timer: a failure is logged (and the trial tried again next turn).
-    private func trialTimeIsUp() {
-        do throws(RequestFailure) { try endTrial(keep: false, why: "the trial time is up") } catch {}
-    }
-
-    /// After the active prescription or the mode changed: what plays now goes to the engine.
-    private func play(reusing prepared: RunningFilters? = nil) {
-        let choice = fitting.state.filterChoice
-        // The trim first: a new compressor starts at the trim asked for when it is taken.
-        audio.setTrim(fitting.state.trimDB)
-        do { try audio.play(choice, reusing: prepared?.choice == choice ? prepared : nil) } catch {
-            log.error("internal error: the new filters do not fit the engine (\(error))")
         }
     }
 
@@ -404,43 +270,10 @@ public final class Daemon {
             historyProblem: fitting.historyProblem,
             calibration: calibrationStatus,
             tone: tone.status(now: now, inputDBSPLAtFullScale: calibrationStatus.inputDBSPL),
-            listening: listeningStatus, hearingTest: hearingTests.status(now: now))
+            listening: listening.status, hearingTest: hearingTests.status(now: now))
         status.voiceListeners = voice.listeners
         status.storageProblems = fitting.storage.lines
         return status
-    }
-
-    /// The program, volume and what the compressor does with the active prescription (nil without one).
-    private var listeningStatus: DaemonStatus.Listening? {
-        let state = fitting.state
-        guard let active = state.active else { return nil }
-        let program = state.program
-        let rx = program.adjust(active.prescription)
-        let ears = [Ear.left, .right].map {
-            CompressorFitting.settings(rx, ear: $0, trusted: active.trusted) ?? CompressorFitting.passThrough(rx, trusted: active.trusted)
-        }
-        let range = active.prescription.volumeRange
-        var listening = DaemonStatus.Listening(
-            program: program.rawValue, chosenBy: state.programChosenBy,
-            reason: state.listening.automatic ? state.automaticPick?.reason : nil,
-            volumeDB: state.listening.volumeDB, volumeMinDB: range.lowerBound, volumeMaxDB: range.upperBound,
-            noiseReduction: program.noiseReductionStrength, bands: ears[0].bands.count,
-            compressing: ears.contains { $0.bands.contains { $0.ratio > 1 } },
-            outputLimitDBSPL: ears.map { $0.bands.map(\.limitDBSPL).max() ?? CompressorFitting.otcLimitDBSPL },
-            outputLimitReason: CompressorFitting.capReason(
-                rx, trusted: active.trusted, compressing: ears.contains { $0.bands.contains { $0.ratio > 1 } }))
-        listening.shortfall = CompressorFitting.shortfallSummary(rx, trusted: active.trusted, calibration: audio.calibration)
-        let deliveries = CompressorFitting.deliveries(rx, trusted: active.trusted, calibration: audio.calibration)
-        listening.clinicalNote = ClinicalNote.text(rx, deliveries: deliveries, maximumDB: GainMaximum.headphonesDB(audio.calibration))
-        if state.output == .processing, let activity = audio.activity, activity.inputDBSPL.count == ears[0].bands.count {
-            func tenths(_ values: [Double]) -> [Double] { values.map { ($0 * 10).rounded() / 10 + 0 } }
-            listening.activity = DaemonStatus.Activity(
-                bandCentresHz: ears[0].bands.map(\.centreHz), inputDBSPL: tenths(activity.inputDBSPL),
-                compressionDB: tenths(activity.compressionDB), followingSpeech: activity.followingSpeech.map { ($0 * 100).rounded() / 100 },
-                noiseReductionDB: program.noiseReductionStrength > 0 ? tenths(activity.noiseReductionDB) : nil,
-                outputLimitDB: tenths(activity.outputLimitDB))
-        }
-        return listening
     }
 
     private var calibrationStatus: DaemonStatus.Calibration {
