@@ -103,6 +103,7 @@ format:
 
 lint: $(BIOME)
 	@swift format lint --strict --recursive --parallel $(FORMAT_PATHS) || { echo "error: the code is not formatted as .swift-format says; run make format" >&2; exit 1; }
+	@python3 scripts/check-imports.py || { echo "error: Package.swift does not declare what the targets import (above); declare it, or drop what is never imported" >&2; exit 1; }
 	@$(BIOME) lint --error-on-warnings --no-errors-on-unmatched Sources/ribbit-web/Web || { echo "error: Biome found problems in the web app's files (above); fix them" >&2; exit 1; }
 
 # Biome, fetched once (x86_64; elsewhere, say so rather than guess).

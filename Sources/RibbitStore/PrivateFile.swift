@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RibbitSystem
 
 /// The wearer's private files (the history, its copy, the daemon's lock): created 0600 in a
 /// 0700 directory, never through a symbolic link, replaced atomically.
@@ -34,24 +35,10 @@ enum PrivateFile {
         return fd
     }
 
-    /// Replaces the file's contents atomically: a temporary file, fsync, rename, fsync of the
-    /// directory. A crash leaves the old or the new contents, never half.
+    /// Replaces the file's contents atomically, mode 0600 (`AtomicFile`): a crash leaves the old
+    /// or the new contents, never half.
     static func replace(_ path: String, with data: Data) throws(StoreError) {
-        let temporary = path + ".partial"
-        let fd = try open(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC)
-        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard written == data.count, synced, rename(temporary, path) == 0 else {
-            let problem = String(cString: strerror(errno))
-            unlink(temporary)
-            throw StoreError("cannot write \(path): \(problem)")
-        }
-        let directory = Glibc.open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
-        }
+        do { try AtomicFile.write([UInt8](data), to: path, mode: 0o600) } catch { throw StoreError(error.description) }
     }
 
     /// The whole file, when it is a plain file of at most `maxBytes`.

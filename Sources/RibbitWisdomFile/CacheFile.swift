@@ -28,21 +28,7 @@ enum CacheFile {
     static func write(_ bytes: [UInt8], to path: String) -> String? {
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
         if !directory.isEmpty { makeDirectories(directory) }
-        let temporary = "\(path).\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return "cannot write \(temporary): \(String(cString: strerror(errno)))" }
-        var done = 0
-        while done < bytes.count {
-            let n = Syscall.retrying { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) } }
-            guard n > 0 else { break }
-            done += n
-        }
-        let closed = close(fd) == 0
-        guard done == bytes.count, closed, rename(temporary, path) == 0 else {
-            let error = String(cString: strerror(errno))
-            unlink(temporary)
-            return "cannot write \(path): \(error)"
-        }
+        do { try AtomicFile.write(bytes, to: path, mode: 0o644) } catch { return error.description }
         return nil
     }
 

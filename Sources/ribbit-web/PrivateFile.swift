@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RibbitSystem
 
 /// A file only this user may read, in a directory only this user may enter: the personal link
 /// (`web-token` in the runtime directory, for `ribbitd web --url`) and the HTTPS key.
@@ -19,19 +20,7 @@ enum PrivateFile {
         var info = stat()
         guard lstat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o077 == 0
         else { throw Failure(description: "\(directory) is not a directory of this user's with mode 0700; move it away") }
-        let temporary = path + ".partial"
-        unlink(temporary)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(description: "cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        let bytes = Array(text.utf8)
-        let written = Glibc.write(fd, bytes, bytes.count)
-        fchmod(fd, 0o600)
-        close(fd)
-        guard written == bytes.count, rename(temporary, path) == 0 else {
-            let problem = String(cString: strerror(errno))
-            unlink(temporary)
-            throw Failure(description: "cannot write \(path): \(problem)")
-        }
+        do { try AtomicFile.write(Array(text.utf8), to: path, mode: 0o600) } catch { throw Failure(description: error.description) }
     }
 
     /// Removes the file if it still holds `text` (another ribbit-web may have replaced it).

@@ -4,6 +4,7 @@ import RibbitControl
 import RibbitImage
 import RibbitQR
 import RibbitSettings
+import RibbitSystem
 
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,15 +24,11 @@ struct ExportCommand: ParsableCommand {
         }
         let payload: Data
         do { payload = Data(try record.intactPayload().utf8) } catch { throw RibbitError.data("\(error); nothing was written") }
-        let partial = output + ".partial"
-        do {
-            let bytes = output.lowercased().hasSuffix(".png") ? try QRCode.checkedPNG(payload).png : payload
-            try bytes.write(to: URL(fileURLWithPath: partial))
-            guard rename(partial, output) == 0 else { throw ImageError(String(cString: strerror(errno))) }
-        } catch {
-            unlink(partial)
+        let bytes: Data
+        do { bytes = output.lowercased().hasSuffix(".png") ? try QRCode.checkedPNG(payload).png : payload } catch {
             throw RibbitError.cannotCreate("\(output): cannot write (\(error))")
         }
+        do { try AtomicFile.write([UInt8](bytes), to: output) } catch { throw RibbitError.cannotCreate(error.description) }
         print("wrote \(output): \(record.name) (\(record.environment))")
     }
 }

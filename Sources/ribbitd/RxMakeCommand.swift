@@ -4,6 +4,7 @@ import RibbitImage
 import RibbitPrescription
 import RibbitQR
 import RibbitSignature
+import RibbitSystem
 
 struct RxMakeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -130,14 +131,7 @@ struct RxMakeCommand: ParsableCommand {
     /// The bytes next to PATH, then renamed over it: never half a prescription (or half its
     /// code) under its name.
     static func writeText(_ payload: Data, to path: String) throws(RibbitError) {
-        let partial = path + ".partial"
-        do { try payload.write(to: URL(fileURLWithPath: partial)) } catch {
-            throw .cannotCreate("\(path): cannot write (\(describe(error)))")
-        }
-        guard rename(partial, path) == 0 else {
-            unlink(partial)
-            throw .cannotCreate("\(path): cannot write (\(String(cString: strerror(errno))))")
-        }
+        do { try AtomicFile.write([UInt8](payload), to: path) } catch { throw .cannotCreate(error.description) }
     }
 
     /// The options only format version 2 knows.

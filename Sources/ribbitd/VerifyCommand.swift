@@ -7,6 +7,7 @@ import RibbitIntake
 import RibbitPrescription
 import RibbitSettings
 import RibbitStore
+import RibbitSystem
 import RibbitVerify
 
 struct VerifyCommand: ParsableCommand {
@@ -105,13 +106,8 @@ struct VerifyCommand: ParsableCommand {
         report.runSeconds = Date().timeIntervalSince(started)
         report.wear = Self.wearSummary(dataDirectory: paths.dataDirectory)
         if let output {
-            let partial = output + ".partial"
-            do {
-                try Data(VerifyHTML.render(report).utf8).write(to: URL(fileURLWithPath: partial))
-                guard rename(partial, output) == 0 else { throw CocoaError(.fileWriteUnknown) }
-            } catch {
-                unlink(partial)
-                throw RibbitError.cannotCreate("\(output): cannot write the report (\(describe(error)))")
+            do { try AtomicFile.write(Array(VerifyHTML.render(report).utf8), to: output) } catch {
+                throw RibbitError.cannotCreate("\(error.description): the report was not written")
             }
         }
         if json {
@@ -134,11 +130,11 @@ struct VerifyCommand: ParsableCommand {
             let accepted = try readPrescription(prescriptionPath, intake: intake).accepted
             return (accepted.prescription, accepted.prescription.text, accepted.isTrusted, nil)
         }
-        let status: DaemonStatus?
+        let status: DaemonStatus
         do { status = try sendToDaemon(.status) } catch {
             throw .unavailable("\(error.message); give the prescription with --rx RX")
         }
-        guard let active = status?.prescription, let id = active.id else {
+        guard let active = status.prescription, let id = active.id else {
             throw .data("the daemon plays no prescription from the history; give one with --rx RX")
         }
         let store = try openStore(paths)

@@ -43,7 +43,8 @@ import Testing
         for id in ["ospl90", "full-on-gain", "frequency-response", "io-right", "io-left", "target-50", "target-65", "target-80"] {
             #expect(page.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"\(id)\""), "no plot \(id)")
         }
-        #expect(!FileManager.default.fileExists(atPath: html + ".partial"))
+        // Written whole (AtomicFile): no temporary file stays beside it.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".tmp") } == [])
     }
 
     /// The report's log section reads the data log on this machine: two days written through

@@ -80,3 +80,69 @@ import Testing
         #expect(Self.interrupts.load(ordering: .relaxed) == 1, "the signal reached the reader")
     }
 }
+
+/// The one way ribbit replaces a file: whole, with the mode asked, no temporary file left, and a
+/// failure that names the call and the file.
+@Suite struct AtomicFileTests {
+    let directory: String = {
+        var template = Array("/tmp/ribbit-atomic-XXXXXX".utf8CString)
+        return String(cString: mkdtemp(&template)!)
+    }()
+
+    func contents(_ path: String) -> [UInt8] {
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 1 << 20)
+        return Array(bytes[0..<max(0, read(fd, &bytes, bytes.count))])
+    }
+
+    func names() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] }
+
+    @Test func replacesAFileWholeWithTheModeAsked() throws {
+        let path = directory + "/settings.toml"
+        try AtomicFile.write(Array("old".utf8), to: path, mode: 0o644)
+        let big = (0..<300_000).map { UInt8($0 % 251) }
+        let previous = umask(0o077)
+        defer { umask(previous) }
+        try AtomicFile.write(big, to: path, mode: 0o644)
+        #expect(contents(path) == big)
+        var info = stat()
+        #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o644)
+        try AtomicFile.write([], to: path, mode: 0o600)
+        #expect(contents(path) == [])
+        #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(names() == ["settings.toml"])
+    }
+
+    @Test func aFileOfTheUsersTakesTheUmask() throws {
+        let path = directory + "/report.html"
+        let previous = umask(0o027)
+        defer { umask(previous) }
+        try AtomicFile.write(Array("<p>".utf8), to: path)
+        var info = stat()
+        #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o640)
+    }
+
+    @Test func aFailureNamesTheCallAndTheFileAndLeavesTheOldOne() throws {
+        let path = directory + "/kept"
+        try AtomicFile.write(Array("kept".utf8), to: path, mode: 0o644)
+        // A directory in the way of the rename: it fails after everything was written.
+        let blocked = directory + "/blocked"
+        #expect(mkdir(blocked, 0o700) == 0 && mkdir(blocked + "/inside", 0o700) == 0)
+        #expect(throws: SyscallError(call: "rename", subject: blocked, code: EISDIR)) {
+            try AtomicFile.write(Array("new".utf8), to: blocked, mode: 0o644)
+        }
+        let missing = directory + "/no/such/dir/file"
+        do {
+            try AtomicFile.write(Array("x".utf8), to: missing, mode: 0o644)
+            Issue.record("wrote into a directory that does not exist")
+        } catch {
+            #expect(error.call == "open" && error.code == ENOENT)
+            #expect(
+                error.description.hasPrefix("cannot write \(directory)/no/such/dir/.file.")
+                    && error.description.hasSuffix(": No such file or directory (open)"))
+        }
+        #expect(contents(path) == Array("kept".utf8))
+        #expect(names().sorted() == ["blocked", "kept"])
+    }
+}
