@@ -1,4 +1,8 @@
 /// Why a request did not get the daemon to act.
+/// What the daemon answered to one request: its status after it, or why not. Both front ends
+/// read it, the CLI as exit codes, the web app as HTTP statuses.
+public typealias DaemonAnswer = Result<DaemonStatus, DaemonFailure>
+
 public enum DaemonFailure: Error, CustomStringConvertible {
     /// No daemon reached: none runs, it is another user's, or it did not answer rightly.
     case unreachable(ControlClientError)
@@ -21,8 +25,8 @@ public struct DaemonConnection: Sendable {
 
     public init(socketPath: String) { self.socketPath = socketPath }
 
-    /// Sends one request; the status after it (nil when the daemon sent none).
-    public func ask(_ request: ControlRequest, timeoutSeconds: Double = 10) throws(DaemonFailure) -> DaemonStatus? {
+    /// Sends one request; the status after it.
+    public func ask(_ request: ControlRequest, timeoutSeconds: Double = 10) throws(DaemonFailure) -> DaemonStatus {
         let reply: ControlReply
         do { reply = try ControlClient.send(request, socketPath: socketPath, timeoutSeconds: timeoutSeconds) } catch {
             throw .unreachable(error)
@@ -30,7 +34,15 @@ public struct DaemonConnection: Sendable {
         guard reply.ok else {
             throw .refused(reply.error ?? "the daemon refused the \(request.command.rawValue) request without saying why")
         }
-        return reply.status
+        guard let status = reply.status else {
+            throw .unreachable(.failed("the daemon answered the \(request.command.rawValue) request without its status"))
+        }
+        return status
+    }
+
+    /// As `ask`, the failure as a value.
+    public func answer(_ request: ControlRequest, timeoutSeconds: Double = 10) -> DaemonAnswer {
+        do throws(DaemonFailure) { return .success(try ask(request, timeoutSeconds: timeoutSeconds)) } catch { return .failure(error) }
     }
 
     /// Sends one request and keeps its connection: what it started lasts until the connection

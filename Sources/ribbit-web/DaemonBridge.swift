@@ -2,15 +2,6 @@ import Dispatch
 import Foundation
 import RibbitControl
 
-/// What the daemon answered to one request, in HTTP terms.
-enum DaemonAnswer: Sendable {
-    case status(DaemonStatus)
-    /// The daemon refused the request; its one-line reason.
-    case refused(String)
-    /// No daemon runs (or it is another user's, or it answered wrongly); one line for the user.
-    case unavailable(String)
-}
-
 /// The daemon's control socket through `DaemonConnection`, as the CLI reaches it. It blocks, so
 /// requests run on one serial queue of their own, never on the server's threads; the daemon
 /// answers one at a time anyway.
@@ -24,24 +15,7 @@ final class DaemonBridge: Sendable {
 
     func send(_ request: ControlRequest) async -> DaemonAnswer {
         await withCheckedContinuation { continuation in
-            queue.async { [daemon] in
-                let answer: DaemonAnswer
-                do throws(DaemonFailure) {
-                    answer = try daemon.ask(request, timeoutSeconds: 5).map { .status($0) } ?? .unavailable("the daemon sent no status")
-                } catch {
-                    answer = DaemonAnswer(error)
-                }
-                continuation.resume(returning: answer)
-            }
-        }
-    }
-}
-
-extension DaemonAnswer {
-    init(_ failure: DaemonFailure) {
-        switch failure {
-        case .refused(let message): self = .refused(message)
-        case .unreachable(let error): self = .unavailable(error.description)
+            queue.async { [daemon] in continuation.resume(returning: daemon.answer(request, timeoutSeconds: 5)) }
         }
     }
 }
@@ -69,10 +43,11 @@ extension DaemonBridge {
             DispatchQueue.global().async { [daemon] in
                 do throws(DaemonFailure) {
                     let connection = try daemon.hold(request)
-                    let answer: DaemonAnswer = connection.status.map { .status($0) } ?? .unavailable("the daemon sent no status")
+                    let answer: DaemonAnswer =
+                        connection.status.map { .success($0) } ?? .failure(.unreachable(.failed("the daemon sent no status")))
                     continuation.resume(returning: (answer, DaemonLease(connection)))
                 } catch {
-                    continuation.resume(returning: (DaemonAnswer(error), nil))
+                    continuation.resume(returning: (.failure(error), nil))
                 }
             }
         }

@@ -37,7 +37,7 @@ enum HearingTestScreen {
         // The page's poll while a test runs: it keeps the test's lease (`TestOwner`).
         router.get("/api/hearing-test/status") { _, _ in
             let answer = await owner.asking { await daemon.send(.status) }
-            if case .status(let status) = answer, status.hearingTest.map({ $0.state == .finished || $0.state == .stopped }) ?? true {
+            if case .success(let status) = answer, status.hearingTest.map({ $0.state == .finished || $0.state == .stopped }) ?? true {
                 owner.release()
             }
             return WebApp.reply(answer)
@@ -59,7 +59,7 @@ enum HearingTestScreen {
         // fetches it only when a frequency is added, so polling the status stays small.
         router.get("/api/hearing-test/audiogram") { _, _ in
             let answer = await daemon.send(.status)
-            guard case .status(let status) = answer else { return WebApp.reply(answer) }
+            guard case .success(let status) = answer else { return WebApp.reply(answer) }
             return Assets.response(audiogram(status.hearingTest?.frequencies ?? []), type: "image/svg+xml; charset=utf-8")
         }
     }

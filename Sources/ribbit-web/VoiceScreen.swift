@@ -184,7 +184,7 @@ enum VoiceScreen {
     /// Whether the voice stream's levels are dB SPL: only with a calibration profile (the
     /// documented defaults measured nothing, so the stream stays in dBFS); nil without a daemon.
     static func calibrated(_ daemon: DaemonBridge) async -> Bool? {
-        guard case .status(let status) = await daemon.send(.status) else { return nil }
+        guard case .success(let status) = await daemon.send(.status) else { return nil }
         return status.calibration?.profile != nil
     }
 

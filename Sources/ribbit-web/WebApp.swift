@@ -90,12 +90,12 @@ enum WebApp {
     /// no daemon as 503; the two errors as one line of text.
     static func reply(_ answer: DaemonAnswer) -> Response {
         switch answer {
-        case .status(let status):
+        case .success(let status):
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: ControlProtocol.encode(status))))
-        case .refused(let message): return plain(.conflict, message)
-        case .unavailable(let message): return plain(.serviceUnavailable, message)
+        case .failure(.refused(let message)): return plain(.conflict, message)
+        case .failure(.unreachable(let error)): return plain(.serviceUnavailable, error.description)
         }
     }
 

@@ -154,7 +154,7 @@ struct CalibrateCommand: ParsableCommand {
         let deadline = Date().addingTimeInterval(4)
         usleep(700_000)  // the switch and a full meter window
         while levels.count < 3, Date() < deadline {
-            if let input = try sendToDaemon(.status)?.tone?.inputDBFS, let loudest = input.max(), loudest > -200 {
+            if let input = try sendToDaemon(.status).tone?.inputDBFS, let loudest = input.max(), loudest > -200 {
                 levels.append(loudest)
             }
             usleep(300_000)

@@ -3,20 +3,16 @@ import Foundation
 import RibbitControl
 import RibbitSettings
 
-/// What the daemon said, or that none is running.
-enum DaemonAnswer {
-    case notRunning(String)
-    case answered(DaemonStatus?)
-}
-
 /// This user's daemon.
 var thisUsersDaemon: DaemonConnection { DaemonConnection(socketPath: RibbitPaths().socketPath) }
 
-/// Sends one request to the running daemon; a refusal or failure becomes a one-line RibbitError.
-func askDaemon(_ request: ControlRequest) throws(RibbitError) -> DaemonAnswer {
-    do { return .answered(try thisUsersDaemon.ask(request)) } catch {
-        if case .unreachable(.notRunning) = error { return .notRunning(error.description) }
-        throw RibbitError(error)
+/// Sends one request to the daemon if one runs: its status after the request, nil when none
+/// runs (the command then does the work itself); a refusal or failure is a one-line RibbitError.
+func askDaemonIfRunning(_ request: ControlRequest) throws(RibbitError) -> DaemonStatus? {
+    switch thisUsersDaemon.answer(request) {
+    case .success(let status): return status
+    case .failure(.unreachable(.notRunning)): return nil
+    case .failure(let failure): throw RibbitError(failure)
     }
 }
 
@@ -46,8 +42,8 @@ extension RibbitError {
     }
 }
 
-/// As askDaemon, for commands that need the daemon: none running is an error (exit 69).
-func sendToDaemon(_ request: ControlRequest) throws(RibbitError) -> DaemonStatus? {
+/// As askDaemonIfRunning, for commands that need the daemon: none running is an error (exit 69).
+func sendToDaemon(_ request: ControlRequest) throws(RibbitError) -> DaemonStatus {
     do { return try thisUsersDaemon.ask(request) } catch { throw RibbitError(error) }
 }
 

@@ -77,14 +77,14 @@ struct HearingTestCommand: ParsableCommand {
             if stopSignals.requested { stopped = true }
             switch screen.key(timeoutSeconds: HearingTestScreen.refreshSeconds) {
             case .answer(let ear):
-                if let status = try sendToDaemon(.hearingTestAnswer(ear: ear))?.hearingTest { screen.acknowledge(status) }
+                if let status = try sendToDaemon(.hearingTestAnswer(ear: ear)).hearingTest { screen.acknowledge(status) }
             case .quit: stopped = true
             case .none: break
             }
             if stopped {
                 _ = try? sendToDaemon(.hearingTestStop)
             }
-            guard let status = try sendToDaemon(.status)?.hearingTest else {
+            guard let status = try sendToDaemon(.status).hearingTest else {
                 throw RibbitError.unavailable("the daemon lost the hearing test (did it restart?)")
             }
             if status.state == .finished || status.state == .stopped { final = status } else { screen.draw(status) }

@@ -6,6 +6,6 @@ struct KeepCommand: ParsableCommand {
 
     func run() throws {
         let status = try sendToDaemon(.keep)
-        print("keeping \(status?.prescription?.name ?? "the trial prescription")")
+        print("keeping \(status.prescription?.name ?? "the trial prescription")")
     }
 }

@@ -30,12 +30,12 @@ struct LoadCommand: ParsableCommand {
         let intake = Intake.load(paths: paths, config: try loadConfig(paths))
         let (input, accepted) = try readPrescription(prescription, intake: intake)  // a clear error before anything else
         let name = "\(accepted.prescription.name) (\(accepted.prescription.environment))"
-        switch try askDaemon(.load(PrescriptionUpload(text: accepted.payload, source: prescription, trial: trialLength))) {
-        case .answered:
+        switch try askDaemonIfRunning(.load(PrescriptionUpload(text: accepted.payload, source: prescription, trial: trialLength))) {
+        case .some:
             print(
                 "loaded \(name) from \(input.kind), \(accepted.verdict.description)\(seconds.map { ", as a trial for \(formatDuration($0))" } ?? "")"
             )
-        case .notRunning:
+        case nil:
             guard seconds == nil else {
                 throw RibbitError.unavailable("a trial needs the daemon running (it reverts when the time is up); start it first")
             }

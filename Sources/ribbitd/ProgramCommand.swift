@@ -28,9 +28,7 @@ struct ProgramCommand: ParsableCommand {
         if let choice {
             do { request = .program(try ProgramChoice(choice.rawValue)) } catch { throw RibbitError(error) }
         }
-        guard let status = try sendToDaemon(request) else {
-            throw RibbitError(message: "the daemon sent no status", exitCode: ExitCode(70))
-        }
+        let status = try sendToDaemon(request)
         guard let listening = status.listening else {
             print("no prescription loaded: programs play a prescription (`ribbitd load RX`)")
             return

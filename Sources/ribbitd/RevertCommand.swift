@@ -7,6 +7,6 @@ struct RevertCommand: ParsableCommand {
 
     func run() throws {
         let status = try sendToDaemon(.revert)
-        print("back to \(status?.prescription.map { "\($0.name) (\($0.environment))" } ?? "no prescription (unchanged sound)")")
+        print("back to \(status.prescription.map { "\($0.name) (\($0.environment))" } ?? "no prescription (unchanged sound)")")
     }
 }

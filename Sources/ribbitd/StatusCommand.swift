@@ -13,9 +13,7 @@ struct StatusCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        guard let status = try sendToDaemon(.status) else {
-            throw RibbitError(message: "the daemon sent no status", exitCode: ExitCode(70))
-        }
+        let status = try sendToDaemon(.status)
         if json {
             FileHandle.standardOutput.write(ControlProtocol.encode(status))
         } else {

@@ -23,9 +23,8 @@ struct UseCommand: ParsableCommand {
     }
 
     func run() throws {
-        let answer = try askDaemon(.use(env.map { .newest(environment: $0) } ?? .entry(selector ?? "")))
-        if case .answered(let status) = answer {
-            if let rx = status?.prescription { print("using \(rx.name) (\(rx.environment)), history entry \(rx.id ?? 0)") }
+        if let status = try askDaemonIfRunning(.use(env.map { .newest(environment: $0) } ?? .entry(selector ?? ""))) {
+            if let rx = status.prescription { print("using \(rx.name) (\(rx.environment)), history entry \(rx.id ?? 0)") }
             return
         }
         // No daemon: the same transaction on the history, under its lock.

@@ -33,9 +33,7 @@ struct VolumeCommand: ParsableCommand {
             }
             request = .volume(change.hasPrefix("+") || change.hasPrefix("-") ? .step(dB: value) : .set(dB: value))
         }
-        guard let status = try sendToDaemon(request) else {
-            throw RibbitError(message: "the daemon sent no status", exitCode: ExitCode(70))
-        }
+        let status = try sendToDaemon(request)
         guard let listening = status.listening else {
             print("no prescription loaded: there is no volume to turn (`ribbitd load RX`)")
             return
