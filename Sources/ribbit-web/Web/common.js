@@ -19,6 +19,15 @@ function el(tag, attributes, ...children) {
   return node;
 }
 
+// The same for a chart's SVG elements.
+function svg(tag, attributes) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [key, value] of Object.entries(attributes || {})) {
+    if (key === "text") node.textContent = value; else node.setAttribute(key, value);
+  }
+  return node;
+}
+
 // A level in dB as the pages write it: at most one decimal, a real minus sign.
 function decibels(db) {
   return (Number.isInteger(db) ? String(db) : db.toFixed(1)).replace("-", "−");
@@ -48,9 +57,12 @@ function setTextSize(step) {
   try { localStorage.setItem("ribbit-text-size", String(index)); } catch { /* private mode: not kept */ }
   return index;
 }
-let textSizeStep = setTextSize(Number((() => { try { return localStorage.getItem("ribbit-text-size"); } catch { return 0; } })()) || 0);
-$("text-smaller").addEventListener("click", () => { textSizeStep = setTextSize(textSizeStep - 1); });
-$("text-larger").addEventListener("click", () => { textSizeStep = setTextSize(textSizeStep + 1); });
+// Screens with the header have the setting (a voice game's full screen has none).
+if ($("text-size")) {
+  let textSizeStep = setTextSize(Number((() => { try { return localStorage.getItem("ribbit-text-size"); } catch { return 0; } })()) || 0);
+  $("text-smaller").addEventListener("click", () => { textSizeStep = setTextSize(textSizeStep - 1); });
+  $("text-larger").addEventListener("click", () => { textSizeStep = setTextSize(textSizeStep + 1); });
+}
 
 function postJSON(path, body, options) {
   return session.api(path, Object.assign(

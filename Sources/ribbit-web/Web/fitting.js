@@ -4,7 +4,6 @@
 // code made and signed on the server (the passphrase goes once, in that POST).
 const freqs = [250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000];
 const ears = ["right", "left"];
-const svgNS = "http://www.w3.org/2000/svg";
 let sequence = 0, timer = null, keys = [], trialBusy = false, madeURLs = [];
 
 function box(ear, f) { return $("t-" + ear + "-" + f); }
@@ -20,13 +19,6 @@ function form() {
   return body;
 }
 
-function svg(tag, attributes, text) {
-  const node = document.createElementNS(svgNS, tag);
-  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
 // Frequency on a log axis, 250 to 8000 Hz (5 octaves), in viewBox units. The audiogram's
 // grid is square by convention (an octave as wide as 20 dB): -10 to 120 dB HL is 6.5 octaves tall.
 const plot = { left: 44, right: 308, top: 26, bottom: 222 };  // the gains, in a 320 x 250 box
@@ -39,13 +31,13 @@ function axes(chart, area, lo, hi, ticks, downward, unit) {
   const yOf = (v) => downward ? top + (bottom - top) * (v - lo) / (hi - lo) : bottom - (bottom - top) * (v - lo) / (hi - lo);
   for (const v of ticks) {
     chart.append(svg("line", { x1: left, x2: right, y1: yOf(v), y2: yOf(v), class: "rule" }));
-    chart.append(svg("text", { x: left - 6, y: yOf(v) + 5, "text-anchor": "end", class: "tick" }, String(v)));
+    chart.append(svg("text", { x: left - 6, y: yOf(v) + 5, "text-anchor": "end", class: "tick", text: String(v) }));
   }
   for (const f of [250, 500, 1000, 2000, 4000, 8000]) {
     chart.append(svg("line", { x1: xOf(f), x2: xOf(f), y1: top, y2: bottom, class: "rule" }));
-    chart.append(svg("text", { x: xOf(f), y: bottom + 20, "text-anchor": "middle", class: "tick" }, f >= 1000 ? f / 1000 + "k" : String(f)));
+    chart.append(svg("text", { x: xOf(f), y: bottom + 20, "text-anchor": "middle", class: "tick", text: f >= 1000 ? f / 1000 + "k" : String(f) }));
   }
-  chart.append(svg("text", { x: 4, y: 14, class: "tick" }, unit));
+  chart.append(svg("text", { x: 4, y: 14, class: "tick", text: unit }));
   return yOf;
 }
 

@@ -2,7 +2,6 @@
 // The Live screen: the daemon's dump frames over a WebSocket, drawn as bars per third-octave
 // band (input, output, the target as a line) into each ear's SVG; the socket is closed while
 // the tab is hidden, so the daemon stops analysing when nobody looks.
-const SVG = "http://www.w3.org/2000/svg";
 const box = { left: 64, right: 590, top: 12, bottom: 270 };
 let chartWidth = 600;
 const charts = {};
@@ -13,14 +12,6 @@ let drawPending = false;
 let lastSummary = -Infinity;
 const recentTimes = [];
 let scale = null;  // { spl, low, high }
-
-function svg(tag, attributes) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [key, value] of Object.entries(attributes)) {
-    if (key === "text") node.textContent = value; else node.setAttribute(key, value);
-  }
-  return node;
-}
 
 function yOf(db) {
   const clamped = Math.min(Math.max(db, scale.low), scale.high);

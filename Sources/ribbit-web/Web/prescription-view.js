@@ -55,8 +55,6 @@ function showPrescription(box, data) {
   box.append(grid);
 }
 
-function signed(db) { return (db > 0 ? "+" : "") + decibels(db); }
-
 // A server-made chart, parsed as SVG (never as HTML).
 function svgFigure(text, kind) {
   const svg = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;

@@ -1,7 +1,6 @@
 "use strict";
 // A voice game: the server runs the game and sends views (50 a second); this page draws
 // them on a canvas at the display's rate, easing each number towards the newest view.
-const $ = (id) => document.getElementById(id);
 const query = new URLSearchParams(location.search);
 const game = query.get("game") || "clouds";
 const child = query.get("child") || "";
