@@ -41,11 +41,33 @@ public struct CompressorPlan: Sendable, Equatable {
 }
 
 extension OverlapSaveEngine {
+    /// The engine for a fitting's design, the one way it is assembled: the linear filters (under
+    /// their ceiling) and, when given, the compressor that replaces them, at its trim from the
+    /// first hop. The audio process starts on the filters alone and publishes the compressor
+    /// when it comes (`publish(_:)` of a plan); a file or a test box starts with both. Plans:
+    /// the measured ones the wisdom knows, else estimated (timing them, 100 ms at fft 256,
+    /// never repays a file's or a test box's seconds, and would hold JACK's ports back).
+    public convenience init(
+        playing filters: FilterSet, compressor: CompressorPlan?, geometry: EngineGeometry, sampleRate: Double, blockSize: Int?,
+        fftPlanning: RealFFT.Planning = .wisdomOrEstimate
+    ) throws(EngineError) {
+        try self.init(geometry: geometry, sampleRate: sampleRate, filters: filters, blockSize: blockSize, fftPlanning: fftPlanning)
+        if let compressor { try start(compressor) }
+    }
+
     /// Runs `plan` at its trim from the first hop: for an engine that has not processed yet
     /// (a file, a test box).
     public func start(_ plan: CompressorPlan) throws(EngineError) {
-        try publish(CompressorConfig(plan: plan, fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: sampleRate))
+        try publish(plan: plan)
         startAtTrim(dB: plan.trimDB)
+    }
+
+    /// Hands the compressor `plan` describes to the audio thread (its tables built here, off
+    /// it); nil: back to the linear filters.
+    public func publish(plan: CompressorPlan?) throws(EngineError) {
+        try publish(
+            plan.map { CompressorConfig(plan: $0, fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: sampleRate) }
+                ?? .off(channelCount: channelCount, fftLength: geometry.fftLength))
     }
 }
 

@@ -62,7 +62,7 @@ public final class FilterSet: @unchecked Sendable {
     /// The linear ceiling for a level in dBFS, at most full scale: no setting and no mode may
     /// play louder than 0 dBFS (`ceilingDBFS < 0` is false for NaN, so NaN gives 0 dBFS too).
     static func linearCeiling(dBFS: Double) -> Float {
-        dBFS < 0 ? Float(pow(10, dBFS / 20)) : 1
+        dBFS < 0 ? max(Float(pow(10, dBFS / 20)), .leastNormalMagnitude) : 1
     }
 
     /// A pure delay of `delayFrames` per channel (unity gain), at full-scale ceiling 0 dBFS.

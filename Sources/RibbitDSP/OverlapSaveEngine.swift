@@ -61,6 +61,9 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     /// filters sum to the prescription's filter; see `applyGainStages`).
     private let compressorStage: GainStageRunner<CompressorStage>
     private let ceilingStage: CeilingStage
+    /// The ceiling of the filter set published last (linear, in (0, 1]): control side only, for
+    /// what must hold the same ceiling beside the engine (the audio process's output guard).
+    public private(set) var publishedCeiling: Float
     /// The wearer's volume as a trim on the compressor's bands (dB, Float bits); the audio
     /// thread glides to it (`CompressorStage.trimStepDB`).
     private let trimBits = Atomic<UInt32>(0)
@@ -77,9 +80,12 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     private let countersSnapshot = SeqlockSnapshot(EngineCounters())
     private let levelTotalsSnapshot = SeqlockSnapshot(InputLevelTotals())
 
+    /// `fft`: a transform of the geometry's length planned already, used instead of planning one
+    /// (`fftPlanning`): engines compared bit for bit share one, since FFTW may plan a length
+    /// differently once other wisdom was learned in between.
     public init(
         geometry: EngineGeometry, sampleRate: Double, filters: FilterSet,
-        blockSize: Int? = nil, fftPlanning: RealFFT.Planning = .measure
+        blockSize: Int? = nil, fftPlanning: RealFFT.Planning = .measure, fft planned: RealFFT? = nil
     ) throws(EngineError) {
         try geometry.validate()
         guard EngineGeometry.supportedSampleRates.contains(sampleRate) else { throw .unsupportedSampleRate(sampleRate) }
@@ -91,13 +97,15 @@ public final class OverlapSaveEngine: @unchecked Sendable {
 
         let n = geometry.fftLength
         let hop = geometry.hopSize
-        fft = RealFFT(length: n, planning: fftPlanning)
+        precondition(planned.map { $0.length == n } ?? true, "a shared transform of another length")
+        fft = planned ?? RealFFT(length: n, planning: fftPlanning)
         fftRef = .passUnretained(fft)
         adapter = BlockHopAdapter(hopSize: hop, channelCount: channelCount, blockSize: blockSize)
         filterStage = GainStageRunner(FilterStage(fftLength: n), config: filters)
         compressorStage = GainStageRunner(
             CompressorStage(fftLength: n, channelCount: channelCount), config: .off(channelCount: channelCount, fftLength: n))
-        ceilingStage = CeilingStage(ceiling: CeilingConfig(ceiling: filters.ceiling), channelCount: channelCount, sampleRate: sampleRate)
+        ceilingStage = CeilingStage(channelCount: channelCount, sampleRate: sampleRate)
+        publishedCeiling = filters.ceiling
         history = .allocate(capacity: channelCount)
         for c in 0..<channelCount { (history + c).initialize(to: RealFFT.allocateReal(n)) }
         spectrum = RealFFT.allocateComplex(fft.complexCount)
@@ -146,8 +154,8 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         guard filters.channelCount == channelCount else {
             throw .filterMismatch("the filters have \(filters.channelCount) channels, the engine \(channelCount)")
         }
-        ceilingStage.slot.publish(CeilingConfig(ceiling: filters.ceiling))
         filterStage.slot.publish(filters)
+        publishedCeiling = filters.ceiling
     }
 
     /// The wearer's volume: every compressor band's gain moves by `dB` (up to the band's
@@ -188,9 +196,8 @@ public final class OverlapSaveEngine: @unchecked Sendable {
     @discardableResult
     public func collectRetired() -> Bool {
         let filters = filterStage.slot.collect()
-        let ceiling = ceilingStage.slot.collect()
         let compressor = compressorStage.slot.collect()
-        return filters || ceiling || compressor
+        return filters || compressor
     }
 
     /// Whether a published filter set is still waiting for the audio thread.
@@ -198,7 +205,7 @@ public final class OverlapSaveEngine: @unchecked Sendable {
 
     /// Whether anything published (filters, ceiling, compressor) still waits for the audio thread.
     public var hasPendingConfigs: Bool {
-        filterStage.slot.hasPending || ceilingStage.slot.hasPending || compressorStage.slot.hasPending
+        filterStage.slot.hasPending || compressorStage.slot.hasPending
     }
 
     /// The compressor's smoothed band levels (dB SPL through its calibration) of `channel`
@@ -298,10 +305,9 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         let complexFloats = 2 * (n / 2 + 1)
         let (fft, spectrum, spectrumFade, frame, frameFade) = (fftRef, self.spectrum, self.spectrumFade, self.frame, self.frameFade)
 
-        _ = ceilingStage.beginHop()
         let fading = beginGainStages()
         if fading { counters_.pointee.switches &+= 1 }
-        let limit = ceilingStage.inForce(cap: filterCeilingCap())
+        let limit = filterCeilingCap()
 
         for c in 0..<channelCount {
             let h = history[c]
@@ -325,7 +331,6 @@ public final class OverlapSaveEngine: @unchecked Sendable {
         adapter.commitHop()
         counters_.pointee.hops &+= 1
         endGainStages()
-        ceilingStage.endHop()
     }
 
     // MARK: Audio thread: the gain stages, in order

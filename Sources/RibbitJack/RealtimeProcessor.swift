@@ -38,10 +38,11 @@ public final class RealtimeProcessor: @unchecked Sendable {
     /// About 0.34 s at 48 kHz: ample for a reader that drains it 20 times a second.
     public let dumpRing = SampleRing(capacity: 16384)
     /// The last guard on every output sample, whatever renders: NaN and infinities become 0,
-    /// anything beyond +-ceiling is clamped to it (bits of a Float in (0, 1]; see
-    /// `setOutputCeiling`). The hearing aid's own limiter stays below it, so for the hearing aid
-    /// this changes nothing; for a tone generator it is the safety net.
-    public let outputCeilingBits = Atomic<UInt32>(Float(1).bitPattern)
+    /// anything beyond +-ceiling is clamped to it (bits of a Float in (0, 1]). Its ceiling is the
+    /// engine's filter set's, set with it (`publish`): one owner. The hearing aid's own limiter
+    /// stays below it, so for the hearing aid this changes nothing; for a tone generator it is
+    /// the safety net.
+    public let outputCeilingBits: Atomic<UInt32>
     /// Output samples the guard changed (a renderer above the ceiling, or NaN).
     public let guardedSamples = Atomic<Int>(0)
 
@@ -59,6 +60,7 @@ public final class RealtimeProcessor: @unchecked Sendable {
     public init(engine: OverlapSaveEngine, period: Int) {
         precondition(engine.channelCount == 2)
         self.engine = engine
+        outputCeilingBits = Atomic(engine.publishedCeiling.bitPattern)
         hearingAid = HearingAidRenderer(engine: engine, period: period)
         sampleRate = engine.sampleRate
         self.period = Atomic(period)
@@ -96,11 +98,15 @@ public final class RealtimeProcessor: @unchecked Sendable {
         engine.collectRetired()
     }
 
-    /// The ceiling of the last guard, in dBFS (at most 0; NaN is taken as 0).
-    public func setOutputCeiling(dBFS: Double) {
-        let linear: Float = dBFS < 0 ? powf(10, Float(dBFS) / 20) : 1
-        outputCeilingBits.store(linear.bitPattern, ordering: .relaxed)
+    /// New filters and their ceiling for the engine, and that ceiling for the last guard: what
+    /// plays instead of the hearing aid (a tone) is held under the same ceiling.
+    public func publish(_ filters: FilterSet) throws(EngineError) {
+        try engine.publish(filters)
+        outputCeilingBits.store(engine.publishedCeiling.bitPattern, ordering: .relaxed)
     }
+
+    /// The guard's ceiling, in dBFS.
+    public var outputCeilingDBFS: Double { Double(20 * log10(Float(bitPattern: outputCeilingBits.load(ordering: .relaxed)))) }
 
     /// The latency to report to JACK for the announced period, in frames.
     public var latencyFrames: Int {

@@ -81,12 +81,8 @@ public struct Verifier: Sendable {
     }
 
     public func engine(_ plan: Setting) throws -> OverlapSaveEngine {
-        // A test box's seconds of signal never repay timing plans (100 ms at fft 256): the
-        // measured plans when the wisdom has them, else estimated ones.
-        let engine = try OverlapSaveEngine(
-            geometry: geometry, sampleRate: sampleRate, filters: plan.filters, blockSize: Self.blockFrames, fftPlanning: .wisdomOrEstimate)
-        try engine.start(plan.compressor)
-        return engine
+        try OverlapSaveEngine(
+            playing: plan.filters, compressor: plan.compressor, geometry: geometry, sampleRate: sampleRate, blockSize: Self.blockFrames)
     }
 
     /// The input through a fresh engine, both channels, with the latency removed (output i is

@@ -84,8 +84,7 @@ struct AudioHost {
                 geometry: .standard(sampleRate: rate), sampleRate: rate, filters: starting, blockSize: client.bufferSize,
                 fftPlanning: .wisdomOrEstimate)
             engine.startAtTrim(dB: trim)
-            processor = RealtimeProcessor(engine: engine, period: client.bufferSize)
-            processor.setOutputCeiling(dBFS: ceiling)
+            processor = RealtimeProcessor(engine: engine, period: client.bufferSize)  // its guard at the filters' ceiling
             processor.paused.store(paused, ordering: .relaxed)
             processor.dumpEnabled.store(dumping, ordering: .relaxed)
             try client.activate(with: processor)
@@ -137,10 +136,7 @@ struct AudioHost {
                 case .filters(let ceiling, let fftLength, let taps):
                     // The engine's ceiling and the output guard's: the guard (after every renderer)
                     // is what holds for anything that plays instead of the hearing aid.
-                    do {
-                        try processor.engine.publish(FilterSet(taps: taps, fftLength: fftLength, ceilingDBFS: ceiling))
-                        processor.setOutputCeiling(dBFS: ceiling)
-                    } catch {
+                    do { try processor.publish(FilterSet(taps: taps, fftLength: fftLength, ceilingDBFS: ceiling)) } catch {
                         log(.error, "internal error: the new filters do not fit the engine (\(error))")
                     }
                 case .compressor(let plan):
@@ -163,9 +159,8 @@ struct AudioHost {
                     if on { processor.dumpRing.discard() }
                     processor.dumpEnabled.store(on, ordering: .relaxed)
                 case .tone(let hz, let level, let left, let right, let length, let pulses, let off, let hearingTest):
-                    let ceiling = Double(20 * log10(Float(bitPattern: processor.outputCeilingBits.load(ordering: .relaxed))))
                     tone.play(
-                        frequencyHz: hz, levelDBFS: level, ceilingDBFS: ceiling, left: left, right: right, seconds: length, pulses: pulses,
+                        frequencyHz: hz, levelDBFS: level, ceilingDBFS: processor.outputCeilingDBFS, left: left, right: right, seconds: length, pulses: pulses,
                         offSeconds: off, limitDBFS: hearingTest ? ToneRenderer.hearingTestMaxLevelDBFS : ToneRenderer.maxLevelDBFS)
                     if toneUntil == nil, length > 0 {
                         switchRenderers(processor, to: [processor.hearingAid, tone])

@@ -82,11 +82,9 @@ struct ProcessCommand: ParsableCommand {
             let processing = fitting.processing(
                 ears: ears, trusted: accepted.isTrusted, calibration: calibration, program: program, volumeDB: volume)
             filters = processing.filters
-            // Timing plans (100 ms at fft 256) would cost more than they save on any file under
-            // minutes: the measured plans when the wisdom has them, else estimated ones.
             engine = try OverlapSaveEngine(
-                geometry: geometry, sampleRate: sampleRate, filters: filters, blockSize: Self.blockFrames, fftPlanning: .wisdomOrEstimate)
-            try engine.start(processing.compressor)
+                playing: filters, compressor: processing.compressor, geometry: geometry, sampleRate: sampleRate, blockSize: Self.blockFrames
+            )
             let profile = config.calibrationProfile
             calibrationStatus = DaemonStatus.Calibration(
                 profile: profile?.name, inputDBSPL: calibration.inputDBSPLAtFullScale,

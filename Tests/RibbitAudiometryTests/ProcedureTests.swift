@@ -304,6 +304,16 @@ import Testing
         }
     }
 
+    /// The right ear's octaves, no catch trials, half-octaves added where the rule asks.
+    static var rightEarWithHalfOctaves: HearingTest.Plan {
+        var plan = HearingTest.Plan(maximumDBHL: [.right: [250: 90, 500: 90, 750: 90, 1000: 90, 1500: 90, 2000: 90, 4000: 90]])
+        plan.ears = [.right]
+        plan.frequenciesHz = [1000, 2000, 4000, 1000, 500, 250]
+        plan.catchTrialProbability = 0
+        plan.addsInterOctaves = true
+        return plan
+    }
+
     /// ASHA (2005): 1500 Hz is tested when 1 and 2 kHz are 20 dB or more apart, 750 Hz when 500
     /// and 1000 Hz are; not otherwise, and never twice.
     @Test func halfOctavesAreAddedWhereNeighbouringOctavesDiffer20dB() {
@@ -312,11 +322,7 @@ import Testing
             ([250: 10, 500: 15, 1000: 40, 2000: 45, 4000: 60, 750: 25], [750]),
             ([250: 10, 500: 15, 1000: 30, 2000: 45, 4000: 60], []),
         ] {
-            var plan = HearingTest.Plan(maximumDBHL: [.right: [250: 90, 500: 90, 750: 90, 1000: 90, 1500: 90, 2000: 90, 4000: 90]])
-            plan.ears = [.right]
-            plan.frequenciesHz = [1000, 2000, 4000, 1000, 500, 250]
-            plan.catchTrialProbability = 0
-            plan.addsInterOctaves = true
+            let plan = Self.rightEarWithHalfOctaves
             var test = HearingTest(plan: plan)
             var generator = SeededRandom(seed: 3)
             while let presentation = test.next(using: &generator) {
@@ -333,11 +339,7 @@ import Testing
         for (retest, added) in [(25, [1500]), (35, [750])] as [(Int, [Int])] {
             let first = 30
             let thresholds = [250: 10, 500: 10, 750: 20, 2000: 45, 1500: 40, 4000: 60]
-            var plan = HearingTest.Plan(maximumDBHL: [.right: [250: 90, 500: 90, 750: 90, 1000: 90, 1500: 90, 2000: 90, 4000: 90]])
-            plan.ears = [.right]
-            plan.frequenciesHz = [1000, 2000, 4000, 1000, 500, 250]
-            plan.catchTrialProbability = 0
-            plan.addsInterOctaves = true
+            let plan = Self.rightEarWithHalfOctaves
             var test = HearingTest(plan: plan)
             var generator = SeededRandom(seed: 4)
             while let presentation = test.next(using: &generator) {

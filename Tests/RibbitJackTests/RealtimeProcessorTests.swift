@@ -99,8 +99,7 @@ final class HostileTone: PeriodRenderer, @unchecked Sendable {
     /// Instead of the hearing aid: a renderer that plays 4x full scale and a NaN comes out
     /// under the output ceiling, and the NaN as silence.
     @Test func aToneInsteadOfTheHearingAidStaysUnderTheCeiling() throws {
-        let p = try processor()
-        p.setOutputCeiling(dBFS: -6)
+        let p = try processor(ceilingDBFS: -6)
         p.run([LoudTone()])
         let out = run(p, periods: 20) { _ in 0 }
         let ceiling = powf(10, -6.0 / 20)
@@ -126,8 +125,10 @@ final class HostileTone: PeriodRenderer, @unchecked Sendable {
 
         p.run([p.hearingAid, LoudTone()])
         let mixed = run(p, periods: 20) { _ in 0.9 }
-        #expect(mixed.allSatisfy { $0.isFinite && abs($0) <= 1 })
-        #expect(mixed.contains { abs($0) > 0.95 })
+        // The fitting's ceiling (-1 dBFS) holds the sum: the guard's ceiling is the filters'.
+        let ceiling = powf(10, -1.0 / 20)
+        #expect(mixed.allSatisfy { $0.isFinite && abs($0) <= ceiling })
+        #expect(mixed.contains { abs($0) == ceiling })
     }
 
     @Test func pauseStillRampsWhateverRenders() throws {
@@ -138,12 +139,26 @@ final class HostileTone: PeriodRenderer, @unchecked Sendable {
         #expect(out[(out.count - 64)...].allSatisfy { $0 == 0 })
     }
 
+    /// The guard's ceiling is the filter set's, at the start and with every new set: a tone in
+    /// place of the hearing aid is held under the ceiling of the fitting that was published last.
+    @Test func theGuardFollowsTheFiltersCeiling() throws {
+        let p = try processor(ceilingDBFS: -1)
+        #expect(abs(p.outputCeilingDBFS - -1) < 1e-5)
+        p.run([LoudTone()])
+        try p.publish(FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: -12))
+        #expect(abs(p.outputCeilingDBFS - -12) < 1e-5)
+        let out = run(p, periods: 8) { _ in 0 }
+        #expect(out.map(abs).max()! == powf(10, -12.0 / 20))
+        try p.publish(FilterSet.delay(geometry.filterDelayFrames, channelCount: 2, fftLength: geometry.fftLength, ceilingDBFS: 3))
+        #expect(p.outputCeilingDBFS == 0)  // never above full scale
+        p.collectRetired()
+    }
+
     /// The output guard against a generator writing full scale, DC at 4x full scale, NaN, +-Inf
     /// and 3e38, alone and beside the hearing aid fed full-scale DC: never above the ceiling,
     /// NaN and infinities as silence.
     @Test func theGuardHoldsForFullScaleDCNaNAndInfinity() throws {
-        let p = try processor()
-        p.setOutputCeiling(dBFS: -20)
+        let p = try processor(ceilingDBFS: -20)
         let ceiling = powf(10, -20.0 / 20)
         for renderers in [[HostileTone()], [p.hearingAid, HostileTone()]] as [[any PeriodRenderer]] {
             p.run(renderers)
