@@ -25,9 +25,10 @@ public enum AudioMessage: Equatable, Sendable {
     /// It stops by itself at the end, whatever happens to the daemon. `hearingTest` raises the
     /// -20 dBFS limit to 1 dB under 0 dBFS (the ceiling in force still holds): the daemon's
     /// hearing test converts dB HL through the calibration and never asks above its ceiling.
+    /// `number`: the daemon's count of the tones it sent this process, told back in `toneStarted`.
     case tone(
         frequencyHz: Double, levelDBFS: Double, left: Bool, right: Bool, seconds: Double, pulses: Int = 1, offSeconds: Double = 0,
-        hearingTest: Bool = false)
+        hearingTest: Bool = false, number: Int = 0)
     case stop
     /// Connect these ports (source, destination), once the engine has taken every setting sent
     /// before this message: what a live measurement took away, put back after the wearer's
@@ -51,6 +52,10 @@ public enum AudioMessage: Equatable, Sendable {
     case gone(reason: String, sampleRateChanged: Bool)
     /// The output has reached what `paused` asked: silent (true), or the renderers' sound again.
     case pauseTookEffect(Bool)
+    /// Tone `number` began: the audio thread rendered its first frame at `atSeconds` (the
+    /// monotonic clock both processes read), whatever the scheduler did in between. A hearing
+    /// test's response window opens then.
+    case toneStarted(number: Int, atSeconds: Double)
 
     /// A JACK connection, by full port names.
     public struct Connection: Equatable, Sendable {
@@ -78,6 +83,9 @@ public struct AudioStats: Equatable, Sendable {
     public var missedCycles = 0
     public var missedAtFrameTimes: [UInt32] = []
     public var limitedSamples = 0
+    /// Output samples the last guard changed (beyond the ceiling, or NaN): 0 unless a renderer
+    /// went past the ceiling it should stay under.
+    public var guardedSamples = 0
     public var dumpFramesDropped = 0
     /// JACK's DSP load for the whole graph, percent.
     public var dspLoadPercent = 0.0
@@ -127,7 +135,7 @@ extension AudioMessage {
                 out.string(connection.source)
                 out.string(connection.destination)
             }
-        case .tone(let hz, let level, let left, let right, let seconds, let pulses, let offSeconds, let hearingTest):
+        case .tone(let hz, let level, let left, let right, let seconds, let pulses, let offSeconds, let hearingTest, let number):
             out.byte(5)
             out.double(hz)
             out.double(level)
@@ -135,13 +143,14 @@ extension AudioMessage {
             out.double(seconds)
             out.int(pulses)
             out.double(offSeconds)
+            out.int(number)
         case .connected(let client, let rate, let period): out.byte(10); out.string(client); out.int(rate); out.int(period)
         case .running(let latency): out.byte(11); out.int(latency)
         case .stats(let s):
             out.byte(12)
             for value in [
                 s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples,
-                s.dumpFramesDropped, s.missedCycles,
+                s.dumpFramesDropped, s.missedCycles, s.guardedSamples,
             ] {
                 out.int(value)
             }
@@ -171,6 +180,7 @@ extension AudioMessage {
         case .failed(let text): out.byte(15); out.string(text)
         case .gone(let reason, let rateChanged): out.byte(16); out.string(reason); out.byte(rateChanged ? 1 : 0)
         case .pauseTookEffect(let paused): out.byte(17); out.byte(paused ? 1 : 0)
+        case .toneStarted(let number, let seconds): out.byte(18); out.int(number); out.double(seconds)
         }
         let length = UInt32(out.bytes.count)
         return withUnsafeBytes(of: length.littleEndian, Array.init) + out.bytes
@@ -272,11 +282,11 @@ private struct Decoder {
             return .connect(connections)
         case 5:
             guard let hz = double(), let level = double(), let ears = byte(), let seconds = double(), let pulses = int(),
-                let offSeconds = double()
+                let offSeconds = double(), let number = int()
             else { return nil }
             return .tone(
                 frequencyHz: hz, levelDBFS: level, left: ears & 1 != 0, right: ears & 2 != 0, seconds: seconds, pulses: pulses,
-                offSeconds: offSeconds, hearingTest: ears & 4 != 0)
+                offSeconds: offSeconds, hearingTest: ears & 4 != 0, number: number)
         case 10:
             guard let client = string(), let rate = int(), let period = int() else { return nil }
             return .connected(client: client, sampleRate: rate, period: period)
@@ -284,7 +294,8 @@ private struct Decoder {
         case 12:
             var s = AudioStats()
             guard let a = int(), let b = int(), let c = int(), let d = int(), let e = int(), let f = int(), let g = int(), let h = int(),
-                let missed = int(), let missedAt = frameTimes(), let load = double(), let inputLeft = double(), let inputRight = double(),
+                let missed = int(), let guarded = int(), let missedAt = frameTimes(), let load = double(), let inputLeft = double(),
+                let inputRight = double(),
                 let toneMode = byte(),
                 let bands = doubles(), let broadband = double(), let hasActivity = byte()
             else { return nil }
@@ -299,7 +310,7 @@ private struct Decoder {
             (s.bandLevelsDBSPL, s.broadbandDBSPL) = (bands, broadband)
             (s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples, s.dumpFramesDropped) =
                 (a, b, c, d, e, f, g, h)
-            (s.missedCycles, s.missedAtFrameTimes) = (missed, missedAt)
+            (s.missedCycles, s.missedAtFrameTimes, s.guardedSamples) = (missed, missedAt, guarded)
             s.dspLoadPercent = load
             (s.inputLeftDBFS, s.inputRightDBFS, s.toneMode) = (inputLeft, inputRight, toneMode != 0)
             return .stats(s)
@@ -322,6 +333,9 @@ private struct Decoder {
             guard let reason = string(), let changed = byte() else { return nil }
             return .gone(reason: reason, sampleRateChanged: changed != 0)
         case 17: return byte().map { .pauseTookEffect($0 != 0) }
+        case 18:
+            guard let number = int(), let seconds = double() else { return nil }
+            return .toneStarted(number: number, atSeconds: seconds)
         default: return nil
         }
     }

@@ -112,11 +112,17 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var missedAtFrameTimes: [UInt32]
         /// Output samples the ceiling changed, since the client started.
         public var limitedSamples: Int
+        /// Output samples the last guard on the audio thread changed (beyond the ceiling, or
+        /// NaN), since the client started: 0 unless something played past the ceiling it is
+        /// designed to stay under. Absent from older daemons.
+        public var guardedSamples: Int?
         public init(
             client: String, sampleRate: Int, period: Int, latencyFrames: Int, latencyMilliseconds: Double,
             dspLoadPercent: Double, ribbitLoadPercent: Double, longestCallbackMicroseconds: Double,
-            cycles: Int, xruns: Int, missedCycles: Int = 0, missedAtFrameTimes: [UInt32] = [], limitedSamples: Int
+            cycles: Int, xruns: Int, missedCycles: Int = 0, missedAtFrameTimes: [UInt32] = [], limitedSamples: Int,
+            guardedSamples: Int? = nil
         ) {
+            self.guardedSamples = guardedSamples
             self.missedCycles = missedCycles
             self.missedAtFrameTimes = missedAtFrameTimes
             self.client = client

@@ -29,6 +29,8 @@ final class AudioService: DaemonService {
         var running = false
         /// The JACK frame time after each of the last `missedGapsKept` gaps in the cycles.
         var missedAtFrameTimes: [UInt32] = []
+        /// Tones sent to this process: the last one's number (`toneStarted` tells it back).
+        var tonesSent = 0
     }
     static let missedGapsKept = 1024
     private(set) var session: Session?
@@ -54,6 +56,9 @@ final class AudioService: DaemonService {
 
     /// Called after a session started or failed to, and when the server went away.
     var onChange: () -> Void = {}
+    /// Called when the audio thread began tone `number` (from `playTone`), at `atSeconds`
+    /// (monotonic): the real onset, however late the scheduler let it come.
+    var onToneStarted: (_ number: Int, _ atSeconds: Double) -> Void = { _, _ in }
     /// Called with each stats message's band levels (about 10 a second while the compressor runs).
     var onInputLevels: (_ bandsDBSPL: [Double], _ broadbandDBSPL: Double) -> Void = { _, _ in }
     /// What should play now, and whether paused (from the fitting state).
@@ -101,6 +106,13 @@ final class AudioService: DaemonService {
             return
         }
         openingSince = now
+    }
+
+    /// What the audio process has sent by now, handled at once (a hearing test's press is judged
+    /// after the tone starts it was told).
+    func receive(now: Double) {
+        guard let process else { return }
+        for message in process.link.receive() { handle(message, now: now) }
     }
 
     /// Control-thread upkeep: messages from the audio process, its end, retries.
@@ -178,6 +190,8 @@ final class AudioService: DaemonService {
             ended(problem: "\(reason); retrying", now: now, at: rateChanged ? now : now + retryDelay)
         case .pauseTookEffect:
             break  // a confirmation nobody waits for any more (`setPaused` waits for its own)
+        case .toneStarted(let number, let at):
+            if number == session?.tonesSent { onToneStarted(number, at) }
         case .filters, .compressor, .trim, .paused, .dump, .tone, .stop, .connect:
             break  // the daemon's own messages; the audio process does not send them
         }
@@ -285,11 +299,13 @@ final class AudioService: DaemonService {
 
     /// Starts (or replaces, or with `seconds` 0 stops) the calibration tone; `levelDBFS` nil
     /// plays silence and meters the input.
-    /// `pulses` plays that many pulses of `seconds` each, `off` seconds apart.
+    /// `pulses` plays that many pulses of `seconds` each, `off` seconds apart. Returns the
+    /// tone's number for `onToneStarted` (nil: no audio process to play it).
+    @discardableResult
     func playTone(
         frequencyHz: Double, levelDBFS: Double?, ear: ToneEar, seconds: Double, pulses: (count: Int, off: Double)? = nil,
         hearingTest: Bool = false, now: Double
-    ) {
+    ) -> Int? {
         let pattern = pulses.map { (count: $0.count, on: seconds, off: $0.off) }
         let count = Double(pattern?.count ?? 1)
         let length = count * seconds + (count - 1) * (pattern?.off ?? 0) + ControlProtocol.toneRampSeconds
@@ -297,10 +313,14 @@ final class AudioService: DaemonService {
         tone =
             seconds > 0
             ? PlayingTone(frequencyHz: frequencyHz, levelDBFS: levelDBFS, ear: ear, pulses: pattern, until: start + length) : nil
-        process?.link.send(
+        guard let process, session != nil else { return nil }
+        session?.tonesSent += 1
+        let number = session?.tonesSent ?? 0
+        process.link.send(
             .tone(
                 frequencyHz: frequencyHz, levelDBFS: levelDBFS ?? -200, left: ear != .right, right: ear != .left, seconds: seconds,
-                pulses: pattern?.count ?? 1, offSeconds: pattern?.off ?? 0, hearingTest: hearingTest))
+                pulses: pattern?.count ?? 1, offSeconds: pattern?.off ?? 0, hearingTest: hearingTest, number: number))
+        return number
     }
 
     /// How long after the request a tone's first frame plays, so `secondsLeft` ends with the
@@ -368,7 +388,7 @@ final class AudioService: DaemonService {
             latencyMilliseconds: latencyMilliseconds, dspLoadPercent: s.dspLoadPercent, ribbitLoadPercent: ribbitLoad,
             longestCallbackMicroseconds: Double(s.longestNanoseconds) / 1000,
             cycles: s.cycles, xruns: s.xruns, missedCycles: s.missedCycles, missedAtFrameTimes: session.missedAtFrameTimes,
-            limitedSamples: s.limitedSamples)
+            limitedSamples: s.limitedSamples, guardedSamples: s.guardedSamples)
     }
 
     /// What the compressor's stages did over the last second (nil without a running session

@@ -108,6 +108,7 @@ public final class Daemon {
         }
         hearingTests.reply = { [unowned self] in reply() }
         hearingTests.statusChanged = { [unowned self] in systemd.statusChanged() }
+        audio.onToneStarted = { [unowned self] number, at in hearingTests.toneStarted(number: number, atSeconds: at) }
         tone.hearingTestRunning = { [unowned self] in hearingTests.isRunning }
         control.answer = { [unowned self] request, connection throws(RequestFailure) in try answer(request, connection: connection) }
         control.onLeaseEnd = { [unowned self] connection in leaseEnded(connection) }

@@ -25,6 +25,8 @@ final class HearingTestService: DaemonService {
     private let records: HearingTestRecords
     /// The test running, or the last one (its status stays until the next).
     private var session: HearingTestSession?
+    /// The number of the tone presented last (`AudioService.playTone`), whose start is awaited.
+    private var presentedTone: Int?
     /// The microphone's octave bands (left and right input) while a test runs.
     private var noiseMeters: [OctaveBandMeter] = []
     /// Ties the test to the connection that started it (a lease): it stops when that closes.
@@ -46,6 +48,13 @@ final class HearingTestService: DaemonService {
         self.calibrationStatus = calibrationStatus
         self.log = log
         records = HearingTestRecords(path: PrescriptionStore.path(dataDirectory: paths.dataDirectory))
+    }
+
+    /// The audio thread began a tone (`AudioService.onToneStarted`): the presented one opens
+    /// its response window there.
+    func toneStarted(number: Int, atSeconds: Double) {
+        guard let session, !session.isOver, number == presentedTone else { return }
+        perform(session.toneStarted(at: atSeconds), now: Daemon.now())
     }
 
     /// Whether a test holds the output now.
@@ -105,6 +114,7 @@ final class HearingTestService: DaemonService {
             throw RequestFailure("no frequency can be played with this calibration and ceiling; check `ribbitd status`")
         }
         session.biologicalReferenceDBHL = reference
+        session.startsAreTold = true  // ribbit-audio tells each tone's real onset (`toneStarted`)
         self.session = session
         let rate = Double(audio.session?.sampleRate ?? 48000)
         noiseMeters = [OctaveBandMeter(sampleRate: rate), OctaveBandMeter(sampleRate: rate)]
@@ -124,6 +134,7 @@ final class HearingTestService: DaemonService {
             throw RequestFailure("no hearing test is running; `ribbitd hearing-test` starts one")
         }
         let now = Daemon.now()
+        audio.receive(now: now)  // a start the audio process told meanwhile, before the press is judged
         perform(session.answer(ear: ear, now: now), now: now)
         return reply()
     }
@@ -158,7 +169,7 @@ final class HearingTestService: DaemonService {
         for action in actions {
             switch action {
             case .play(let hz, let dBFS, let ear, let pulses):
-                audio.playTone(
+                presentedTone = audio.playTone(
                     frequencyHz: Double(hz), levelDBFS: dBFS, ear: ToneEar(ear), seconds: Double(pulses.pulseMs) / 1000,
                     pulses: (pulses.pulses, Double(pulses.gapMs) / 1000), hearingTest: true, now: now)
             case .holdSilence:

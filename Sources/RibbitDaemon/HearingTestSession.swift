@@ -38,6 +38,9 @@ final class HearingTestSession {
 
     /// The tone mode is renewed this often while nothing plays (a hold lasts a minute).
     static let holdRefreshSeconds = 20.0
+    /// How long past the estimated window a tone that has not been told started is waited for
+    /// (a loaded machine), before it counts as missed.
+    static let startGraceSeconds = 2.0
 
     private(set) var test: HearingTest
     private var random: SeededRandom
@@ -50,6 +53,13 @@ final class HearingTestSession {
     private(set) var phase: Phase
     private(set) var answers = 0
     private var lastHold: Double
+    /// Whether the audio process tells when each tone began (`toneStarted`): the window then
+    /// opens at that real onset, not at the estimate (`toneStartDelay`) made when it was asked.
+    var startsAreTold = false
+    /// The tone presented has not been told started yet (only while `startsAreTold`).
+    private var awaitingStart = false
+    /// A press that came while the onset was not known yet: judged once it is.
+    private var heldPress: (at: Double, ear: Ear?)?
     /// Judges the room for a frequency and level (dB HL); nil: no reading yet (no check).
     private let judgeNoise: (_ frequencyHz: Int, _ levelDBHL: Int) -> NoiseReading?
     private var lastNoise: HearingTestStatus.Noise?
@@ -101,6 +111,7 @@ final class HearingTestSession {
             {
                 actions.append(.play(frequencyHz: presentation.frequencyHz, levelDBFS: dBFS, ear: ear, pulses: presentation.pulses))
                 onset = now + toneStartDelay
+                awaitingStart = startsAreTold
             } else {
                 onset = now  // a silent catch trial: the window opens as a tone's would
             }
@@ -116,6 +127,17 @@ final class HearingTestSession {
                 test.withdraw()
                 phase = .pausedForNoise(quietSince: nil)
                 break
+            }
+            if awaitingStart {
+                // Not begun as far as we know: no miss before it could be heard; given up on
+                // only well past the estimate (a press held meanwhile is judged by the estimate).
+                guard now > windowEnds + Self.startGraceSeconds else { break }
+                awaitingStart = false
+                if let press = heldPress {
+                    heldPress = nil
+                    actions += judge(press: press.at, ear: press.ear)
+                    break
+                }
             }
             if now > windowEnds {
                 test.record(.missed, ambientNoiseDBSPL: lastNoise?.testBandDBSPL)
@@ -142,10 +164,32 @@ final class HearingTestSession {
         return actions
     }
 
+    /// The audio process began the tone presented at `at`: the window opens there (moved with
+    /// the sound's end), and a press held meanwhile is judged against it.
+    func toneStarted(at: Double) -> [Action] {
+        guard awaitingStart, case .presenting(let onset, let windowEnds, let soundEnds) = phase else { return [] }
+        awaitingStart = false
+        let late = at - onset
+        phase = .presenting(onset: at, windowEnds: windowEnds + late, soundEnds: soundEnds + late)
+        guard let press = heldPress else { return [] }
+        heldPress = nil
+        return judge(press: press.at, ear: press.ear)
+    }
+
     /// The listener pressed (naming `ear` when the screen asks).
     func answer(ear: Ear?, now: Double) -> [Action] {
         guard phase != .ended else { return [] }
         answers += 1
+        if awaitingStart, case .presenting = phase {
+            // The first press waits for the onset; more presses before it add nothing.
+            if heldPress == nil { heldPress = (now, ear) }
+            return []
+        }
+        return judge(press: now, ear: ear)
+    }
+
+    /// A press at `now`: a response in the window, else a false alarm (none while paused for noise).
+    private func judge(press now: Double, ear: Ear?) -> [Action] {
         if case .presenting(let onset, let windowEnds, let soundEnds) = phase, now >= onset, now <= windowEnds {
             test.record(
                 .responded(responseTimeMs: Int(((now - onset) * 1000).rounded()), ear: ear), ambientNoiseDBSPL: lastNoise?.testBandDBSPL)

@@ -61,7 +61,13 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
         let onFrames: Int
         let periodFrames: Int
         let lengthFrames: Int
-        init(phaseStep: Double, amplitude: Double, left: Bool, right: Bool, onFrames: Int, offFrames: Int = 0, pulses: Int = 1) {
+        /// The daemon's number for this tone (`started`).
+        let number: Int
+        init(
+            phaseStep: Double, amplitude: Double, left: Bool, right: Bool, onFrames: Int, offFrames: Int = 0, pulses: Int = 1,
+            number: Int = 0
+        ) {
+            self.number = number
             stepCos = cos(phaseStep)
             stepSin = sin(phaseStep)
             self.amplitude = amplitude
@@ -80,6 +86,11 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     public let inputMeanSquareRight = Atomic<UInt64>(0)
     /// True while a tone sounds (ramps included).
     public let sounding = Atomic<Bool>(false)
+    /// The number of the tone whose first frame was rendered last (`play`'s `number`), and when
+    /// (monotonic nanoseconds, at the start of that period's render): stored time first, number
+    /// last, so a reader that sees the number sees its time.
+    public let startedNumber = Atomic<Int>(0)
+    public let startedAtNanoseconds = Atomic<Int>(0)
 
     private let settings: ConfigSlot<Settings>
     private let rampFrames: Int
@@ -130,7 +141,7 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     /// `maxSeconds` (longer patterns are cut; `seconds` 0 stops). The old tone fades out first.
     public func play(
         frequencyHz: Double, levelDBFS: Double, ceilingDBFS: Double, left: Bool, right: Bool, seconds: Double, pulses: Int = 1,
-        offSeconds: Double = 0, limitDBFS: Double = maxLevelDBFS
+        offSeconds: Double = 0, limitDBFS: Double = maxLevelDBFS, number: Int = 0
     ) {
         let hz = min(max(frequencyHz.isFinite ? frequencyHz : 1000, 20), 0.45 * sampleRate)
         func frames(_ seconds: Double) -> Int { Int((min(max(seconds.isFinite ? seconds : 0, 0), Self.maxSeconds) * sampleRate).rounded()) }
@@ -140,7 +151,14 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
         settings.publish(
             Settings(
                 phaseStep: 2 * Double.pi * hz / sampleRate, amplitude: amplitude, left: left, right: right, onFrames: on,
-                offFrames: off, pulses: count))
+                offFrames: off, pulses: count, number: number))
+    }
+
+    /// The tone that began last and when (monotonic seconds); nil before the first.
+    public var lastStart: (number: Int, atSeconds: Double)? {
+        let number = startedNumber.load(ordering: .acquiring)
+        guard number > 0 else { return nil }
+        return (number, Double(startedAtNanoseconds.load(ordering: .relaxed)) / 1e9)
     }
 
     /// How long a pattern plays, from its first frame to the end of its last fade-out (seconds).
@@ -203,6 +221,8 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
             settings.retire(old)
             (state[0], state[1]) = (1, 0)  // phase 0
             state[6] = 0
+            startedAtNanoseconds.store(Realtime.monotonicNanoseconds(), ordering: .relaxed)
+            startedNumber.store(settings.current()._withUnsafeGuaranteedRef { $0.number }, ordering: .releasing)
         }
         // Not `&&`: its autoclosure would retain self on the audio thread.
         let fadingOut = waiting ? state[2] > 0 : false

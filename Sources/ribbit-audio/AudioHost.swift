@@ -78,11 +78,10 @@ struct AudioHost {
             let starting =
                 quieter < 1
                 ? FilterSet(taps: first!.taps.map { $0.map { $0 * quieter } }, fftLength: first!.fftLength, ceilingDBFS: ceiling) : first!
-            // Measured plans from the wisdom; without it (the first start on a machine), estimated
-            // ones: timing them would hold the ports back by 100-400 ms. Timed after the start.
+            // The compressor follows (its tables are built once JACK runs); the FFT plans are
+            // timed after the start.
             let engine = try OverlapSaveEngine(
-                geometry: .standard(sampleRate: rate), sampleRate: rate, filters: starting, blockSize: client.bufferSize,
-                fftPlanning: .wisdomOrEstimate)
+                playing: starting, compressor: nil, geometry: .standard(sampleRate: rate), sampleRate: rate, blockSize: client.bufferSize)
             engine.startAtTrim(dB: trim)
             processor = RealtimeProcessor(engine: engine, period: client.bufferSize)  // its guard at the filters' ceiling
             processor.paused.store(paused, ordering: .relaxed)
@@ -102,7 +101,7 @@ struct AudioHost {
         // The compressor, when it came with the first filters, once the sound flows: its tables
         // take tens of milliseconds to build, and the ports wait for nothing the filters need.
         if let plan = firstCompressor {
-            do { try processor.engine.publish(compressor(plan, for: processor.engine)) } catch {
+            do { try processor.engine.publish(plan: plan) } catch {
                 log(.error, "internal error: the compressor does not fit the engine (\(error))")
             }
         }
@@ -129,8 +128,11 @@ struct AudioHost {
         var droppedOnTheLink = 0
         /// A pause or resume the daemon waits to hear has taken effect (nil: none waits).
         var confirming: Bool?
+        /// The last tone the daemon numbered, and the last whose start it was told.
+        var (toneAsked, toneToldStarted) = (0, 0)
         while true {
-            link.wait(milliseconds: confirming != nil ? 1 : processor.dumpEnabled.load(ordering: .relaxed) ? 10 : 50)
+            let waitingForTone = toneAsked != toneToldStarted
+            link.wait(milliseconds: confirming != nil ? 1 : waitingForTone ? 5 : processor.dumpEnabled.load(ordering: .relaxed) ? 10 : 50)
             for message in link.receive() {
                 switch message {
                 case .filters(let ceiling, let fftLength, let taps):
@@ -144,9 +146,7 @@ struct AudioHost {
                     // Built here, off the audio thread (tables of a few hundred kB), published
                     // before the filters that follow it.
                     do {
-                        try processor.engine.publish(
-                            plan.map { compressor($0, for: processor.engine) }
-                                ?? .off(channelCount: processor.engine.channelCount, fftLength: processor.engine.geometry.fftLength))
+                        try processor.engine.publish(plan: plan)
                     } catch {
                         log(.error, "internal error: the new compressor does not fit the engine (\(error))")
                     }
@@ -158,10 +158,13 @@ struct AudioHost {
                 case .dump(let on):
                     if on { processor.dumpRing.discard() }
                     processor.dumpEnabled.store(on, ordering: .relaxed)
-                case .tone(let hz, let level, let left, let right, let length, let pulses, let off, let hearingTest):
+                case .tone(let hz, let level, let left, let right, let length, let pulses, let off, let hearingTest, let number):
                     tone.play(
-                        frequencyHz: hz, levelDBFS: level, ceilingDBFS: processor.outputCeilingDBFS, left: left, right: right, seconds: length, pulses: pulses,
-                        offSeconds: off, limitDBFS: hearingTest ? ToneRenderer.hearingTestMaxLevelDBFS : ToneRenderer.maxLevelDBFS)
+                        frequencyHz: hz, levelDBFS: level, ceilingDBFS: processor.outputCeilingDBFS, left: left, right: right,
+                        seconds: length, pulses: pulses,
+                        offSeconds: off, limitDBFS: hearingTest ? ToneRenderer.hearingTestMaxLevelDBFS : ToneRenderer.maxLevelDBFS,
+                        number: number)
+                    if length > 0 { toneAsked = number }  // a stop has no start to tell
                     if toneUntil == nil, length > 0 {
                         switchRenderers(processor, to: [processor.hearingAid, tone])
                         log(.info, "calibration tone mode: the hearing aid is off")
@@ -180,6 +183,11 @@ struct AudioHost {
             if let on = confirming, processor.pauseTookEffect {
                 link.send(.pauseTookEffect(on))
                 confirming = nil
+            }
+            // When the audio thread began the tone asked last: the hearing test's window opens then.
+            if let started = tone.lastStart, started.number == toneAsked, started.number != toneToldStarted {
+                link.send(.toneStarted(number: started.number, atSeconds: started.atSeconds))
+                toneToldStarted = started.number
             }
             if let until = toneUntil, seconds() >= until, !tone.sounding.load(ordering: .relaxed) {
                 switchRenderers(processor, to: [processor.hearingAid])
@@ -250,6 +258,7 @@ struct AudioHost {
         s.xruns = client.events.xruns.load(ordering: .relaxed)
         (s.missedCycles, s.missedAtFrameTimes) = (client.events.missedCycles.load(ordering: .relaxed), client.events.takeNewGaps())
         s.limitedSamples = processor.engine.counters.limitedSamples
+        s.guardedSamples = processor.guardedSamples.load(ordering: .relaxed)
         s.dumpFramesDropped = processor.dumpRing.dropped.load(ordering: .relaxed)
         s.dspLoadPercent = client.dspLoadPercent
         let totals = processor.engine.inputLevelTotals
@@ -312,10 +321,6 @@ struct AudioHost {
                 log(.error, error.description)
             }
         }
-    }
-
-    private func compressor(_ plan: CompressorPlan, for engine: OverlapSaveEngine) -> CompressorConfig {
-        CompressorConfig(plan: plan, fftLength: engine.geometry.fftLength, hopSize: engine.geometry.hopSize, sampleRate: engine.sampleRate)
     }
 
     private func log(_ level: AudioMessage.LogLevel, _ text: String) { link.send(.log(level: level, text: text)) }

@@ -8,7 +8,7 @@ import Testing
         var s = AudioStats()
         (s.cycles, s.busyNanoseconds, s.longestNanoseconds, s.period, s.latencyFrames, s.xruns, s.limitedSamples, s.dumpFramesDropped) =
             (1, 2, 3, 64, 96, 5, 6, 7)
-        (s.missedCycles, s.missedAtFrameTimes) = (3, [4_294_967_040, 256])
+        (s.missedCycles, s.missedAtFrameTimes, s.guardedSamples) = (3, [4_294_967_040, 256], 9)
         s.dspLoadPercent = 1.25
         (s.inputLeftDBFS, s.inputRightDBFS, s.toneMode) = (-23.5, -200, true)
         (s.bandLevelsDBSPL, s.broadbandDBSPL) = ([55.5, 61.25, -200], 66.125)
@@ -66,7 +66,10 @@ import Testing
             .compressor(nil), .compressor(plan), .compressor(lowered), .compressor(capped), .trim(-4.5),
             .tone(frequencyHz: 1000, levelDBFS: -30, left: false, right: true, seconds: 12.5),
             .tone(frequencyHz: 4000, levelDBFS: -50, left: true, right: false, seconds: 0.2, pulses: 3, offSeconds: 0.2),
-            .tone(frequencyHz: 8000, levelDBFS: -3, left: false, right: true, seconds: 0.2, pulses: 3, offSeconds: 0.2, hearingTest: true),
+            .tone(
+                frequencyHz: 8000, levelDBFS: -3, left: false, right: true, seconds: 0.2, pulses: 3, offSeconds: 0.2, hearingTest: true,
+                number: 41),
+            .toneStarted(number: 41, atSeconds: 12345.678_901_234),
             .connected(client: "ribbit-ü", sampleRate: 48000, period: 64), .running(latencyFrames: 96), .stats(stats), .stats(AudioStats()),
             .samples(frameCount: 2, channels: [1, 2, 3, 4, 5, 6, 7, -.infinity], xruns: 3, droppedFrames: 128),
             .log(level: .warning, text: "3 xruns"),

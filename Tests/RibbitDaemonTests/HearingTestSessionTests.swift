@@ -65,6 +65,77 @@ import Testing
         #expect(abs(tones[0].dBFS - (-73)) < 1e-9)
     }
 
+    /// Steps to the first tone and returns when it was asked for (10 ms steps, 20 ms estimate).
+    static func untilFirstTone(_ session: HearingTestSession) -> Double {
+        var now = 0.0
+        while !session.tick(now: now, toneStartDelay: 0.02).contains(where: { if case .play = $0 { true } else { false } }) { now += 0.01 }
+        return now
+    }
+
+    /// A loaded machine: the audio thread began the tone half a second after the whole window
+    /// the estimate opened had closed. Told when it began, the session waits for it (no miss
+    /// before the tone could be heard) and counts a press 400 ms after the real onset.
+    @Test func theWindowOpensWhenTheToneReallyBegan() throws {
+        let session = Self.session()
+        session.startsAreTold = true
+        let asked = Self.untilFirstTone(session)
+        guard case .presenting(_, let estimatedEnd, _) = session.phase else {
+            Issue.record("no tone presented")
+            return
+        }
+        let real = estimatedEnd + 0.5
+        var now = asked
+        while now < real {
+            now += 0.01
+            _ = session.tick(now: now, toneStartDelay: 0.02)
+        }
+        #expect(now > estimatedEnd && session.test.result.log.isEmpty, "decided before the tone began")
+        _ = session.toneStarted(at: real)
+        now = real + 0.4
+        _ = session.tick(now: now, toneStartDelay: 0.02)
+        _ = session.answer(ear: nil, now: now)
+        let first = try #require(session.test.result.log.first)
+        #expect(first.responded && first.responseTimeMs.map { abs($0 - 400) <= 1 } == true, "\(first)")
+        #expect(session.test.result.strayPresses == 0)
+    }
+
+    /// A press that arrives before the start was told (the audio process's message behind it)
+    /// is held and judged against the real onset; presses before a real onset are false alarms.
+    @Test func aPressBeforeTheStartIsToldIsJudgedByTheRealOnset() throws {
+        for (pressAfterOnset, counts) in [(0.5, true), (-0.2, false)] {
+            let session = Self.session()
+            session.startsAreTold = true
+            let asked = Self.untilFirstTone(session)
+            let real = asked + 0.8
+            _ = session.answer(ear: nil, now: real + pressAfterOnset)
+            #expect(session.test.result.log.isEmpty)
+            _ = session.toneStarted(at: real)
+            let result = session.test.result
+            if counts {
+                #expect(result.log.first?.responseTimeMs.map { abs($0 - 500) <= 1 } == true, "\(result.log)")
+            } else {
+                #expect(result.log.isEmpty && result.strayPresses == 1, "\(result.log), \(result.strayPresses) stray")
+            }
+        }
+    }
+
+    /// A tone never told started (the audio process stuck) is given up on 2 s past the estimated
+    /// window: a miss, and the test goes on.
+    @Test func aToneNeverToldStartedIsAMissAfterTheGrace() throws {
+        let session = Self.session()
+        session.startsAreTold = true
+        let asked = Self.untilFirstTone(session)
+        guard case .presenting(_, let estimatedEnd, _) = session.phase else {
+            Issue.record("no tone presented")
+            return
+        }
+        _ = session.tick(now: estimatedEnd + 1.9, toneStartDelay: 0.02)
+        #expect(session.test.result.log.isEmpty)
+        _ = session.tick(now: estimatedEnd + HearingTestSession.startGraceSeconds + 0.01, toneStartDelay: 0.02)
+        #expect(session.test.result.log.first.map { !$0.responded } == true, "\(session.test.result.log)")
+        #expect(asked < estimatedEnd)
+    }
+
     @Test func aPressBeforeTheOnsetOrAfterTheWindowIsAFalseAlarm() {
         let session = Self.session()
         // Presses 10 ms before each onset: never in a window.

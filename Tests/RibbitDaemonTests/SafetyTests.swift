@@ -69,6 +69,10 @@ extension DaemonTests {
         #expect(try daemon.status().ceilingDBFS == -20)
         let loudestLowered = try Probe.loudestOutput(server)
         #expect(loudestLowered <= low && loudestLowered > low / 2, "lowering: loudest output \(loudestLowered), ceiling \(low)")
+        // What kept it there is the engine's own limiter and the tone's level: the last guard
+        // behind every renderer (for NaN and beyond the ceiling) had nothing to change.
+        let guarded = try daemon.status().jack?.guardedSamples
+        #expect(guarded == 0, "the output guard changed \(guarded.map(String.init) ?? "?") samples")
         try daemon.stop()
 
         // No prescription, empty history: the default ceiling, -1 dBFS.
