@@ -42,8 +42,9 @@ struct AudiogramReferenceCommand: ParsableCommand {
         print("dB HL by Hz: \(levels.joined(separator: " "))")
     }
 
-    /// The mean of the ears' thresholds per frequency (the 1 kHz retest is an indicator), or why
-    /// the test cannot be a reference: one line.
+    /// The mean of every threshold measured per frequency, both ears and both of the 1 kHz pair
+    /// (the audiogram keeps the better of the pair, which would bias a reference by up to the
+    /// 5 dB the retest may differ), or why the test cannot be a reference: one line.
     static func referenceThresholds(_ record: HearingTestRecord) throws(FittingRefusal) -> [Int: Double] {
         let test = "hearing test \(record.id ?? 0)"
         guard record.transducer == .consumer else {
@@ -56,7 +57,7 @@ struct AudiogramReferenceCommand: ParsableCommand {
         }
         let range = HearingReference.normalRangeDBHL
         var sums: [Int: (total: Double, count: Double)] = [:]
-        for row in Ear.allCases.flatMap({ record.result.frequencies.audiogram(ear: $0) }) {
+        for row in record.result.frequencies {
             guard row.status == .threshold, let level = row.thresholdDBHL, range.contains(Double(level)) else {
                 throw FittingRefusal(
                     "\(test): the \(row.ear.rawValue) ear's \(row.frequencyHz) Hz is \(row.levelText), outside normal hearing "
