@@ -313,6 +313,6 @@ extension PrescriptionReport {
         }
         self.init(
             rx, fitting: try Fitting(prescription: rx, sampleRate: 48000), signature: record.signatureText,
-            trusted: record.isIntact && record.signature == "trusted")
+            trusted: record.isTrusted)
     }
 }

@@ -48,6 +48,9 @@ public final class PrescriptionStore: Sendable {
 
         public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
+        /// Signed by a key the wearer trusts, and its text as it was stored: it may lift limits.
+        public var isTrusted: Bool { isIntact && signature == "trusted" }
+
         /// How the history records the signature, as `status`, `list` and `show` say it.
         public var signatureText: String {
             guard isIntact else { return "DAMAGED (its text no longer matches its checksum)" }

@@ -49,7 +49,7 @@ extension HistoryBridge {
                 let report = try PrescriptionReport(record: record)
                 // PrescriptionReport(record:) parsed it just now, and refuses what does not parse.
                 let rx = try Prescription.parse(Array(record.intactPayload().utf8))
-                let trusted = record.isIntact && record.signature == "trusted"
+                let trusted = record.isTrusted
                 return .success(PrescriptionView(report, rx: rx, trusted: trusted, entry: entry))
             } catch {
                 return .failure(.refused("\(error)"))

@@ -144,7 +144,7 @@ struct VerifyCommand: ParsableCommand {
         do {
             let payload = try record.intactPayload()
             let rx = try Prescription.parse(Array(payload.utf8))
-            return (rx, payload, record.isIntact && record.signature == "trusted", status)
+            return (rx, payload, record.isTrusted, status)
         } catch {
             throw .data("history entry \(id) cannot be read (\(error)); give the prescription with --rx RX")
         }
