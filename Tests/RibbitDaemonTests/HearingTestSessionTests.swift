@@ -65,24 +65,27 @@ import Testing
         #expect(abs(tones[0].dBFS - (-73)) < 1e-9)
     }
 
-    /// Steps to the first tone and returns when it was asked for (10 ms steps, 20 ms estimate).
-    static func untilFirstTone(_ session: HearingTestSession) -> Double {
+    /// A session told each tone's start, stepped (10 ms, a 20 ms estimate) to its first tone:
+    /// when that was asked for and when the estimated window closes.
+    static func firstTone() throws -> (session: HearingTestSession, asked: Double, estimatedEnd: Double) {
+        let session = Self.session()
+        session.startsAreTold = true
         var now = 0.0
         while !session.tick(now: now, toneStartDelay: 0.02).contains(where: { if case .play = $0 { true } else { false } }) { now += 0.01 }
-        return now
+        guard case .presenting(_, let estimatedEnd, _) = session.phase else { throw TestFailure("no tone presented at \(now) s") }
+        return (session, now, estimatedEnd)
+    }
+
+    struct TestFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
     }
 
     /// A loaded machine: the audio thread began the tone half a second after the whole window
     /// the estimate opened had closed. Told when it began, the session waits for it (no miss
     /// before the tone could be heard) and counts a press 400 ms after the real onset.
     @Test func theWindowOpensWhenTheToneReallyBegan() throws {
-        let session = Self.session()
-        session.startsAreTold = true
-        let asked = Self.untilFirstTone(session)
-        guard case .presenting(_, let estimatedEnd, _) = session.phase else {
-            Issue.record("no tone presented")
-            return
-        }
+        let (session, asked, estimatedEnd) = try Self.firstTone()
         let real = estimatedEnd + 0.5
         var now = asked
         while now < real {
@@ -103,9 +106,7 @@ import Testing
     /// is held and judged against the real onset; presses before a real onset are false alarms.
     @Test func aPressBeforeTheStartIsToldIsJudgedByTheRealOnset() throws {
         for (pressAfterOnset, counts) in [(0.5, true), (-0.2, false)] {
-            let session = Self.session()
-            session.startsAreTold = true
-            let asked = Self.untilFirstTone(session)
+            let (session, asked, _) = try Self.firstTone()
             let real = asked + 0.8
             _ = session.answer(ear: nil, now: real + pressAfterOnset)
             #expect(session.test.result.log.isEmpty)
@@ -122,13 +123,7 @@ import Testing
     /// A tone never told started (the audio process stuck) is given up on 2 s past the estimated
     /// window: a miss, and the test goes on.
     @Test func aToneNeverToldStartedIsAMissAfterTheGrace() throws {
-        let session = Self.session()
-        session.startsAreTold = true
-        let asked = Self.untilFirstTone(session)
-        guard case .presenting(_, let estimatedEnd, _) = session.phase else {
-            Issue.record("no tone presented")
-            return
-        }
+        let (session, asked, estimatedEnd) = try Self.firstTone()
         _ = session.tick(now: estimatedEnd + 1.9, toneStartDelay: 0.02)
         #expect(session.test.result.log.isEmpty)
         _ = session.tick(now: estimatedEnd + HearingTestSession.startGraceSeconds + 0.01, toneStartDelay: 0.02)
