@@ -195,7 +195,7 @@ let package = Package(
             dependencies: ["RibbitStore", "RibbitTestSupport", "RibbitAudiometry", "RibbitVoice", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "RibbitSignatureTests", dependencies: ["RibbitSignature", "RibbitPrescription", "RibbitTestSupport"]),
         .testTarget(name: "RibbitAudioFileTests", dependencies: ["RibbitAudioFile", "RibbitSignals", "RibbitTestSupport"]),
-        .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack", "RibbitDSP", "CJack", "RibbitControl"]),
+        .testTarget(name: "RibbitJackTests", dependencies: ["RibbitJack", "RibbitDSP", "RibbitRealtime", "CJack", "RibbitControl"]),
         .testTarget(name: "RibbitRealtimeTests", dependencies: ["RibbitRealtime"]),
         .testTarget(name: "RibbitSystemTests", dependencies: ["RibbitSystem"]),
         .testTarget(name: "RibbitAudioLinkTests", dependencies: ["RibbitAudioLink", "RibbitDSP"]),

@@ -5,6 +5,12 @@ import RibbitDSP
 /// engine and nothing else, so it stays small; the daemon decides what plays. No Foundation
 /// here: both sides link this, and the audio process must not pay for Foundation's pages.
 public enum AudioMessage: Equatable, Sendable {
+    /// The messages' layout, passed to ribbit-audio as `--link-version`: an upgrade can replace
+    /// ribbit-audio under a daemon that still runs, and the two must not guess at each other's
+    /// bytes. A mismatch is refused with `failed`, whose layout (type 15, a string) never changes.
+    /// 2: tones numbered, `toneStarted`, `guardedSamples` in `stats`.
+    public static let linkVersion = 2
+
     // The daemon to the audio process.
     /// What to play from now on (crossfaded): a symmetric FIR per channel, its FFT length
     /// and the output ceiling in dBFS (never above 0).

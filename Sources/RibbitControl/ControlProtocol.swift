@@ -113,8 +113,9 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         /// Output samples the ceiling changed, since the client started.
         public var limitedSamples: Int
         /// Output samples the last guard on the audio thread changed (beyond the ceiling, or
-        /// NaN), since the client started: 0 unless something played past the ceiling it is
-        /// designed to stay under. Absent from older daemons.
+        /// NaN), since the client started. It stays 0 while the ceiling holds still; a ceiling
+        /// lowered while sound flows clips the few milliseconds already made under the old one
+        /// (the guard takes a new ceiling at once, the engine at its next hop). Absent from older daemons.
         public var guardedSamples: Int?
         public init(
             client: String, sampleRate: Int, period: Int, latencyFrames: Int, latencyMilliseconds: Double,

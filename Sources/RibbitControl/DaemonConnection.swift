@@ -1,8 +1,8 @@
-/// Why a request did not get the daemon to act.
 /// What the daemon answered to one request: its status after it, or why not. Both front ends
 /// read it, the CLI as exit codes, the web app as HTTP statuses.
 public typealias DaemonAnswer = Result<DaemonStatus, DaemonFailure>
 
+/// Why a request did not get the daemon to act.
 public enum DaemonFailure: Error, CustomStringConvertible {
     /// No daemon reached: none runs, it is another user's, or it did not answer rightly.
     case unreachable(ControlClientError)

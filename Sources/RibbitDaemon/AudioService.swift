@@ -19,6 +19,8 @@ final class AudioService: DaemonService {
     /// FFTW's wisdom file for the audio process (RibbitWisdomFile).
     private let wisdomPath: String
     private var process: AudioProcess?
+    /// Messages read ahead of `tick` (`receiveToneStarts`), handled first in the next one.
+    private var deferred: [AudioMessage] = []
 
     /// What the audio process runs now (nil: not running yet).
     struct Session {
@@ -95,12 +97,13 @@ final class AudioService: DaemonService {
     /// Starts an audio process; it connects to JACK and asks for filters.
     func startOpening(now: Double) {
         guard let executable else { return }
-        var arguments = ["--client-name", config.clientName]
+        var arguments = ["--link-version", String(AudioMessage.linkVersion), "--client-name", config.clientName]
         for port in config.inputs ?? [] { arguments += ["--input", port] }
         for port in config.outputs ?? [] { arguments += ["--output", port] }
         if !config.connect { arguments.append("--no-connect") }
         if log.logLevel <= .debug { arguments.append("--jack-messages") }
         arguments += ["--wisdom", wisdomPath]
+        deferred = []  // an earlier process's
         do { process = try AudioProcess(executable: executable, arguments: arguments) } catch {
             failed(error.description, now: now)
             return
@@ -108,11 +111,13 @@ final class AudioService: DaemonService {
         openingSince = now
     }
 
-    /// What the audio process has sent by now, handled at once (a hearing test's press is judged
-    /// after the tone starts it was told).
-    func receive(now: Double) {
+    /// The tone starts the audio process has told by now, handled at once (a hearing test's press
+    /// is judged after them); its other messages wait for `tick`, in order.
+    func receiveToneStarts(now: Double) {
         guard let process else { return }
-        for message in process.link.receive() { handle(message, now: now) }
+        for message in process.link.receive() {
+            if case .toneStarted = message { handle(message, now: now) } else { deferred.append(message) }
+        }
     }
 
     /// Control-thread upkeep: messages from the audio process, its end, retries.
@@ -121,7 +126,9 @@ final class AudioService: DaemonService {
             if now >= nextAttempt { startOpening(now: now) }
             return
         }
-        for message in process.link.receive() { handle(message, now: now) }
+        let messages = deferred + process.link.receive()
+        deferred = []
+        for message in messages { handle(message, now: now) }
         process.link.flush()
         if self.process != nil, process.link.isClosed || process.hasExited() {
             // Ended without saying why (crashed, killed): like a server that went away.
@@ -268,6 +275,8 @@ final class AudioService: DaemonService {
         process.link.send(.paused(paused))
         process.link.flush()
         guard waitSeconds > 0, isConnected else { return false }
+        for message in deferred { handle(message, now: now) }  // in order, before what comes next
+        deferred = []
         let deadline = MonotonicClock.seconds() + waitSeconds
         while MonotonicClock.seconds() < deadline, let link = self.process?.link, !link.isClosed {
             link.wait(milliseconds: 2)

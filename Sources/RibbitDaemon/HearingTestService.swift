@@ -134,7 +134,7 @@ final class HearingTestService: DaemonService {
             throw RequestFailure("no hearing test is running; `ribbitd hearing-test` starts one")
         }
         let now = Daemon.now()
-        audio.receive(now: now)  // a start the audio process told meanwhile, before the press is judged
+        audio.receiveToneStarts(now: now)  // a start the audio process told meanwhile, before the press is judged
         perform(session.answer(ear: ear, now: now), now: now)
         return reply()
     }
@@ -173,9 +173,11 @@ final class HearingTestService: DaemonService {
                     frequencyHz: Double(hz), levelDBFS: dBFS, ear: ToneEar(ear), seconds: Double(pulses.pulseMs) / 1000,
                     pulses: (pulses.pulses, Double(pulses.gapMs) / 1000), hearingTest: true, now: now)
             case .holdSilence:
+                presentedTone = nil
                 audio.playTone(
                     frequencyHz: 1000, levelDBFS: nil, ear: .both, seconds: ControlProtocol.toneMaxSeconds, hearingTest: true, now: now)
             case .end:
+                presentedTone = nil
                 end(now: now)
             }
         }

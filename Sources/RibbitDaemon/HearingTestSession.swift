@@ -39,8 +39,11 @@ final class HearingTestSession {
     /// The tone mode is renewed this often while nothing plays (a hold lasts a minute).
     static let holdRefreshSeconds = 20.0
     /// How long past the estimated window a tone that has not been told started is waited for
-    /// (a loaded machine), before it counts as missed.
+    /// (a loaded machine), before it is taken as never played and drawn again.
     static let startGraceSeconds = 2.0
+    /// Tones in a row never told started after which the test stops: the audio process does
+    /// not play them.
+    static let unstartedTonesToStop = 3
 
     private(set) var test: HearingTest
     private var random: SeededRandom
@@ -60,6 +63,8 @@ final class HearingTestSession {
     private var awaitingStart = false
     /// A press that came while the onset was not known yet: judged once it is.
     private var heldPress: (at: Double, ear: Ear?)?
+    /// Tones in a row given up on (never told started).
+    private var unstartedTones = 0
     /// Judges the room for a frequency and level (dB HL); nil: no reading yet (no check).
     private let judgeNoise: (_ frequencyHz: Int, _ levelDBHL: Int) -> NoiseReading?
     private var lastNoise: HearingTestStatus.Noise?
@@ -114,7 +119,9 @@ final class HearingTestSession {
                 awaitingStart = startsAreTold
             } else {
                 onset = now  // a silent catch trial: the window opens as a tone's would
+                awaitingStart = false
             }
+            heldPress = nil
             let pattern = presentation.pulses
             phase = .presenting(
                 onset: onset, windowEnds: onset + Double(presentation.responseWindowMs) / 1000,
@@ -125,19 +132,23 @@ final class HearingTestSession {
             if let noise = reading(for: presentation), noise.tooLoud {
                 // Masked or not, this one cannot be trusted: drawn again once it is quiet.
                 test.withdraw()
+                forgetOnset()
                 phase = .pausedForNoise(quietSince: nil)
                 break
             }
             if awaitingStart {
-                // Not begun as far as we know: no miss before it could be heard; given up on
-                // only well past the estimate (a press held meanwhile is judged by the estimate).
+                // Not begun as far as we know: no miss before it could be heard. Well past the
+                // estimate it is taken as never played (replaced, lost): not scored, drawn again.
                 guard now > windowEnds + Self.startGraceSeconds else { break }
-                awaitingStart = false
-                if let press = heldPress {
-                    heldPress = nil
-                    actions += judge(press: press.at, ear: press.ear)
-                    break
+                forgetOnset()
+                test.withdraw()
+                unstartedTones += 1
+                if unstartedTones >= Self.unstartedTonesToStop {
+                    return stop(why: "the audio process did not play the test's tones (\(unstartedTones) in a row never began)")
                 }
+                guard let next = test.next(using: &random) else { return finish(now: now) }
+                phase = .waiting(until: now + Double(next.waitMs) / 1000)
+                break
             }
             if now > windowEnds {
                 test.record(.missed, ambientNoiseDBSPL: lastNoise?.testBandDBSPL)
@@ -169,6 +180,7 @@ final class HearingTestSession {
     func toneStarted(at: Double) -> [Action] {
         guard awaitingStart, case .presenting(let onset, let windowEnds, let soundEnds) = phase else { return [] }
         awaitingStart = false
+        unstartedTones = 0
         let late = at - onset
         phase = .presenting(onset: at, windowEnds: windowEnds + late, soundEnds: soundEnds + late)
         guard let press = heldPress else { return [] }
@@ -206,19 +218,28 @@ final class HearingTestSession {
     func stop(why: String) -> [Action] {
         guard phase != .ended else { return [] }
         test.withdraw()
+        forgetOnset()
         problem = why
         stoppedEarly = true
         phase = .ended
         return [.end]
     }
 
+    /// Leaving a presentation: nothing of its onset carries over to the next.
+    private func forgetOnset() {
+        awaitingStart = false
+        heldPress = nil
+    }
+
     private func afterAnswer(now: Double, soundEnds: Double) -> [Action] {
+        forgetOnset()
         guard let next = test.next(using: &random) else { return finish(now: now) }
         phase = .waiting(until: max(now, soundEnds) + Double(next.waitMs) / 1000)
         return []
     }
 
     private func finish(now: Double) -> [Action] {
+        forgetOnset()
         phase = .ended
         return [.end]
     }

@@ -1,6 +1,7 @@
 import Foundation
 import RibbitFitting
 import RibbitSettings
+import RibbitSystem
 
 /// The wearer's program choice and volume, kept across restarts in
 /// `$XDG_STATE_HOME/ribbit/listening.json` (written whole and atomically; private to the
@@ -33,8 +34,7 @@ struct ListeningFile {
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            try encoder.encode(listening).write(to: URL(fileURLWithPath: path), options: [.atomic])
-            chmod(path, 0o600)
+            try AtomicFile.write([UInt8](try encoder.encode(listening)), to: path, mode: 0o600, exactly: true)
             return nil
         } catch {
             return

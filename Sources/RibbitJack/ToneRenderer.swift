@@ -86,11 +86,15 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     public let inputMeanSquareRight = Atomic<UInt64>(0)
     /// True while a tone sounds (ramps included).
     public let sounding = Atomic<Bool>(false)
-    /// The number of the tone whose first frame was rendered last (`play`'s `number`), and when
-    /// (monotonic nanoseconds, at the start of that period's render): stored time first, number
-    /// last, so a reader that sees the number sees its time.
-    public let startedNumber = Atomic<Int>(0)
-    public let startedAtNanoseconds = Atomic<Int>(0)
+    /// The tone whose first frame was rendered last (`play`'s `number`) and when (monotonic
+    /// nanoseconds, at the start of that period's render): one snapshot, so the number and
+    /// the time read are the same tone's.
+    private let started = SeqlockSnapshot(ToneStart(number: 0, nanoseconds: 0))
+
+    struct ToneStart: BitwiseCopyable {
+        var number: Int
+        var nanoseconds: Int
+    }
 
     private let settings: ConfigSlot<Settings>
     private let rampFrames: Int
@@ -156,9 +160,8 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
 
     /// The tone that began last and when (monotonic seconds); nil before the first.
     public var lastStart: (number: Int, atSeconds: Double)? {
-        let number = startedNumber.load(ordering: .acquiring)
-        guard number > 0 else { return nil }
-        return (number, Double(startedAtNanoseconds.load(ordering: .relaxed)) / 1e9)
+        let start = started.read()
+        return start.number > 0 ? (start.number, Double(start.nanoseconds) / 1e9) : nil
     }
 
     /// How long a pattern plays, from its first frame to the end of its last fade-out (seconds).
@@ -221,8 +224,8 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
             settings.retire(old)
             (state[0], state[1]) = (1, 0)  // phase 0
             state[6] = 0
-            startedAtNanoseconds.store(Realtime.monotonicNanoseconds(), ordering: .relaxed)
-            startedNumber.store(settings.current()._withUnsafeGuaranteedRef { $0.number }, ordering: .releasing)
+            started.write(
+                ToneStart(number: settings.current()._withUnsafeGuaranteedRef { $0.number }, nanoseconds: Realtime.monotonicNanoseconds()))
         }
         // Not `&&`: its autoclosure would retain self on the audio thread.
         let fadingOut = waiting ? state[2] > 0 : false

@@ -38,7 +38,7 @@ enum PrivateFile {
     /// Replaces the file's contents atomically, mode 0600 (`AtomicFile`): a crash leaves the old
     /// or the new contents, never half.
     static func replace(_ path: String, with data: Data) throws(StoreError) {
-        do { try AtomicFile.write([UInt8](data), to: path, mode: 0o600) } catch { throw StoreError(error.description) }
+        do { try AtomicFile.write([UInt8](data), to: path, mode: 0o600, exactly: true) } catch { throw StoreError(error.description) }
     }
 
     /// The whole file, when it is a plain file of at most `maxBytes`.

@@ -10,9 +10,9 @@ public enum AtomicFile {
     /// Numbers the temporary files, so two threads replacing one file never share one.
     private static let written = Atomic<Int>(0)
 
-    /// Replaces `path` with `bytes` (its directory must exist). `mode`: exactly this (a private
-    /// or shared file of ribbit's own); nil: 0666 less the umask, as any new file of the user's.
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t? = nil) throws(SyscallError) {
+    /// Replaces `path` with `bytes` (its directory must exist), created with `mode` less the
+    /// umask, as any new file; `exactly`: with `mode` whatever the umask (a private file, 0600).
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o666, exactly: Bool = false) throws(SyscallError) {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -20,7 +20,7 @@ public enum AtomicFile {
         let temporary = (directory == "/" ? "" : directory) + "/.\(name).\(getpid()).\(number).tmp"
         unlink(temporary)  // a leftover of a crashed process that had this id
         let fd = try Syscall.checked("open", temporary) {
-            open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode ?? 0o666)
+            open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         }
         var isOpen = true
         do throws(SyscallError) {
@@ -32,7 +32,7 @@ public enum AtomicFile {
                 guard n > 0 else { throw SyscallError(call: "write", subject: path, code: EIO) }
                 done += n
             }
-            if let mode { _ = try Syscall.checked("fchmod", path) { fchmod(fd, mode) } }  // whatever the umask took away
+            if exactly { _ = try Syscall.checked("fchmod", path) { fchmod(fd, mode) } }  // whatever the umask took away
             _ = try Syscall.checked("fsync", path) { fsync(fd) }
             isOpen = false
             guard close(fd) == 0 else { throw SyscallError(call: "close", subject: path, code: errno) }

@@ -164,7 +164,8 @@ struct AudioHost {
                         seconds: length, pulses: pulses,
                         offSeconds: off, limitDBFS: hearingTest ? ToneRenderer.hearingTestMaxLevelDBFS : ToneRenderer.maxLevelDBFS,
                         number: number)
-                    if length > 0 { toneAsked = number }  // a stop has no start to tell
+                    // A stop has no start to tell, and the tone it stops may never begin.
+                    if length > 0 { toneAsked = number } else { toneToldStarted = toneAsked }
                     if toneUntil == nil, length > 0 {
                         switchRenderers(processor, to: [processor.hearingAid, tone])
                         log(.info, "calibration tone mode: the hearing aid is off")

@@ -4,8 +4,8 @@ import RibbitAudioLink
 /// ribbit-audio: the process that holds ribbit's JACK client and its real-time thread. Started
 /// by `ribbitd run` with the link on descriptor 3; not meant to be run by hand.
 ///
-///     ribbit-audio --client-name NAME [--input PORT]... [--output PORT]... [--no-connect] [--jack-messages]
-///                  [--wisdom FILE]
+///     ribbit-audio --link-version N --client-name NAME [--input PORT]... [--output PORT]... [--no-connect]
+///                  [--jack-messages] [--wisdom FILE]
 struct AudioOptions {
     var clientName = "ribbit"
     var inputs: [String]?
@@ -14,6 +14,8 @@ struct AudioOptions {
     var showLibraryMessages = false
     /// FFTW's wisdom file: read before planning, written when planning learnt something.
     var wisdom: String?
+    /// The link layout the daemon speaks (nil: a daemon from before it said).
+    var linkVersion: Int?
 
     init?(_ arguments: [String]) {
         var rest = arguments[...]
@@ -25,6 +27,7 @@ struct AudioOptions {
             case "--no-connect": connect = false
             case "--jack-messages": showLibraryMessages = true
             case "--wisdom": guard let value = rest.popFirst() else { return nil }; wisdom = value
+            case "--link-version": guard let value = rest.popFirst().flatMap({ Int($0) }) else { return nil }; linkVersion = value
             default: return nil
             }
         }
@@ -51,4 +54,15 @@ else {
     _ = write(2, message, message.count)
     exit(64)
 }
-exit(AudioHost(link: AudioLinkSocket(fd: linkDescriptor), options: options).run())
+let link = AudioLinkSocket(fd: linkDescriptor)
+guard options.linkVersion == AudioMessage.linkVersion else {
+    // A daemon started before an upgrade, with this newer (or older) audio process beside it.
+    let daemon = options.linkVersion.map { "version \($0)" } ?? "an older version"
+    link.send(
+        .failed(
+            "ribbit-audio speaks link version \(AudioMessage.linkVersion) and this ribbitd \(daemon): ribbit was upgraded while ribbitd ran; restart it (systemctl --user restart ribbitd)"
+        ))
+    link.flush()
+    exit(1)
+}
+exit(AudioHost(link: link, options: options).run())

@@ -20,7 +20,9 @@ enum PrivateFile {
         var info = stat()
         guard lstat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o077 == 0
         else { throw Failure(description: "\(directory) is not a directory of this user's with mode 0700; move it away") }
-        do { try AtomicFile.write(Array(text.utf8), to: path, mode: 0o600) } catch { throw Failure(description: error.description) }
+        do { try AtomicFile.write(Array(text.utf8), to: path, mode: 0o600, exactly: true) } catch {
+            throw Failure(description: error.description)
+        }
     }
 
     /// Removes the file if it still holds `text` (another ribbit-web may have replaced it).

@@ -29,6 +29,27 @@ extension DaemonTests {
         #expect(kill(second, 0) != 0, "the audio process outlived the daemon")
     }
 
+    /// An upgrade can put a ribbit-audio of another link version beside a daemon that still
+    /// runs: it refuses in one line that says to restart ribbitd, and the daemon reports that
+    /// instead of decoding bytes it does not know.
+    @Test func anAudioProcessOfAnotherLinkVersionSaysToRestart() throws {
+        let server = try JackTestServer()
+        let directory = try TestPaths.temporaryDirectory()
+        let older = directory.appendingPathComponent("older-ribbit-audio")
+        let real = Built.product("ribbit-audio", configuration: "release").path
+        // Drops the daemon's "--link-version N" and claims version 1, as a daemon before the numbering.
+        try Data("#!/bin/sh\nshift 2\nexec '\(real)' --link-version 1 \"$@\"\n".utf8).write(to: older)
+        #expect(chmod(older.path, 0o755) == 0)
+        let daemon = try DaemonUnderTest(
+            server: server, arguments: ["--no-connect"], directory: directory, extraEnvironment: ["RIBBIT_AUDIO": older.path])
+        let refused = try daemon.wait(until: { $0.jackProblem?.contains("link version") == true })
+        let problem = try daemon.status().jackProblem ?? ""
+        #expect(refused, "status: \(problem)\n\(daemon.log)")
+        #expect(
+            problem.contains("ribbit-audio speaks link version 2 and this ribbitd version 1") && problem.contains("restart"), "\(problem)")
+        #expect(try daemon.stop() == 0)
+    }
+
     /// An audio process held still for 100 ms (SIGSTOP, as a loaded machine may hold it) misses
     /// JACK cycles, whatever the xrun notices say: it finds them by JACK's frame time, `status`
     /// gives where, and the test harness marks the probe's recording there.

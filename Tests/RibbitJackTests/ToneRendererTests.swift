@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RibbitControl
+import RibbitRealtime
 import Testing
 
 @testable import RibbitJack
@@ -45,6 +46,26 @@ import Testing
 
     /// Asked for 0 dBFS under a -1 dBFS ceiling it plays -20 (peak 0.1); under a -30 ceiling,
     /// -31: never within 1 dB of the ceiling (nor of 0 dBFS, the ceiling's own limit).
+    /// Each tone's number and the time the audio thread rendered its first frame: a new tone
+    /// starts only once the old one has faded out, and that is when it is stamped.
+    @Test func itStampsWhenEachToneBegan() {
+        let tone = ToneRenderer(sampleRate: 48000)
+        #expect(tone.lastStart == nil)
+        let asked = Double(Realtime.monotonicNanoseconds()) / 1e9
+        tone.play(frequencyHz: 1000, levelDBFS: -30, ceilingDBFS: 0, left: true, right: true, seconds: 1, number: 7)
+        _ = Self.render(tone, frames: 2560)  // past its 25 ms fade-in: at full level
+        let first = tone.lastStart
+        #expect(
+            first?.number == 7
+                && first.map { $0.atSeconds >= asked && $0.atSeconds <= Double(Realtime.monotonicNanoseconds()) / 1e9 } == true)
+        // The next waits for the 25 ms fade-out (1200 frames): stamped at the period it begins.
+        tone.play(frequencyHz: 500, levelDBFS: -30, ceilingDBFS: 0, left: true, right: true, seconds: 1, number: 8)
+        _ = Self.render(tone, frames: 512)
+        #expect(tone.lastStart?.number == 7, "began before the old tone faded out")
+        _ = Self.render(tone, frames: 1024)
+        #expect(tone.lastStart?.number == 8 && tone.lastStart!.atSeconds > first!.atSeconds)
+    }
+
     @Test func theLevelIsClampedToTheToneLimitAndTheCeiling() {
         #expect(ToneRenderer.amplitude(levelDBFS: 0, ceilingDBFS: -1) == pow(10, -20.0 / 20))
         #expect(abs(ToneRenderer.amplitude(levelDBFS: -10, ceilingDBFS: -30) - pow(10, -31.0 / 20)) < 1e-12)
