@@ -150,13 +150,14 @@ final class HearingTestService: DaemonService {
     /// is stored, flagged incomplete, and the hearing aid plays again.
     func stopTest(why: String) {
         guard let session, !session.isOver else { return }
-        perform(session.stop(why: why), now: Daemon.now())
+        let now = Daemon.now()
+        perform(session.stop(why: why, now: now), now: now)
     }
 
     func tick(now: Double) {
         guard let session, !session.isOver else { return }
         guard audio.isConnected else {
-            perform(session.stop(why: "JACK went away"), now: now)
+            perform(session.stop(why: "JACK went away", now: now), now: now)
             return
         }
         perform(session.tick(now: now, toneStartDelay: audio.toneStartDelay(now: now)), now: now)

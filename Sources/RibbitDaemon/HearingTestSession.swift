@@ -53,6 +53,8 @@ final class HearingTestSession {
     /// The consumer headphones' biological calibration the levels went through (nil: none).
     var biologicalReferenceDBHL: [Int: Double]?
     let started: Double
+    /// When it ended (finished or stopped): its length stays what it was.
+    private(set) var ended: Double?
     private(set) var phase: Phase
     private(set) var answers = 0
     private var lastHold: Double
@@ -144,7 +146,7 @@ final class HearingTestSession {
                 test.withdraw()
                 unstartedTones += 1
                 if unstartedTones >= Self.unstartedTonesToStop {
-                    return stop(why: "the audio process did not play the test's tones (\(unstartedTones) in a row never began)")
+                    return stop(why: "the audio process did not play the test's tones (\(unstartedTones) in a row never began)", now: now)
                 }
                 guard let next = test.next(using: &random) else { return finish(now: now) }
                 phase = .waiting(until: now + Double(next.waitMs) / 1000)
@@ -215,8 +217,9 @@ final class HearingTestSession {
     }
 
     /// Ends it before every frequency is measured (the pending presentation is not counted).
-    func stop(why: String) -> [Action] {
+    func stop(why: String, now: Double) -> [Action] {
         guard phase != .ended else { return [] }
+        ended = now
         test.withdraw()
         forgetOnset()
         problem = why
@@ -240,6 +243,7 @@ final class HearingTestSession {
 
     private func finish(now: Double) -> [Action] {
         forgetOnset()
+        ended = now
         phase = .ended
         return [.end]
     }
@@ -281,7 +285,8 @@ final class HearingTestSession {
         let progress = test.progress
         return HearingTestStatus(
             state: state, transducer: transducer, ear: current?.ear.rawValue, frequencyHz: current?.frequencyHz,
-            isRetest: current?.isRetest, done: progress.done, total: progress.total, answers: answers, elapsedSeconds: now - started,
+            isRetest: current?.isRetest, done: progress.done, total: progress.total, answers: answers,
+            elapsedSeconds: (ended ?? now) - started,
             frequencies: result.frequencies, flags: phase == .ended ? result.flags : [], noise: lastNoise, recordID: recordID,
             problem: problem,
             findings: phase == .ended ? HearingTestFindings(frequencies: result.frequencies, transducer: transducer) : nil)

@@ -36,8 +36,10 @@ struct StatusCommand: ParsableCommand {
         } else {
             lines.append("prescription  none loaded: sound passes through unchanged (`ribbitd load RX`)")
         }
+        let testing = status.hearingTest.map { $0.state == .running || $0.state == .pausedForNoise } ?? false
         let output =
             switch status.output {
+            case .processing where testing: "a hearing test's tones (the hearing aid is off until it ends)"
             case .processing: status.prescription == nil ? "passing through" : "processing"
             case .paused: "paused (silent); `ribbitd resume`"
             case .bypassed: "bypassed (unprocessed sound); `ribbitd bypass off`"
@@ -55,6 +57,12 @@ struct StatusCommand: ParsableCommand {
             if let activity = listening.activity { lines += describe(activity) }
             if let short = listening.shortfall { lines.append("shortfall     \(short)") }
             if let note = listening.clinicalNote { lines.append("note          \(note)") }
+        }
+        if let test = status.hearingTest, testing {
+            let paused = test.state == .pausedForNoise ? ", paused: the room is too loud" : ""
+            lines.append(
+                "hearing test  \(test.done) of \(test.total) steps done\(paused); `ribbitd hearing-test --stop` ends it (what was measured is kept)"
+            )
         }
         if let problem = status.historyProblem { lines.append("history       \(problem)") }
         for problem in status.storageProblems ?? [] { lines.append("storage       \(problem)") }

@@ -191,6 +191,11 @@ extension HearingTestDaemonTests {
         let owner = try DaemonConnection(socketPath: socket).hold(request)
         defer { owner.close() }
         #expect(try daemon.wait(until: { $0.hearingTest?.state == .running }))
+        // `status` says a test holds the output, not "processing".
+        let during = try daemon.ribbitd(["status"])
+        #expect(during.stdout.contains("output        a hearing test's tones (the hearing aid is off until it ends)"), "\(during.stdout)")
+        #expect(
+            during.stdout.contains("\nhearing test  0 of ") && during.stdout.contains("`ribbitd hearing-test --stop`"), "\(during.stdout)")
         // White noise at -30 dBFS: about 55 dB SPL in the 500 Hz band through the uncalibrated 100
         // dB SPL, played until the test has paused for it.
         let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 60)

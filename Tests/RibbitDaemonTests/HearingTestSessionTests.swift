@@ -52,6 +52,7 @@ import Testing
         // Hears 35 dB HL and up, 400 ms after the onset.
         let (tones, end) = Self.run(session) { dBHL, onset in dBHL >= 34.5 ? onset + 0.4 : nil }
         #expect(session.isOver && session.status(now: end).state == .finished)
+        #expect(session.status(now: end + 60).elapsedSeconds <= end, "a finished test's time kept counting")
         let result = session.test.result
         #expect(result.frequencies.first?.thresholdDBHL == 35, "\(result.frequencies)")
         // The first tone after the settling second and its 1-3 s wait; each later one after the
@@ -248,8 +249,10 @@ import Testing
             now += 0.01
         }
         #expect(holds == 2)
-        #expect(session.stop(why: "stopped before the end") == [.end])
+        #expect(session.stop(why: "stopped before the end", now: now) == [.end])
         #expect(session.status(now: now).state == .stopped && session.test.result.flags.contains(.incomplete))
-        #expect(session.stop(why: "again") == [])
+        #expect(session.stop(why: "again", now: now + 1) == [])
+        // Its length stays what it was when it ended (the screens showed it still counting).
+        #expect(session.status(now: now + 600).elapsedSeconds == session.status(now: now).elapsedSeconds)
     }
 }
