@@ -50,6 +50,13 @@ extension WebDaemonTests {
             }
             _ = try browser.evaluate("setTextSize(0); true")
 
+            // What the page hides is not drawn (a style that sets display would draw it anyway).
+            let drawnHidden =
+                try browser.evaluate(
+                    #"Array.from(document.querySelectorAll("[hidden]")).filter((e) => getComputedStyle(e).display !== "none").map((e) => e.outerHTML.slice(0, 60))"#
+                ) as? [String] ?? ["no answer"]
+            #expect(drawnHidden.isEmpty, "\(path): hidden yet drawn: \(drawnHidden)")
+
             // Keyboard: Tab reaches every enabled control, in document order, each showing focus.
             let controls =
                 try browser.evaluate(
