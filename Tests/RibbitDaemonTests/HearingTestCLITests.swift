@@ -195,7 +195,8 @@ extension HearingTestDaemonTests {
         let during = try daemon.ribbitd(["status"])
         #expect(during.stdout.contains("output        a hearing test's tones (the hearing aid is off until it ends)"), "\(during.stdout)")
         #expect(
-            during.stdout.contains("\nhearing test  ") && during.stdout.contains(" steps done") && during.stdout.contains("`ribbitd hearing-test --stop`"), "\(during.stdout)")
+            during.stdout.contains("\nhearing test  ") && during.stdout.contains(" steps done")
+                && during.stdout.contains("`ribbitd hearing-test --stop`"), "\(during.stdout)")
         // White noise at -30 dBFS: about 55 dB SPL in the 500 Hz band through the uncalibrated 100
         // dB SPL, played until the test has paused for it.
         let probe = try Probe(server: server, signal: "noise", levelDBFS: -30, seconds: 60)
