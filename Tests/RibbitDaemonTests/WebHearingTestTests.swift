@@ -187,6 +187,12 @@ extension HearingTestDaemonTests {
         try browser.wait(for: #"!document.getElementById("after").hidden"#)
         let record = try browser.evaluate(#"document.getElementById("record").textContent"#) as? String ?? ""
         #expect(stopped.recordID.map { record.contains("Hearing test \($0)") } ?? (record == "Not stored"), "\(record)")
+        // How long it took, as a duration that holds still (not "12:48", read as a time of day).
+        let took = try browser.evaluate(#"document.getElementById("took").textContent"#) as? String ?? ""
+        #expect(took.wholeMatch(of: /\d+ min \d+ s/) != nil, "time: \(took)")
+        usleep(1_500_000)
+        #expect(
+            try browser.evaluate(#"document.getElementById("took").textContent"#) as? String == took, "a stopped test's time kept counting")
         let flags = try browser.evaluate(#"document.getElementById("flags").textContent"#) as? String ?? ""
         #expect(flags.contains("stopped before every frequency"), "\(flags)")
         #expect(try web.request("POST", "/api/hearing-test/stop").status == 409, "stop with no test running")

@@ -16,9 +16,10 @@ const unreliableFlags = ["false-alarms", "retest-difference"];
 let test = null, last = null, newTest = false, busy = false, chartKey = "", stopArmed = null, daemonDown = false;
 let listedFor = null;
 
+// A duration, never read as a time of day ("12:48" was): "10 min 38 s".
 function clock(seconds) {
   const s = Math.max(0, Math.floor(seconds || 0));
-  return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
+  return Math.floor(s / 60) + " min " + (s % 60) + " s";
 }
 function hz(f) { return f >= 1000 ? (f / 1000) + " kHz" : f + " Hz"; }
 function view(t) {
