@@ -102,7 +102,7 @@ final class HearingTestScreen {
             lastLine = line
             return
         }
-        let elapsed = String(format: "%d:%02d", Int(status.elapsedSeconds) / 60, Int(status.elapsedSeconds) % 60)
+        let elapsed = "\(Int(status.elapsedSeconds) / 60) min \(Int(status.elapsedSeconds) % 60) s"  // a duration, not a time of day
         let width = 50
         let filled = status.total > 0 ? width * status.done / status.total : 0
         let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
