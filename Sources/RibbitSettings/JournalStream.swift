@@ -6,11 +6,16 @@ import Glibc
 /// journal's format.
 public enum JournalStream {
     public static func isStandardError(environment: [String: String]) -> Bool {
+        isJournal(STDERR_FILENO, environment: environment)
+    }
+
+    /// Whether descriptor `fd` is the journal's stream (standard output, for ribbit-web).
+    public static func isJournal(_ fd: Int32, environment: [String: String]) -> Bool {
         guard let value = environment["JOURNAL_STREAM"] else { return false }
         let parts = value.split(separator: ":")
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
         var info = stat()
-        guard fstat(STDERR_FILENO, &info) == 0 else { return false }
+        guard fstat(fd, &info) == 0 else { return false }
         return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
     }
 

@@ -44,6 +44,9 @@ if listen.isLoopback {
     }
 }
 let onTerminal = isatty(STDOUT_FILENO) == 1
+/// Standard output is the systemd journal (the user unit): whoever may read the journal must
+/// not find the token there; the link is in the token file, `ribbitd web --url` shows it.
+let toJournal = JournalStream.isJournal(STDOUT_FILENO, environment: ProcessInfo.processInfo.environment)
 
 /// The link with its token; on a LAN the certificate's fingerprint rides in the fragment
 /// (never sent to the server), for the wearer to compare with what the browser shows.
@@ -63,7 +66,12 @@ let announcing = NSLock()  // two pairings at once write the file and print one 
         FileHandle.standardError.write(Data("ribbit-web: warning: \(error.description); the link below is not in the file\n".utf8))
     }
     var text: String
-    if let tls {
+    if toJournal {
+        text =
+            (first ? "ribbit web app on \(address)\n" : "A browser paired; the next one needs the new link.\n")
+            + "The personal link (it controls the hearing aid) is not written here: `ribbitd web --url` shows it.\n"
+            + (tls.map { "Certificate fingerprint (SHA-256): \($0.fingerprint)\n" } ?? "")
+    } else if let tls {
         text =
             (first ? "ribbit web app on \(address) (Ctrl-C stops it)\n" : "A browser paired; the next one needs the new link.\n")
             + "Pairing link, for one browser: \(link(token))\n"

@@ -14,6 +14,34 @@ import Testing
 /// `ribbitd web` (the release build, which execs the ribbit-web beside it) against a real daemon
 /// on a private jackd: its API over HTTP, and its Home screen in headless Chromium.
 extension WebDaemonTests {
+    /// As a user unit its standard output is the journal (systemd says so in JOURNAL_STREAM):
+    /// the personal link, which controls the hearing aid, is never written there; the token
+    /// file has it, and `ribbitd web --url` shows it.
+    @Test func thePersonalLinkNeverGoesToTheJournal() throws {
+        let server = try JackTestServer()
+        let daemon = try DaemonUnderTest.forWeb(on: server)
+        let log = try TestPaths.temporaryDirectory().appendingPathComponent("journal")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let process = ChildProcess()
+        process.executableURL = DaemonUnderTest.binary
+        process.arguments = ["web", "--listen", "127.0.0.1:\(try WebAppUnderTest.freePort())"]
+        process.environment = daemon.environment.merging(["JOURNAL_STREAM": try TestPaths.deviceAndInode(log.path)]) { $1 }
+        process.standardOutput = try FileHandle(forWritingTo: log)
+        process.standardError = process.standardOutput
+        try process.run()
+        defer { stopProcess(process) }
+        var text = ""
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline, !text.contains("ribbitd web --url") {
+            usleep(50_000)
+            text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        }
+        #expect(text.contains("ribbit web app on ") && text.contains("`ribbitd web --url` shows it"), "\(text)")
+        #expect(!text.contains("token="), "the link went to the journal: \(text)")
+        let shown = try daemon.ribbitd(["web", "--url"])
+        #expect(shown.status == 0 && shown.stdout.contains("/?token="), "\(shown.stdout) \(shown.stderr)")
+    }
+
     @Test func webAppServesTheStatusAndForwardsOnlyRequestsWithTheToken() throws {
         let server = try JackTestServer()
         let daemon = try DaemonUnderTest.forWeb(on: server)
