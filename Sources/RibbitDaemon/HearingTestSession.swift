@@ -150,6 +150,10 @@ final class HearingTestSession {
                 }
                 guard let next = test.next(using: &random) else { return finish(now: now) }
                 phase = .waiting(until: now + Double(next.waitMs) / 1000)
+                // Silence replaces it, should the audio process only have been held up: a tone
+                // that came now would sound during the wait and draw a stray press.
+                actions.append(.holdSilence)
+                lastHold = now
                 break
             }
             if now > windowEnds {

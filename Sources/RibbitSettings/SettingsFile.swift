@@ -2,7 +2,7 @@ import Foundation
 import RibbitSystem
 
 /// A settings file ribbit writes (calibration.toml, hearing-reference.toml): whole and
-/// atomically (a temporary file beside it, fsync, rename), mode 0644, so a crash leaves the old
+/// atomically (a temporary file beside it, fsync, rename), mode 0644 less the umask, so a crash leaves the old
 /// file or the new one, never half of either.
 enum SettingsFile {
     static func write(_ text: String, to path: String) throws(ConfigError) {

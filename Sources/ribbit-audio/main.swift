@@ -47,22 +47,26 @@ sigaddset(&blocked, SIGINT)
 sigaddset(&blocked, SIGTERM)
 pthread_sigmask(SIG_BLOCK, &blocked, nil)
 var info = stat()
-guard let options = AudioOptions(Array(CommandLine.arguments.dropFirst())), fstat(linkDescriptor, &info) == 0,
+let arguments = Array(CommandLine.arguments.dropFirst())
+/// The link version the daemon gave, read before any other option: a daemon of another version
+/// may pass options this build does not know, and must still hear why it cannot go on.
+let linkVersion = arguments.firstIndex(of: "--link-version").flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil }
+if linkVersion != AudioMessage.linkVersion, fstat(linkDescriptor, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK {
+    // A daemon started before an upgrade, with this newer (or older) audio process beside it.
+    let link = AudioLinkSocket(fd: linkDescriptor)
+    let daemon = linkVersion.map { "version \($0)" } ?? "an older version"
+    link.send(
+        .failed(
+            "ribbit-audio speaks link version \(AudioMessage.linkVersion) and this ribbitd \(daemon): ribbit was upgraded while ribbitd ran; restart ribbitd"
+        ))
+    link.flush()
+    exit(1)
+}
+guard let options = AudioOptions(arguments), fstat(linkDescriptor, &info) == 0,
     info.st_mode & S_IFMT == S_IFSOCK
 else {
     let message = Array("ribbit-audio: error: this is ribbitd's audio process; start the hearing aid with `ribbitd run`\n".utf8)
     _ = write(2, message, message.count)
     exit(64)
 }
-let link = AudioLinkSocket(fd: linkDescriptor)
-guard options.linkVersion == AudioMessage.linkVersion else {
-    // A daemon started before an upgrade, with this newer (or older) audio process beside it.
-    let daemon = options.linkVersion.map { "version \($0)" } ?? "an older version"
-    link.send(
-        .failed(
-            "ribbit-audio speaks link version \(AudioMessage.linkVersion) and this ribbitd \(daemon): ribbit was upgraded while ribbitd ran; restart it (systemctl --user restart ribbitd)"
-        ))
-    link.flush()
-    exit(1)
-}
-exit(AudioHost(link: link, options: options).run())
+exit(AudioHost(link: AudioLinkSocket(fd: linkDescriptor), options: options).run())

@@ -63,7 +63,8 @@ let announcing = NSLock()  // two pairings at once write the file and print one 
     do throws(PrivateFile.Failure) { try PrivateFile.write(link(token) + "\n", to: tokenFile) } catch {
         // At start the web app cannot work without it; after a pairing the printed link still does.
         if first { fail(error.description, code: 73) }
-        FileHandle.standardError.write(Data("ribbit-web: warning: \(error.description); the link below is not in the file\n".utf8))
+        let instead = toJournal ? "restart ribbit-web for a new link" : "the link below is not in the file"
+        FileHandle.standardError.write(Data("ribbit-web: warning: \(error.description); \(instead)\n".utf8))
     }
     var text: String
     if toJournal {

@@ -37,7 +37,8 @@ final class HearingTestScreen {
             "ribbit hearing test (\(headphones.rawValue) headphones)",
             "",
             "  1. Sit in a quiet room. Noise that would hide the beeps pauses the test.",
-            "  2. Put the headphones on: the red or R side on your right ear.",
+            "  2. Put the headphones on: the red or R side on your right ear. Set the computer's",
+            "     volume as it was calibrated and do not touch it until the end.",
             "  3. You will hear short beeps, three at a time, in one ear, then the other.",
             namesEar
                 ? "     Press the Left or Right arrow for the ear you hear them in, however faint."
@@ -108,7 +109,8 @@ final class HearingTestScreen {
         let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
         let earColour = status.ear == "right" ? "\u{1B}[1;31m" : "\u{1B}[1;34m"
         var lines = [
-            "ribbit hearing test (\(headphones.rawValue) headphones)".padding(toLength: 70, withPad: " ", startingAt: 0) + elapsed,
+            "ribbit hearing test (\(headphones.rawValue) headphones)".padding(toLength: 79 - elapsed.count, withPad: " ", startingAt: 0)
+                + elapsed,
             "",
             "  Testing: " + (colors ? earColour + where_ + "\u{1B}[0m" : where_),
             "  \(bar) \(status.done)/\(status.total)",

@@ -39,7 +39,7 @@ struct StatusCommand: ParsableCommand {
         let testing = status.hearingTest.map { $0.state == .running || $0.state == .pausedForNoise } ?? false
         let output =
             switch status.output {
-            case .processing where testing: "a hearing test's tones (the hearing aid is off until it ends)"
+            case .processing where testing, .bypassed where testing: "a hearing test's tones (the hearing aid is off until it ends)"
             case .processing: status.prescription == nil ? "passing through" : "processing"
             case .paused: "paused (silent); `ribbitd resume`"
             case .bypassed: "bypassed (unprocessed sound); `ribbitd bypass off`"

@@ -130,7 +130,7 @@ import Testing
         _ = session.tick(now: estimatedEnd + 1.9, toneStartDelay: 0.02)
         #expect(session.test.result.log.isEmpty && session.status(now: estimatedEnd + 1.9).state == .running)
         var now = estimatedEnd + HearingTestSession.startGraceSeconds + 0.01
-        _ = session.tick(now: now, toneStartDelay: 0.02)
+        #expect(session.tick(now: now, toneStartDelay: 0.02) == [.holdSilence], "the late tone is not replaced by silence")
         #expect(session.test.result.log.isEmpty && session.test.result.strayPresses == 0, "\(session.test.result.log)")
         guard case .waiting = session.phase else {
             Issue.record("not drawn again: \(session.phase)")

