@@ -201,9 +201,9 @@ struct LoweringTables {
     /// [channel][band][bins]: the detector's weights times the unmoved weight squared.
     let detector: UnsafeMutablePointer<Float>
     /// [channel * (bands + 1) + band]: the first pair of (channel, band); pairs of one channel
-    /// and band are contiguous. Each pair: sub-band, first bin, end bin, offset into the weights.
+    /// and band are contiguous.
     let pairStart: UnsafeMutablePointer<Int>
-    let pairs: UnsafeMutablePointer<Int>
+    let pairs: UnsafeMutablePointer<LoweringPair>
     let pairInput: UnsafeMutablePointer<Float>
     let pairOutput: UnsafeMutablePointer<Float>
     /// [q][2]: cos and sin of -2 pi q / N, q = 0..<N.
@@ -249,7 +249,7 @@ struct LoweringTables {
         detector = allocate(anyLowered ? channelCount * bands * bins : 0, Float(0))
         pairStart = allocate(channelCount * (bands + 1), 0)
         rotation = allocate(anyLowered ? 2 * n : 0, Float(0))
-        var pairList: [Int] = []
+        var pairList: [LoweringPair] = []
         var inputs: [Float] = []
         var outputs: [Float] = []
         if anyLowered {
@@ -262,7 +262,7 @@ struct LoweringTables {
         let binHz = sampleRate / Double(n)
         for c in 0..<channelCount {
             guard c < plans.count, let plan = plans[c] else {
-                for b in 0...bands { pairStart[c * (bands + 1) + b] = pairList.count / 4 }
+                for b in 0...bands { pairStart[c * (bands + 1) + b] = pairList.count }
                 continue
             }
             let layout = LoweringLayout(cutoffHz: plan.cutoffHz, ratio: plan.ratio, sampleRate: sampleRate, fftLength: n)
@@ -310,7 +310,7 @@ struct LoweringTables {
             // filter's far sidelobes, -80 dB and less in power, would only cost time: these sums
             // are most of the lowering's CPU), a bin wider for the sharpening.
             for b in 0..<bands {
-                pairStart[c * (bands + 1) + b] = pairList.count / 4
+                pairStart[c * (bands + 1) + b] = pairList.count
                 for i in 0..<count {
                     let m = layout.shiftsBins[i]
                     let peak = outputWeights[i].max() ?? 0
@@ -322,7 +322,7 @@ struct LoweringTables {
                     let lo = max(first, detectorRange[b].0 + m)
                     let hi = min(last + 1, detectorRange[b].1 + m, bins)
                     guard lo < hi else { continue }
-                    pairList += [i, lo, hi, inputs.count]
+                    pairList.append(LoweringPair(subband: i, firstBin: lo, endBin: hi, weightsAt: inputs.count))
                     for j in lo..<hi {
                         let w = Double(rows[b][j - m])
                         inputs.append(Float(w * inputWeights[i][j]))
@@ -330,10 +330,10 @@ struct LoweringTables {
                     }
                 }
             }
-            pairStart[c * (bands + 1) + bands] = pairList.count / 4
+            pairStart[c * (bands + 1) + bands] = pairList.count
             precondition(pairStart[c * (bands + 1) + bands] - pairStart[c * (bands + 1)] <= Self.maxPairs)
         }
-        pairs = allocate(pairList.count, 0)
+        pairs = allocate(pairList.count, LoweringPair(subband: 0, firstBin: 0, endBin: 0, weightsAt: 0))
         pairs.update(from: pairList, count: pairList.count)
         pairInput = allocate(inputs.count, Float(0))
         pairInput.update(from: inputs, count: inputs.count)
@@ -354,4 +354,14 @@ struct LoweringTables {
         pairOutput.deallocate()
         rotation.deallocate()
     }
+}
+
+/// Where a band's detector meets a moved sub-band (`LoweringTables.pairs`): the sub-band, the
+/// bins `firstBin..<endBin` they share, and where their weights start in `pairInput` and
+/// `pairOutput`.
+struct LoweringPair {
+    let subband: Int
+    let firstBin: Int
+    let endBin: Int
+    let weightsAt: Int
 }

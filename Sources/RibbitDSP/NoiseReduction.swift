@@ -113,20 +113,33 @@ struct NoiseReductionParameters: BitwiseCopyable {
 enum NoiseReduction {
     /// Sub-windows of the minimum search (Martin's U).
     static let subwindows = 8
-    /// Floats of state per channel and band: S, running sub-window minimum, minimum of the
-    /// finished sub-windows, A2, applied gain, noise estimate (kept for tests and reports).
-    static let fieldCount = 6
     static let unset = Float.greatestFiniteMagnitude
+
+    /// One band's state.
+    struct Band: Equatable {
+        /// S, the smoothed power.
+        var smoothed: Float = 0
+        /// The minimum of S in the current sub-window, and of the finished ones.
+        var runningMinimum: Float = 0
+        var pastMinimum: Float = 0
+        /// A2: the clean power the previous hop's Wiener gain estimated.
+        var cleanPower: Float = 0
+        /// The gain applied, and the noise estimate (kept for tests and reports).
+        var gain: Float = 0
+        var noise: Float = 0
+    }
+
+    /// Where the minimum search stands, per channel: hops into the current sub-window and the
+    /// ring slot it closes into.
+    struct Clock: Equatable {
+        var hopInWindow = 0
+        var slot = 0
+    }
 
     /// Starts a band from its first power: no noise known yet beyond "at most this", gain 1.
     @inline(__always)
-    static func prime(_ state: UnsafeMutablePointer<Float>, ring: UnsafeMutablePointer<Float>, power: Float) {
-        state[0] = power
-        state[1] = power
-        state[2] = unset
-        state[3] = power
-        state[4] = 1
-        state[5] = power
+    static func prime(_ state: UnsafeMutablePointer<Band>, ring: UnsafeMutablePointer<Float>, power: Float) {
+        state.pointee = Band(smoothed: power, runningMinimum: power, pastMinimum: unset, cleanPower: power, gain: 1, noise: power)
         for u in 0..<subwindows { ring[u] = unset }
     }
 
@@ -137,22 +150,22 @@ enum NoiseReduction {
     /// (`SteadyNoiseDetector`).
     @inline(__always)
     static func track(
-        _ state: UnsafeMutablePointer<Float>, ring: UnsafeMutablePointer<Float>, power: Float, bias: Float,
+        _ state: UnsafeMutablePointer<Band>, ring: UnsafeMutablePointer<Float>, power: Float, bias: Float,
         smoothing: Float, closing: Bool, slot: Int
     ) -> Float {
-        let smoothed = power + smoothing * (state[0] - power)
-        state[0] = smoothed
-        var running = min(state[1], smoothed)
+        let smoothed = power + smoothing * (state.pointee.smoothed - power)
+        state.pointee.smoothed = smoothed
+        var running = min(state.pointee.runningMinimum, smoothed)
         if closing {
             ring[slot] = running
             var past = ring[0]
             for u in 1..<subwindows { past = min(past, ring[u]) }
-            state[2] = past
+            state.pointee.pastMinimum = past
             running = smoothed
         }
-        state[1] = running
-        let noise = max(bias * min(running, state[2]), 1e-30)
-        state[5] = noise
+        state.pointee.runningMinimum = running
+        let noise = max(bias * min(running, state.pointee.pastMinimum), 1e-30)
+        state.pointee.noise = noise
         return noise
     }
 
@@ -160,18 +173,18 @@ enum NoiseReduction {
     /// gain's state and returns the gain to apply.
     @inline(__always)
     static func gain(
-        _ state: UnsafeMutablePointer<Float>, power: Float, noise: Float, speechGate: Float, _ p: NoiseReductionParameters
+        _ state: UnsafeMutablePointer<Band>, power: Float, noise: Float, speechGate: Float, _ p: NoiseReductionParameters
     ) -> Float {
         let posterior = min(power / noise, 1e6)
-        let speech = state[0] > speechGate * noise
+        let speech = state.pointee.smoothed > speechGate * noise
         let alpha = speech ? p.speechPriorWeight : p.priorWeight
-        let prior = alpha * min(state[3] / noise, 1e6) + (1 - alpha) * max(posterior - 1, 0)
+        let prior = alpha * min(state.pointee.cleanPower / noise, 1e6) + (1 - alpha) * max(posterior - 1, 0)
         let wiener = max(prior / (1 + prior), p.floorGain)
-        let previous = state[4]
+        let previous = state.pointee.gain
         let c = wiener > previous ? (speech ? 0 : p.rise) : p.fall
         let gain = wiener + c * (previous - wiener)
-        state[4] = gain
-        state[3] = wiener * wiener * power
+        state.pointee.gain = gain
+        state.pointee.cleanPower = wiener * wiener * power
         return gain
     }
 

@@ -357,7 +357,7 @@ import Testing
         }
         let noise = Signals.whiteNoise(count: 48000, rms: 0.01, seed: 41)
         let hop = geometry.hopSize
-        let stateCount = CompressorStage.maxBands * NoiseReduction.fieldCount
+        let stateCount = CompressorStage.maxBands
         let ringCount = CompressorStage.maxBands * NoiseReduction.subwindows
         for t in 0..<600 {
             for i in 0..<n { frame[i] = noise[t * hop + i] }
@@ -365,19 +365,19 @@ import Testing
             if t % 7 == 3 {
                 let state = Array(UnsafeBufferPointer(start: stage.noiseState, count: stateCount))
                 let ring = Array(UnsafeBufferPointer(start: stage.noiseRing, count: ringCount))
-                let counters = (stage.noiseCounters[0], stage.noiseCounters[1])
+                let clock = stage.noiseClock[0]
                 let copy = RealFFT.allocateComplex(n / 2 + 1)
                 defer { RealFFT.free(copy) }
                 copy.update(from: spectrum, count: n + 2)
                 stage.apply(.passUnretained(cfg), to: copy, channel: 0, advancesState: false)
                 #expect(Array(UnsafeBufferPointer(start: stage.noiseState, count: stateCount)) == state)
                 #expect(Array(UnsafeBufferPointer(start: stage.noiseRing, count: ringCount)) == ring)
-                #expect((stage.noiseCounters[0], stage.noiseCounters[1]) == counters)
+                #expect(stage.noiseClock[0] == clock)
             }
             stage.apply(.passUnretained(cfg), to: spectrum, channel: 0, advancesState: true)
         }
         // 600 hops: the sub-window counter went round (141 hops each) and the state moved.
-        #expect(stage.noiseCounters[1] == 600 / cfg.noise.hopsPerSubwindow % NoiseReduction.subwindows)
+        #expect(stage.noiseClock[0].slot == 600 / cfg.noise.hopsPerSubwindow % NoiseReduction.subwindows)
     }
 
     @Test func gainHoldsStillOnSpeechShapedNoiseToo() {

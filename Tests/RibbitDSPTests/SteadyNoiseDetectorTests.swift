@@ -60,15 +60,16 @@ import Testing
     /// Per hop: the 1 kHz band's gain (digital dB, from the level its curve read) and the
     /// whole processed spectrum.
     func run(_ cfg: CompressorConfig, _ signal: [Float]) -> (gains: [Float], weights: [Float], spectra: [[Float]]) {
-        let q = cfg.curves + band * CompressorConfig.parameterCount
+        let followAboveDB = cfg.curves[band].followAboveDB
         var gains: [Float] = []
         var weights: [Float] = []
         var spectra: [[Float]] = []
         driveHopByHop(cfg, signal, geometry: geometry, fft: fft) { stage, spectrum in
-            let steady = stage.steadyState + band * 3
-            let control = CompressorStage.controlLevel(fast: stage.levels[band], slow: steady[0], weight: steady[1], followAboveDB: q[14])
+            let steady = stage.steadyState[band]
+            let control = CompressorStage.controlLevel(
+                fast: stage.levels[band], slow: steady.slowLevel, weight: steady.weight, followAboveDB: followAboveDB)
             gains.append(cfg.digitalGainDB(channel: 0, band: band, levelDBSPL: control))
-            weights.append(steady[1])
+            weights.append(steady.weight)
             spectra.append(Array(UnsafeBufferPointer(start: spectrum, count: 2 * (geometry.fftLength / 2 + 1))))
         }
         return (gains, weights, spectra)
