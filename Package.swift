@@ -72,13 +72,13 @@ let package = Package(
         .target(name: "RibbitAudiometry", dependencies: ["RibbitPrescription", "RibbitSystem"], swiftSettings: optimizedInDebug),
         // Voice exercises for children: the microphone's pitch, voicing and level analysis, sound
         // events, the five games as state machines, their progress figures. No I/O, no Foundation.
-        .target(name: "RibbitVoice", swiftSettings: optimizedInDebug),
+        .target(name: "RibbitVoice", dependencies: ["RibbitDSP"], swiftSettings: optimizedInDebug),
         // A stored hearing test for people: its text lines and the printable HTML report, for
         // `ribbitd audiogram` and the web app's Hearing test screen.
         .target(name: "RibbitAudiogramReport", dependencies: ["RibbitAudiometry", "RibbitPlot", "RibbitPrescription", "RibbitSettings"]),
         // Prescription -> per-ear combination curves -> filters for the engine.
         .target(name: "RibbitFitting", dependencies: ["RibbitDSP", "RibbitPrescription", "RibbitSettings", "RibbitSignals"], swiftSettings: optimizedInDebug),
-        // The measurement kit: levels, a tone's amplitude and distortion, Hann windows, Welch
+        // The measurement kit: levels, a tone's amplitude and distortion, Welch
         // spectra and third-octave band levels, for the dump, `verify`, `measure` and the tests. No I/O.
         .target(name: "RibbitMeasure", dependencies: ["RibbitDSP"], swiftSettings: optimizedInDebug),
         // `ribbitd verify`'s measurements (ANSI S3.22-style test box and target match) on the real

@@ -383,7 +383,7 @@ public final class CompressorConfig: @unchecked Sendable {
         let bins = n / 2 + 1
         let norm = Double(n) * Double(n) * 3 / 8
         let (cosines, sines) = twiddles(n)
-        let x = (0..<n).map { t in (0.5 - 0.5 * cosines[t]) * cos(2 * Double.pi * frequency * Double(t) + phase) }
+        let x = (0..<n).map { t in HannWindow.value(t, length: n) * cos(2 * Double.pi * frequency * Double(t) + phase) }
         var result = [Double](repeating: 0, count: bins)
         for k in 0..<bins {
             var (re, im) = (0.0, 0.0)

@@ -1,4 +1,5 @@
 import Glibc
+import RibbitDSP
 
 /// The microphone's voice analysis: mono samples in, one `VoiceFrame` per 10 ms hop out.
 /// Pure (no I/O, no Foundation); the daemon runs it on the control side from the dump tap.
@@ -122,7 +123,7 @@ public struct VoiceAnalyzer: Sendable {
         span = window + tauMax + 2
         dcPole = 1 - 2 * .pi * 20 / sampleRate
         let levelLength = 4 * hop
-        let hann = (0..<levelLength).map { 0.5 - 0.5 * cos(2 * .pi * (Double($0) + 0.5) / Double(levelLength)) }
+        let hann = (0..<levelLength).map { HannWindow.centredValue($0, length: levelLength) }
         let hannSum = hann.reduce(0, +)
         levelWindow = hann.map { $0 / hannSum }
         squares = [Double](repeating: 0, count: levelLength)

@@ -1,4 +1,5 @@
 import Foundation
+import RibbitDSP
 import RibbitMeasure
 import RibbitSignals
 import Testing
