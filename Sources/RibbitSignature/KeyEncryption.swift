@@ -23,6 +23,27 @@ extension PrescriptionSignature.PrivateKey {
         text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix(encryptedTag + " ")
     }
 
+    /// Why a key file's text did not give a key (`open(fileText:passphrase:)`).
+    public enum FileProblem: Error {
+        /// The key is protected and no passphrase was given.
+        case needsPassphrase
+        /// A protected key that did not open: a wrong passphrase, or a damaged file.
+        case locked(SignatureError)
+        /// A plain key file that is not a key.
+        case unreadable(SignatureError)
+    }
+
+    /// A key file's key, the one way the CLI and the web app open one: a plain key as it is, a
+    /// protected one with the passphrase `passphrase` gives (called only for a protected key; nil
+    /// or empty: none). Throws a `FileProblem`, or what `passphrase` threw.
+    public static func open(fileText text: String, passphrase: () throws -> String?) throws -> Self {
+        guard isEncrypted(text) else {
+            do { return try parse(text) } catch { throw FileProblem.unreadable(error) }
+        }
+        guard let passphrase = try passphrase(), !passphrase.isEmpty else { throw FileProblem.needsPassphrase }
+        do { return try parse(text, passphrase: passphrase) } catch { throw FileProblem.locked(error) }
+    }
+
     /// The key file's text, protected by `passphrase`.
     public func encryptedFileText(passphrase: String) throws(SignatureError) -> String {
         let salt = Data(Sodium.random(count: 16))

@@ -224,17 +224,16 @@ final class SigningKeys: Sendable {
             throw FittingForm.Failure(status: 500, message: "\(error); nothing made")
         }
         let key: PrescriptionSignature.PrivateKey
-        if PrescriptionSignature.PrivateKey.isEncrypted(text) {
-            guard let passphrase, !passphrase.isEmpty else {
+        do { key = try .open(fileText: text, passphrase: { passphrase }) } catch let problem as PrescriptionSignature.PrivateKey.FileProblem
+        {
+            switch problem {
+            case .needsPassphrase:
                 throw FittingForm.Failure(status: 422, message: "the key '\(keyName)' is protected: type its passphrase; nothing made")
+            case .locked(let error): throw FittingForm.Failure(status: 422, message: "the key '\(keyName)': \(error); nothing made")
+            case .unreadable(let error): throw FittingForm.Failure(status: 500, message: "\(path): \(error); nothing made")
             }
-            do { key = try PrescriptionSignature.PrivateKey.parse(text, passphrase: passphrase) } catch {
-                throw FittingForm.Failure(status: 422, message: "the key '\(keyName)': \(error); nothing made")
-            }
-        } else {
-            do { key = try PrescriptionSignature.PrivateKey.parse(text) } catch {
-                throw FittingForm.Failure(status: 500, message: "\(path): \(error); nothing made")
-            }
+        } catch {
+            throw FittingForm.Failure(status: 500, message: "\(path): \(error); nothing made")
         }
         let payload: Data
         let png: Data

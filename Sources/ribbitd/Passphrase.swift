@@ -92,20 +92,23 @@ enum Passphrase {
     /// or asked for on the terminal.
     static func privateKey(_ path: String, passphraseFile: String?) throws(RibbitError) -> PrescriptionSignature.PrivateKey {
         let text = try readKeyFile(path, what: "the audiologist's NAME.key from `ribbitd rx keygen`")
-        guard PrescriptionSignature.PrivateKey.isEncrypted(text) else {
-            do { return try PrescriptionSignature.PrivateKey.parse(text) } catch { throw .data("\(path): \(error)") }
-        }
-        let passphrase: String
-        if let passphraseFile {
-            passphrase = try read(file: passphraseFile)
-        } else if canAsk, let typed = try ask("Passphrase for \(path): ") {
-            passphrase = typed
-        } else {
-            throw .usage(
-                "\(path) is protected by a passphrase and there is no terminal to ask on; give --passphrase-file FILE; nothing written")
-        }
-        do { return try PrescriptionSignature.PrivateKey.parse(text, passphrase: passphrase) } catch {
-            throw .data("\(path): \(error); nothing written")
+        do {
+            return try .open(fileText: text) {
+                if let passphraseFile { return try read(file: passphraseFile) }
+                if canAsk, let typed = try ask("Passphrase for \(path): ") { return typed }
+                throw RibbitError.usage(
+                    "\(path) is protected by a passphrase and there is no terminal to ask on; give --passphrase-file FILE; nothing written")
+            }
+        } catch let error as RibbitError {
+            throw error
+        } catch let problem as PrescriptionSignature.PrivateKey.FileProblem {
+            switch problem {
+            case .needsPassphrase: throw .usage("\(path) is protected: its passphrase is empty; nothing written")
+            case .locked(let error): throw .data("\(path): \(error); nothing written")
+            case .unreadable(let error): throw .data("\(path): \(error)")
+            }
+        } catch {
+            throw .data("\(path): \(error)")
         }
     }
 }
