@@ -31,10 +31,16 @@ enum Assets {
     /// the shared head (the style sheet; /session.js, /common.js, then the screen's own script)
     /// and header (the nav, the connection line), then the screen's main. The nav's links are
     /// page.html's; the screen's own is marked current.
-    static func screen(path: String, title: String, script: String, connecting: String, main: String) -> String {
+    /// A screen's file opens with its `<title>` line and its connection line (what the header
+    /// says until the first answer), then its `<main>`: the shell puts each in its place.
+    static func screen(path: String, script: String, file: String) -> String {
+        let parts = file.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        precondition(
+            parts.count == 3 && parts[0].hasPrefix("<title>") && parts[1].hasPrefix("<p id=\"connection\""),
+            "a screen's file opens with its <title> line and its <p id=\"connection\"> line")
         let shell = Web.text(PackageResources.page_html)
             .replacingOccurrences(of: "<a href=\"\(path)\">", with: "<a href=\"\(path)\" aria-current=\"page\">")
-        return Web.fill(shell, ["title": title, "script": script, "connecting": connecting, "main": main])
+        return Web.fill(shell, ["title": parts[0], "script": script, "connection": parts[1], "main": parts[2]])
     }
 
     /// Shared by every screen's script (deferred scripts run in order, and top-level consts of

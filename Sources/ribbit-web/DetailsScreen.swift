@@ -12,8 +12,7 @@ enum DetailsScreen {
     static let script = "/details.js"
 
     static var html: String {
-        Assets.screen(
-            path: path, title: "ribbit: prescription details", script: script, connecting: "Reading the history…", main: main)
+        Assets.screen(path: path, script: script, file: main)
     }
 
     static func addRoutes<Context: RequestContext>(to router: Router<Context>, history: HistoryBridge) {

@@ -13,8 +13,7 @@ enum FittingScreen {
     static let script = "/fitting.js"
 
     static var html: String {
-        Assets.screen(
-            path: path, title: "ribbit: fitting", script: script, connecting: "Connecting to the hearing aid…", main: main)
+        Assets.screen(path: path, script: script, file: main)
     }
 
     static func addRoutes<Context: RequestContext>(

@@ -13,9 +13,7 @@ enum HearingTestScreen {
     static let script = "/hearing-test.js"
 
     static var html: String {
-        Assets.screen(
-            path: path, title: "ribbit: hearing test", script: script, connecting: "Connecting to the hearing aid…",
-            main: main)
+        Assets.screen(path: path, script: script, file: main)
     }
 
     static func addRoutes<Context: RequestContext>(to router: Router<Context>, daemon: DaemonBridge) {

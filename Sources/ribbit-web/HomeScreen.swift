@@ -9,8 +9,7 @@ enum HomeScreen {
     static let script = "/app.js"
 
     static var html: String {
-        Assets.screen(
-            path: path, title: "ribbit", script: script, connecting: "Connecting to the hearing aid…", main: main)
+        Assets.screen(path: path, script: script, file: main)
     }
 
     /// Each a control request, answered with the daemon's new status.

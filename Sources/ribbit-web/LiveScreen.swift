@@ -13,7 +13,7 @@ enum LiveScreen {
     static let socketPath = "/api/live/socket"
 
     static var html: String {
-        Assets.screen(path: path, title: "ribbit: live", script: script, connecting: "Connecting…", main: main)
+        Assets.screen(path: path, script: script, file: main)
     }
 
     static func addRoutes<Context: WebSocketRequestContext & RequestContext>(to router: Router<Context>, feed: LiveFeed) {

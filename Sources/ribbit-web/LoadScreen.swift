@@ -15,8 +15,7 @@ enum LoadScreen {
     static let previewPath = "/api/preview"
     static let loadPath = "/api/load"
     static var html: String {
-        Assets.screen(
-            path: path, title: "ribbit: load a prescription", script: script, connecting: "Choose a prescription", main: main)
+        Assets.screen(path: path, script: script, file: main)
     }
 
     static func addRoutes<Context: RequestContext>(

@@ -11,9 +11,7 @@ enum PrescriptionsScreen {
     static let script = "/prescriptions.js"
 
     static var html: String {
-        Assets.screen(
-            path: path, title: "ribbit: prescriptions", script: script, connecting: "Reading the history…",
-            main: main)
+        Assets.screen(path: path, script: script, file: main)
     }
 
     static func addRoutes<Context: RequestContext>(

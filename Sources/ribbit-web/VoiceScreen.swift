@@ -13,8 +13,7 @@ enum VoiceScreen {
     static let script = "/voice.js"
 
     static var html: String {
-        Assets.screen(
-            path: path, title: "ribbit: voice games", script: script, connecting: "Loading…", main: main)
+        Assets.screen(path: path, script: script, file: main)
     }
 
     /// One settings field as the form shows it: VoiceSettings' key, its label and unit
