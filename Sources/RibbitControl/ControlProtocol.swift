@@ -1,4 +1,5 @@
 import Foundation
+import RibbitPrescription
 
 /// The control protocol (docs/control-protocol.md): one JSON request per line from the
 /// client, one JSON reply per line from the daemon, on a Unix socket only the owner can use.
@@ -58,7 +59,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var name: String
         public var environment: String
         public var audiologist: String?
-        public var rule: String
+        public var rule: FittingRule
         /// "signed by NAME (trusted)", "signed, unknown key ID" or "unsigned".
         public var signature: String?
         /// Who it is for and when it was written (YYYY-MM-DD), as the prescription says; for
@@ -66,7 +67,8 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var patient: String?
         public var date: String?
         public init(
-            id: Int64?, name: String, environment: String, audiologist: String?, rule: String, signature: String?, patient: String? = nil,
+            id: Int64?, name: String, environment: String, audiologist: String?, rule: FittingRule, signature: String?,
+            patient: String? = nil,
             date: String? = nil
         ) {
             self.id = id
@@ -162,8 +164,8 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     /// How the prescription is played: the program, the wearer's volume, what the compressor
     /// and noise reduction do with it.
     public struct Listening: Codable, Sendable, Equatable {
-        /// The program playing (quiet, noisy, outdoor, music).
-        public var program: String
+        /// The program playing.
+        public var program: Program
         /// Chosen how: ribbit picks, the wearer chose, or the prescription's env selects it.
         public var chosenBy: ProgramChooser
         /// With auto: why it picked this program (nil until it has listened for a few seconds).
@@ -190,7 +192,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         /// JACK, bypass, pause, a tone).
         public var activity: Activity?
         public init(
-            program: String, chosenBy: ProgramChooser, reason: String?, volumeDB: Double, volumeMinDB: Double, volumeMaxDB: Double,
+            program: Program, chosenBy: ProgramChooser, reason: String?, volumeDB: Double, volumeMinDB: Double, volumeMaxDB: Double,
             noiseReduction: Double, bands: Int, compressing: Bool, outputLimitDBSPL: [Double], outputLimitReason: String? = nil
         ) {
             self.program = program

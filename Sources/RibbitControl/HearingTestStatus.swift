@@ -39,7 +39,7 @@ public struct HearingTestStatus: Codable, Sendable, Equatable {
     public var state: State
     public var transducer: Transducer
     /// What is being tested now (nil once it ended).
-    public var ear: String?
+    public var ear: Ear?
     public var frequencyHz: Int?
     public var isRetest: Bool?
     /// Frequencies done of all (both ears, the retests included).
@@ -62,7 +62,7 @@ public struct HearingTestStatus: Codable, Sendable, Equatable {
     public var problem: String?
 
     public init(
-        state: State, transducer: Transducer, ear: String?, frequencyHz: Int?, isRetest: Bool?, done: Int, total: Int, answers: Int,
+        state: State, transducer: Transducer, ear: Ear?, frequencyHz: Int?, isRetest: Bool?, done: Int, total: Int, answers: Int,
         elapsedSeconds: Double, frequencies: [FrequencyResult], flags: [ReliabilityFlag], noise: Noise?, recordID: Int64?,
         problem: String?, findings: HearingTestFindings? = nil
     ) {

@@ -96,7 +96,7 @@ struct FittingState: Equatable {
         active.map {
             .init(
                 id: $0.id, name: $0.prescription.name, environment: $0.prescription.environment, audiologist: $0.prescription.audiologist,
-                rule: $0.prescription.rule.rawValue, signature: $0.signature, patient: $0.prescription.patient, date: $0.prescription.date)
+                rule: $0.prescription.rule, signature: $0.signature, patient: $0.prescription.patient, date: $0.prescription.date)
         }
     }
 }

@@ -288,7 +288,7 @@ final class HearingTestSession {
         let current = phase == .ended ? nil : test.currentStep
         let progress = test.progress
         return HearingTestStatus(
-            state: state, transducer: transducer, ear: current?.ear.rawValue, frequencyHz: current?.frequencyHz,
+            state: state, transducer: transducer, ear: current?.ear, frequencyHz: current?.frequencyHz,
             isRetest: current?.isRetest, done: progress.done, total: progress.total, answers: answers,
             elapsedSeconds: (ended ?? now) - started,
             frequencies: result.frequencies, flags: phase == .ended ? result.flags : [], noise: lastNoise, recordID: recordID,

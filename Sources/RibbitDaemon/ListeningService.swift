@@ -107,7 +107,7 @@ final class ListeningService: DaemonService {
         let compressing = ears.contains { $0.bands.contains { $0.ratio > 1 } }
         let range = active.prescription.volumeRange
         var listening = DaemonStatus.Listening(
-            program: program.rawValue, chosenBy: state.programChosenBy,
+            program: program, chosenBy: state.programChosenBy,
             reason: state.listening.automatic ? state.automaticPick?.reason : nil,
             volumeDB: state.listening.volumeDB, volumeMinDB: range.lowerBound, volumeMaxDB: range.upperBound,
             noiseReduction: program.noiseReductionStrength, bands: ears[0].bands.count, compressing: compressing,

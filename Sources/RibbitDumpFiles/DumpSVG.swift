@@ -93,7 +93,7 @@ public enum DumpSVG {
     private static func title(_ frame: DumpFrame) -> String {
         guard let rx = frame.prescription else { return "ribbit dump: no prescription" }
         let rules = ["nal-r": "NAL-R", "half-gain": "half-gain", "pogo2": "POGO II", "explicit": "explicit gains"]
-        return "ribbit dump: \(rx.name) (\(rx.environment), \(rules[rx.rule] ?? rx.rule))"
+        return "ribbit dump: \(rx.name) (\(rx.environment), \(rules[rx.rule.rawValue] ?? rx.rule.rawValue))"
     }
 
     private static func frequencyAxis(left: Double) -> LogFrequencyAxis {

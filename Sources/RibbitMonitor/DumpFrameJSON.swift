@@ -39,7 +39,7 @@ extension DumpFrame {
                         if let id = prescription.id { p.key("id") { $0.number(Int(id)) } }
                         p.key("name") { $0.string(prescription.name) }
                         if let patient = prescription.patient { p.key("patient") { $0.string(patient) } }
-                        p.key("rule") { $0.string(prescription.rule) }
+                        p.key("rule") { $0.string(prescription.rule.rawValue) }
                         if let signature = prescription.signature { p.key("signature") { $0.string(signature) } }
                     }
                 }

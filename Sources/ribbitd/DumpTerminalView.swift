@@ -114,7 +114,7 @@ final class TerminalView {
             case .paused: "PAUSED (silent)"
             case .bypassed: "BYPASSED (unprocessed)"
             }
-        let name = frame.prescription.map { "\($0.name) (\($0.environment), \($0.rule))" } ?? "no prescription"
+        let name = frame.prescription.map { "\($0.name) (\($0.environment), \($0.rule.rawValue))" } ?? "no prescription"
         return (
             "ribbit dump  \(name)  \(mode)",
             String(

@@ -94,7 +94,7 @@ final class HearingTestScreen {
     }
 
     func draw(_ status: HearingTestStatus) {
-        let where_ = status.ear.map { "\($0 == "right" ? "RIGHT" : "LEFT") ear, \(status.frequencyHz ?? 0) Hz" } ?? ""
+        let where_ = status.ear.map { "\($0 == .right ? "RIGHT" : "LEFT") ear, \(status.frequencyHz ?? 0) Hz" } ?? ""
         if dumb || !stdinIsTerminal {
             let line =
                 status.state == .pausedForNoise
@@ -107,7 +107,7 @@ final class HearingTestScreen {
         let width = 50
         let filled = status.total > 0 ? width * status.done / status.total : 0
         let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
-        let earColour = status.ear == "right" ? "\u{1B}[1;31m" : "\u{1B}[1;34m"
+        let earColour = status.ear == .right ? "\u{1B}[1;31m" : "\u{1B}[1;34m"
         var lines = [
             "ribbit hearing test (\(headphones.rawValue) headphones)".padding(toLength: 79 - elapsed.count, withPad: " ", startingAt: 0)
                 + elapsed,

@@ -149,7 +149,7 @@ final class LiveVerifyPath: VerifyPath, @unchecked Sendable {
             switch listening.chosenBy {
             case .auto: .auto
             case .prescription: .prescribed
-            case .wearer: Program(rawValue: listening.program).map { .named($0) } ?? .prescribed
+            case .wearer: .named(listening.program)
             }
         do { try send(.program(program)) } catch { failures.append("the program (`ribbitd program \(program.name)`)") }
         do { try send(.volume(.set(dB: listening.volumeDB))) } catch {

@@ -46,7 +46,7 @@ final class ProcessDump {
         self.filters = filters
         let rx = fitting.prescription
         prescription = .init(
-            id: nil, name: rx.name, environment: rx.environment, audiologist: rx.audiologist, rule: rx.rule.rawValue, signature: nil,
+            id: nil, name: rx.name, environment: rx.environment, audiologist: rx.audiologist, rule: rx.rule, signature: nil,
             patient: rx.patient, date: rx.date)
         self.latencyFrames = latencyFrames
         self.fileFrames = fileFrames

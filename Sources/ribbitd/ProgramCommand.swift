@@ -44,6 +44,6 @@ struct ProgramCommand: ParsableCommand {
             case .wearer: "your choice"
             case .prescription: "the prescription's environment"
             }
-        return "\(listening.program) (\(how))"
+        return "\(listening.program.rawValue) (\(how))"
     }
 }

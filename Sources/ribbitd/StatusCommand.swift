@@ -25,7 +25,7 @@ struct StatusCommand: ParsableCommand {
         var lines = ["ribbitd \(status.version), pid \(status.pid), running for \(duration(status.uptimeSeconds))"]
         if let rx = status.prescription {
             lines.append(
-                "prescription  \(rx.name) (\(rx.environment)), \(rx.rule)" + (rx.audiologist.map { ", by \($0)" } ?? "")
+                "prescription  \(rx.name) (\(rx.environment)), \(rx.rule.rawValue)" + (rx.audiologist.map { ", by \($0)" } ?? "")
                     + (rx.id.map { ", history entry \($0)" } ?? ""))
             if let signature = rx.signature { lines.append("signature     \(signature)") }
             if let trial = status.trial {

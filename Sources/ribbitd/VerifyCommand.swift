@@ -62,7 +62,7 @@ struct VerifyCommand: ParsableCommand {
         let paths = RibbitPaths()
         let config = try loadConfig(paths)
         let (rx, text, trusted, daemonStatus) = try prescription(paths: paths, config: config)
-        let daemonProgram = daemonStatus?.listening.flatMap { Program(rawValue: $0.program) }
+        let daemonProgram = daemonStatus?.listening?.program
         let daemonRate = daemonStatus?.jack.map { Double($0.sampleRate) }.flatMap {
             EngineGeometry.supportedSampleRates.contains($0) ? $0 : nil
         }

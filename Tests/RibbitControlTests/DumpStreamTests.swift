@@ -50,7 +50,7 @@ import Testing
     @Test func theDirectWriterMatchesJSONEncoder() throws {
         var full = frame(time: 1.2345678)
         full.prescription = .init(
-            id: 7, name: "Dr. \"Quote\" \\ tab\t/slash", environment: "noisy", audiologist: "A. B.", rule: "nal-r",
+            id: 7, name: "Dr. \"Quote\" \\ tab\t/slash", environment: "noisy", audiologist: "A. B.", rule: .nalR,
             signature: "signed by A (trusted)", patient: "P. Q., 70", date: "2026-11-02")
         full.ears["left"]!.audiogram.append(.init(frequencyHz: 8000, thresholdDBHL: 90, noResponse: true))
         #expect(String(decoding: full.jsonLine(), as: UTF8.self).contains(#"{"frequencyHz":8000,"noResponse":true,"thresholdDBHL":90}"#))

@@ -122,12 +122,12 @@ extension DaemonTests {
         #expect(try wiring().contains("ribbit-verify"), "verify --live never took the ports")
         // Well into a measurement: its own program in force.
         #expect(
-            try daemon.wait(until: { $0.listening?.program == "quiet" }, within: 30), "the measurement never set its program")
+            try daemon.wait(until: { $0.listening?.program == .quiet }, within: 30), "the measurement never set its program")
         kill(verify.processIdentifier, SIGKILL)
         verify.waitUntilExit()
         let killed = Date()
         let restored = try daemon.wait(
-            until: { $0.listening?.volumeDB == 4 && $0.listening?.program == "music" && $0.listening?.chosenBy == .wearer }, within: 1)
+            until: { $0.listening?.volumeDB == 4 && $0.listening?.program == .music && $0.listening?.chosenBy == .wearer }, within: 1)
         let listening = try daemon.status().listening
         #expect(restored, "program and volume not put back: \(String(describing: listening))")
         // Each look is a jack_lsp process, so the wiring is judged on what it became, with only a

@@ -23,7 +23,7 @@ extension DaemonTests {
         try daemon.waitUntilProcessing()
         let status = try daemon.status()
         let listening = try #require(status.listening)
-        #expect(listening.program == "quiet" && listening.chosenBy == .prescription && listening.volumeDB == 0)
+        #expect(listening.program == .quiet && listening.chosenBy == .prescription && listening.volumeDB == 0)
         #expect(listening.compressing && listening.bands == 10, "camfit compresses in 10 bands: \(listening)")
 
         // A steady 1 kHz tone at 60 dB SPL (uncalibrated: -40 dBFS); 1.2 s after it plays, the
@@ -76,7 +76,7 @@ extension DaemonTests {
         let noProgram = try daemon.ribbitd(["program", "party"])
         #expect(noProgram.status == 64, "\(noProgram.stderr)")
         let kept = try #require(try daemon.status().listening)
-        #expect(kept.volumeDB == 10 && kept.program == "music")
+        #expect(kept.volumeDB == 10 && kept.program == .music)
         #expect(try daemon.ribbitd(["status"]).stdout.contains("volume        +10 dB (-10 to +10)"))
 
         #expect(try daemon.stop() == 0)
@@ -86,7 +86,7 @@ extension DaemonTests {
         let next = try DaemonUnderTest(server: server, directory: directory)
         try next.waitUntilProcessing()
         let again = try #require(try next.status().listening)
-        #expect(again.volumeDB == 10 && again.program == "music" && again.chosenBy == .wearer, "\(again)")
+        #expect(again.volumeDB == 10 && again.program == .music && again.chosenBy == .wearer, "\(again)")
         // ... and it plays: the new audio process starts at +10, 10 dB over the same tone at 0.
         let replay = try Probe(server: server, signal: "sine:1000", levelDBFS: -40 - 10 * log10(2.0), seconds: 4)
         try replay.waitUntilPlaying()
@@ -168,7 +168,7 @@ extension DaemonTests {
         while Date().timeIntervalSince(start) < 30 {
             usleep(100_000)
             let listening = try daemon.status().listening
-            if listening?.program == "noisy" {
+            if listening?.program == .noisy {
                 picked = listening
                 seen = Int(MonotonicSeconds.now() * 1e9)
                 break

@@ -144,7 +144,7 @@ extension WebDaemonTests {
         #expect(try daemon.status().output == .bypassed)
         #expect(try web.request("POST", "/api/bypass", json: #"{"on":false}"#).status == 200)
         #expect(try web.request("POST", "/api/program", json: #"{"program":"music"}"#).status == 200)
-        #expect(try daemon.status().listening?.program == "music")
+        #expect(try daemon.status().listening?.program == .music)
 
         // A program that does not exist cannot be a request: 400 with the protocol's one line,
         // and nothing reaches the daemon (its refusals are 409: a trial to keep with none running).
