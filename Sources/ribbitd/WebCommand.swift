@@ -16,10 +16,14 @@ struct WebCommand: ParsableCommand {
             program and a trial's Keep/Revert; Prescriptions lists the history by environment, to use, \
             remove or export one; Load previews a QR code's photo or a .rx file before loading it; \
             Details shows one with its audiogram; Live charts the sound per ear as `ribbitd dump` does; \
-            Fitting turns an audiogram into targets, a trial and a signed QR code. It talks to the running daemon like the other commands and never opens \
-            JACK. It listens on 127.0.0.1:\(WebListenAddress.defaultPort) until stopped (Ctrl-C). It prints a \
-            personal link with an access token (new at each start, also in $XDG_RUNTIME_DIR/ribbit/web-token, \
-            mode 0600): opening it gives the browser a session; without one every request is refused, \
+            Fitting turns an audiogram into targets, a trial and a signed QR code; Hearing test runs one \
+            and shows its audiogram; Voice games plays them with a child. It talks to the running daemon \
+            like the other commands and never opens JACK. It listens on \
+            127.0.0.1:\(WebListenAddress.defaultPort) until stopped (Ctrl-C). Its personal link holds an \
+            access token (new at each start, in $XDG_RUNTIME_DIR/ribbit/web-token, mode 0600; started on a \
+            terminal, it prints the link; as the user unit ribbit-web.service, whose output goes to the \
+            journal, it does not: `ribbitd web --url` shows it). Opening the link gives the browser a \
+            session; without one every request is refused, \
             and after 5 wrong tokens their sender waits, longer each time, while the right token still works. \
             With --listen on this machine's LAN address (a phone on the same network) it serves HTTPS \
             with a self-signed certificate kept in $XDG_CONFIG_HOME/ribbit/web-tls/, and the link holds \
