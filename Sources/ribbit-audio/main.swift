@@ -14,8 +14,6 @@ struct AudioOptions {
     var showLibraryMessages = false
     /// FFTW's wisdom file: read before planning, written when planning learnt something.
     var wisdom: String?
-    /// The link layout the daemon speaks (nil: a daemon from before it said).
-    var linkVersion: Int?
 
     init?(_ arguments: [String]) {
         var rest = arguments[...]
@@ -27,7 +25,8 @@ struct AudioOptions {
             case "--no-connect": connect = false
             case "--jack-messages": showLibraryMessages = true
             case "--wisdom": guard let value = rest.popFirst() else { return nil }; wisdom = value
-            case "--link-version": guard let value = rest.popFirst().flatMap({ Int($0) }) else { return nil }; linkVersion = value
+            // Read before these options (below): a daemon of another version may pass others.
+            case "--link-version": guard rest.popFirst().flatMap({ Int($0) }) != nil else { return nil }
             default: return nil
             }
         }
