@@ -289,9 +289,10 @@ dump() {
 
 # 4. What a wearer's control costs, with a compressive fitting (CONTROL_RX, default CAMFIT's
 #    sample) and no sound connected: CONTROL_STEPS volume steps (+1 and -1 dB in turn) and as
-#    many program switches (noisy and quiet in turn), 0.5 s apart, and as long with none. The CPU
-#    time of the daemon and of its audio process (all threads, /proc, 10 ms ticks) per step, net
-#    of the same time idle; the wall time until `ribbitd volume` or `program` returned.
+#    many program switches (noisy and quiet in turn) and status requests (a screen's poll), 0.5 s
+#    apart, and as long with none. The CPU time of the daemon and of its audio process (every
+#    thread's, from /proc/PID/task/*/schedstat in ns) per step, net of the same time idle; the
+#    wall time until `ribbitd volume`, `program` or `status` returned.
 controls() {
     local rx=${CONTROL_RX:-Prescriptions/camfit-sloping.rx} steps=${CONTROL_STEPS:-20}
     echo
@@ -300,7 +301,7 @@ controls() {
     start_daemon "$rx"
     sleep 2
     audio=$(audio_process "$daemon")
-    ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+    ticks() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%d", s }'; }  # ns on a CPU
     window() {  # kind -> "daemon-ticks audio-ticks wall-ms-of-the-commands"
         local d0 a0 spent=0 i t0 t1
         d0=$(ticks "$daemon"); a0=$(ticks "$audio")
@@ -309,6 +310,7 @@ controls() {
             case $1 in
             volume) "$RIBBITD" volume "$([ $((i % 2)) = 1 ] && echo +1 || echo -1)" >/dev/null ;;
             program) "$RIBBITD" program "$([ $((i % 2)) = 1 ] && echo noisy || echo quiet)" >/dev/null ;;
+            status) "$RIBBITD" status >/dev/null ;;
             idle) ;;
             esac
             t1=$(date +%s%N)
@@ -320,15 +322,18 @@ controls() {
     read -r idle_d idle_a _ <<<"$(window idle)"
     read -r vol_d vol_a vol_ms <<<"$(window volume)"
     read -r prog_d prog_a prog_ms <<<"$(window program)"
+    read -r stat_d stat_a stat_ms <<<"$(window status)"
     "$RIBBITD" stop >/dev/null
     wait "$daemon" 2>/dev/null || true
     stop "$jackd_pid"
-    per_step() { echo "($1 - $2) * 10 / $steps" | bc -l; }  # ticks over the idle ones -> ms per step
+    per_step() { echo "($1 - $2) / 1000000 / $steps" | bc -l; }  # ns over the idle ones -> ms per step
     printf "| per step | ribbitd CPU | ribbit-audio CPU | until the command returned |\n| --- | --- | --- | --- |\n"
-    printf "| volume +-1 dB | %.1f ms | %.1f ms | %.0f ms |\n" "$(per_step "$vol_d" "$idle_d")" "$(per_step "$vol_a" "$idle_a")" \
+    printf "| volume +-1 dB | %.2f ms | %.2f ms | %.0f ms |\n" "$(per_step "$vol_d" "$idle_d")" "$(per_step "$vol_a" "$idle_a")" \
         "$(echo "$vol_ms / $steps" | bc -l)"
-    printf "| program noisy/quiet | %.1f ms | %.1f ms | %.0f ms |\n" "$(per_step "$prog_d" "$idle_d")" "$(per_step "$prog_a" "$idle_a")" \
+    printf "| program noisy/quiet | %.2f ms | %.2f ms | %.0f ms |\n" "$(per_step "$prog_d" "$idle_d")" "$(per_step "$prog_a" "$idle_a")" \
         "$(echo "$prog_ms / $steps" | bc -l)"
+    printf "| status (nothing changes) | %.2f ms | %.2f ms | %.0f ms |\n" "$(per_step "$stat_d" "$idle_d")" "$(per_step "$stat_a" "$idle_a")" \
+        "$(echo "$stat_ms / $steps" | bc -l)"
 }
 
 echo "ribbit JACK bench: $(nproc) cores, jackd $REALTIME, dummy driver, 48 kHz, prescription $RX"

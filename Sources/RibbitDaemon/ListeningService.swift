@@ -100,30 +100,61 @@ final class ListeningService: DaemonService {
         let state = fitting.state
         guard let active = state.active else { return nil }
         let program = state.program
-        let rx = program.adjust(active.prescription)
-        let ears = [Ear.left, .right].map {
-            CompressorFitting.settings(rx, ear: $0, trusted: active.trusted) ?? CompressorFitting.passThrough(rx, trusted: active.trusted)
-        }
-        let compressing = ears.contains { $0.bands.contains { $0.ratio > 1 } }
+        let fitted = summary(of: active, program: program)
         let range = active.prescription.volumeRange
         var listening = DaemonStatus.Listening(
             program: program, chosenBy: state.programChosenBy,
             reason: state.listening.automatic ? state.automaticPick?.reason : nil,
             volumeDB: state.listening.volumeDB, volumeMinDB: range.lowerBound, volumeMaxDB: range.upperBound,
-            noiseReduction: program.noiseReductionStrength, bands: ears[0].bands.count, compressing: compressing,
-            outputLimitDBSPL: ears.map { $0.bands.map(\.limitDBSPL).max() ?? CompressorFitting.otcLimitDBSPL },
-            outputLimitReason: CompressorFitting.capReason(rx, trusted: active.trusted, compressing: compressing))
-        listening.shortfall = CompressorFitting.shortfallSummary(rx, trusted: active.trusted, calibration: audio.calibration)
-        let deliveries = CompressorFitting.deliveries(rx, trusted: active.trusted, calibration: audio.calibration)
-        listening.clinicalNote = ClinicalNote.text(rx, deliveries: deliveries, maximumDB: GainMaximum.headphonesDB(audio.calibration))
-        if state.output == .processing, let activity = audio.activity, activity.inputDBSPL.count == ears[0].bands.count {
+            noiseReduction: program.noiseReductionStrength, bands: fitted.bandCentresHz.count, compressing: fitted.compressing,
+            outputLimitDBSPL: fitted.outputLimitDBSPL, outputLimitReason: fitted.outputLimitReason)
+        listening.shortfall = fitted.shortfall
+        listening.clinicalNote = fitted.clinicalNote
+        if state.output == .processing, let activity = audio.activity, activity.inputDBSPL.count == fitted.bandCentresHz.count {
             func tenths(_ values: [Double]) -> [Double] { values.map { ($0 * 10).rounded() / 10 + 0 } }
             listening.activity = DaemonStatus.Activity(
-                bandCentresHz: ears[0].bands.map(\.centreHz), inputDBSPL: tenths(activity.inputDBSPL),
+                bandCentresHz: fitted.bandCentresHz, inputDBSPL: tenths(activity.inputDBSPL),
                 compressionDB: tenths(activity.compressionDB), followingSpeech: activity.followingSpeech.map { ($0 * 100).rounded() / 100 },
                 noiseReductionDB: program.noiseReductionStrength > 0 ? tenths(activity.noiseReductionDB) : nil,
                 outputLimitDB: tenths(activity.outputLimitDB))
         }
         return listening
+    }
+
+    /// What the status says of the fitting itself: only another prescription or program changes
+    /// it (the calibration is fixed until restart). Working it out is most of a status's CPU, so
+    /// a volume step and a screen's once-a-second poll reuse it.
+    private struct FittingSummary {
+        let prescription: Prescription
+        let program: Program
+        let trusted: Bool
+        let bandCentresHz: [Double]
+        let compressing: Bool
+        let outputLimitDBSPL: [Double]
+        let outputLimitReason: String?
+        let shortfall: String?
+        let clinicalNote: String?
+    }
+    private var lastSummary: FittingSummary?
+
+    private func summary(of active: FittingState.Active, program: Program) -> FittingSummary {
+        if let last = lastSummary, last.program == program, last.trusted == active.trusted, last.prescription == active.prescription {
+            return last
+        }
+        let rx = program.adjust(active.prescription)
+        let ears = [Ear.left, .right].map {
+            CompressorFitting.settings(rx, ear: $0, trusted: active.trusted) ?? CompressorFitting.passThrough(rx, trusted: active.trusted)
+        }
+        let compressing = ears.contains { $0.bands.contains { $0.ratio > 1 } }
+        let deliveries = CompressorFitting.deliveries(rx, trusted: active.trusted, calibration: audio.calibration)
+        let made = FittingSummary(
+            prescription: active.prescription, program: program, trusted: active.trusted, bandCentresHz: ears[0].bands.map(\.centreHz),
+            compressing: compressing,
+            outputLimitDBSPL: ears.map { $0.bands.map(\.limitDBSPL).max() ?? CompressorFitting.otcLimitDBSPL },
+            outputLimitReason: CompressorFitting.capReason(rx, trusted: active.trusted, compressing: compressing),
+            shortfall: CompressorFitting.shortfallSummary(rx, trusted: active.trusted, calibration: audio.calibration),
+            clinicalNote: ClinicalNote.text(rx, deliveries: deliveries, maximumDB: GainMaximum.headphonesDB(audio.calibration)))
+        lastSummary = made
+        return made
     }
 }
