@@ -236,7 +236,51 @@ public struct Verifier: Sendable {
             prescriptionName: prescription.name, prescriptionText: prescriptionText, rule: prescription.rule.rawValue,
             program: resolvedProgram.rawValue, trusted: trusted, calibration: calibrationInfo, date: date, runSeconds: 0,
             sampleRate: sampleRate, engine: geometry.description, toneSeconds: toneSeconds,
-            live: path != nil, measuredThrough: path?.description ?? Self.offlineDescription, latency: latency, ears: ears)
+            live: path != nil, measuredThrough: path?.description ?? Self.offlineDescription, latency: latency, ears: ears,
+            wearerProgram: try wearerProgram())
+    }
+
+    /// The program's adaptive features (noise reduction, the steady-noise detector), by name;
+    /// empty: the program plays as the test mode measures it.
+    public var adaptiveFeatures: [String] {
+        var names: [String] = []
+        if resolvedProgram.noiseReductionStrength > 0 { names.append("noise reduction") }
+        var withThem = self
+        withThem.adaptive = true
+        if let plan = try? withThem.plan(volumeDB: 0), plan.compressor.settings.contains(where: { $0.steadyNoise != nil }) {
+            names.append("steady-noise detector")
+        }
+        return names
+    }
+
+    /// The wearer's program beside the test mode (`VerifyReport.WearerProgram`); nil when it
+    /// has no adaptive features. Offline only: the daemon holds them off while it is measured.
+    public func wearerProgram(steadySeconds: Double = 5) throws -> VerifyReport.WearerProgram? {
+        let features = adaptiveFeatures
+        guard !features.isEmpty, path == nil else { return nil }
+        var withThem = self
+        withThem.adaptive = true
+        let testMode = try plan(volumeDB: 0)
+        let wearer = try withThem.plan(volumeDB: 0)
+        let (quarter, half) = (Int(sampleRate / 4), Int(sampleRate / 2))
+        var rows: [VerifyReport.WearerProgram.Row] = []
+        for hz in VerifyAnalysis.hfaFrequenciesHz {
+            let test = try toneOutputDBSPL(hz, inputDBSPL: 60, plan: testMode)
+            let out = try run(tone(hz, dbSPL: 60, seconds: steadySeconds), plan: wearer)
+            func gain(_ c: Int, _ window: Range<Int>) -> Double? {
+                VerifyAnalysis.db(Tone.amplitude(out[c][window], frequencyHz: hz, sampleRate: sampleRate)).map {
+                    $0 + calibration.outputDBSPLAtFullScale[c] - 60
+                }
+            }
+            for ear in Ear.plotOrder {
+                let c = Self.ears.firstIndex(of: ear)!
+                rows.append(
+                    .init(
+                        ear: ear.rawValue, hz: hz, testModeGainDB: test[c].map { $0 - 60 }, onsetGainDB: gain(c, quarter..<half),
+                        steadyGainDB: gain(c, (out[c].count - half)..<out[c].count)))
+            }
+        }
+        return .init(program: resolvedProgram.rawValue, features: features, steadySeconds: steadySeconds, rows: rows)
     }
 
     /// Digital silence, then white noise at `floorDBFS`, at the reference setting; the

@@ -52,6 +52,7 @@ public enum VerifyHTML {
                     series: report.ears.map { Series(ear: $0.ear, label: "\(earTitle($0.ear)) response", points: $0.frequencyResponse) }))
         )
         body.append(ioSection(report))
+        if let wearer = report.wearerProgram { body.append(wearerSection(wearer)) }
         body.append(targetSection(report))
         body.append(wearSection(report))
         body.append(prescriptionSection(report))
@@ -272,6 +273,28 @@ public enum VerifyHTML {
             <th>+-5 dB</th><th>+-3 dB, 250-2000 Hz</th></tr>
             \(rows.joined(separator: "\n"))
             </table>
+            """
+    }
+
+    /// The wearer's program beside the test mode: what its adaptive features do to a steady tone.
+    static func wearerSection(_ w: VerifyReport.WearerProgram) -> String {
+        let rows = w.rows.map {
+            "<tr><td class=\"l\">\(earTitle($0.ear))</td><td>\(num($0.hz)) Hz</td><td>\(opt($0.testModeGainDB))</td>"
+                + "<td>\(opt($0.onsetGainDB))</td><td>\(opt($0.steadyGainDB))</td></tr>"
+        }
+        return """
+            <section>
+            <h2>The wearer's program, \(escape(w.program)), as worn</h2>
+            <p class="definition">Everything above is measured in the test mode, with the adaptive features off as ANSI S3.22 \
+            asks. The wearer's program has \(escape(w.features.joined(separator: " and "))) on: here a steady 60 dB SPL tone \
+            at each HFA frequency, as worn (volume 0), in the test mode, from 0.25 to 0.5 s into the tone (what a reading \
+            right after the start sees) and over the last half second of \(num(w.steadySeconds)) s (what a steady sound, \
+            which the program takes for noise, gets).</p>
+            <table><tr><th class="l">Ear</th><th>Tone</th><th>Test mode gain (dB)</th><th>0.25 to 0.5 s (dB)</th>\
+            <th>After \(num(w.steadySeconds)) s (dB)</th></tr>
+            \(rows.joined(separator: "\n"))
+            </table>
+            </section>
             """
     }
 

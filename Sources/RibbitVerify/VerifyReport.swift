@@ -26,6 +26,29 @@ public struct VerifyReport: Codable, Sendable {
     public var ears: [EarReport]
     /// The data log's summary (nil: no log on this machine, or logging off).
     public var wear: WearSummary?
+    /// The wearer's program as the wearer hears it, adaptive features on, beside the test mode
+    /// the figures above are measured in (nil: the program has none, or measured live).
+    public var wearerProgram: WearerProgram? = nil
+
+    /// A steady 60 dB SPL tone at each HFA frequency, as worn (volume 0), per ear in plot
+    /// order: its gain in the test mode, and with the program's adaptive features on over the
+    /// tone's second quarter second (0.25 to 0.5 s: what a reading right after the start sees, `onset`) and over
+    /// the last half second of `steadySeconds` (what a steady sound gets once they acted).
+    public struct WearerProgram: Codable, Sendable, Equatable {
+        public var program: String
+        /// What acts: "noise reduction", "steady-noise detector".
+        public var features: [String]
+        public var steadySeconds: Double
+        public var rows: [Row]
+
+        public struct Row: Codable, Sendable, Equatable {
+            public var ear: String
+            public var hz: Double
+            public var testModeGainDB: Double?
+            public var onsetGainDB: Double?
+            public var steadyGainDB: Double?
+        }
+    }
 
     public struct CalibrationInfo: Codable, Sendable, Equatable {
         /// The profile's name, or "uncalibrated, +-20 dB".

@@ -201,6 +201,18 @@ struct VerifyCommand: ParsableCommand {
             }
             if !capped.isEmpty { lines.append("  capped        " + capped.joined(separator: ", ")) }
         }
+        if let w = r.wearerProgram {
+            lines.append(
+                "as worn       program \(w.program) with \(w.features.joined(separator: " and ")) on, a 60 dB SPL tone's gain: "
+                    + "test mode / 0.25-0.5 s / after \(Prescription.number(w.steadySeconds)) s")
+            for ear in Ear.plotOrder.map(\.rawValue) {
+                lines.append(
+                    "  \(ear)" + String(repeating: " ", count: 12 - ear.count)
+                        + w.rows.filter { $0.ear == ear }.map {
+                            "\(Prescription.number($0.hz)) Hz \(fixed($0.testModeGainDB)) / \(fixed($0.onsetGainDB)) / \(fixed($0.steadyGainDB)) dB"
+                        }.joined(separator: ", "))
+            }
+        }
         if let output { lines.append("report        \(output)") }
         return lines.joined(separator: "\n")
     }

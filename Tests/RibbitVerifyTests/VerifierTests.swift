@@ -184,6 +184,25 @@ import Testing
         }
     }
 
+    /// The wearer's program beside the test mode: program noisy's noise reduction takes a steady
+    /// tone for noise, so after 5 s its gain stands well below the test mode's (the figures a
+    /// test box would print), while 0.25-0.5 s after the start it is still the test mode's within
+    /// a few dB; a linear fitting in program quiet has no adaptive feature, and no such section.
+    @Test func theWearersProgramIsMeasuredBesideTheTestMode() throws {
+        let rx = try Prescription.parse(Array(try String(contentsOf: TestPaths.prescription("camfit-sloping.rx"), encoding: .utf8).utf8))
+        let noisy = Verifier(prescription: rx, trusted: false, calibration: .uncalibrated, program: .noisy)
+        let section = try #require(try noisy.wearerProgram())
+        #expect(section.program == "noisy" && section.features.contains("noise reduction"))
+        #expect(section.rows.count == 2 * VerifyAnalysis.hfaFrequenciesHz.count)
+        for row in section.rows {
+            let (test, onset, steady) = (try #require(row.testModeGainDB), try #require(row.onsetGainDB), try #require(row.steadyGainDB))
+            print("\(row.ear) \(row.hz) Hz: test mode \(test), onset \(onset), steady \(steady) dB")
+            #expect(abs(onset - test) <= 4, "\(row.ear) \(row.hz) Hz")
+            #expect(steady <= test - 8, "\(row.ear) \(row.hz) Hz")
+        }
+        #expect(try Self.flatVerifier.wearerProgram() == nil)
+    }
+
     /// N5 of IEC 60118-15 (65-80 dB HL highs) asks camfit for more than ribbit's maximum gain
     /// in its high bands: the report keeps the rule's target, says what plays instead and why,
     /// and judges the measurement on what plays. The gain it measures falls short of the rule
