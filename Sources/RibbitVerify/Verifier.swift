@@ -272,14 +272,15 @@ public struct Verifier: Sendable {
                     $0 + calibration.outputDBSPLAtFullScale[c] - 60
                 }
             }
-            for ear in Ear.plotOrder {
-                let c = Self.ears.firstIndex(of: ear)!
+            for (c, ear) in Self.ears.enumerated() {
                 rows.append(
                     .init(
                         ear: ear.rawValue, hz: hz, testModeGainDB: test[c].map { $0 - 60 }, onsetGainDB: gain(c, quarter..<half),
                         steadyGainDB: gain(c, (out[c].count - half)..<out[c].count)))
             }
         }
+        // Each ear's rows together, in plot order.
+        rows = Ear.plotOrder.flatMap { ear in rows.filter { $0.ear == ear.rawValue } }
         return .init(program: resolvedProgram.rawValue, features: features, steadySeconds: steadySeconds, rows: rows)
     }
 
