@@ -19,8 +19,9 @@ import RibbitSignals
 ///   gain the aid gives; OSPL90 and the full-on gain are measured there;
 /// - reference test setting: the volume that brings the HFA gain at 60 dB SPL to the reference
 ///   test gain (HFA-OSPL90 - 77 dB, or the HFA full-on gain when lower), within the volume
-///   range; the frequency response, distortion, noise, attack and release are measured there;
-/// - as worn (volume 0): the input/output curves, the target match and the latency.
+///   range; the frequency response, distortion, noise, attack and release and the input/output
+///   curves are measured there;
+/// - as worn (volume 0): the target match, the latency and the wearer's program.
 public struct Verifier: Sendable {
     public var prescription: Prescription
     public var trusted: Bool
@@ -210,7 +211,8 @@ public struct Verifier: Sendable {
                 EarReport.IOCurve(
                     hz: hz,
                     points: try Self.ioLevelsDBSPL.map { level throws in
-                        EarReport.IOPoint(inputDBSPL: level, outputDBSPL: try toneOutputDBSPL(hz, inputDBSPL: level, plan: asWorn)[c])
+                        EarReport.IOPoint(
+                            inputDBSPL: level, outputDBSPL: try toneOutputDBSPL(hz, inputDBSPL: level, plan: referencePlans[c])[c])
                     })
             }
         }

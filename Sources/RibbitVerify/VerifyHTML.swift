@@ -193,7 +193,9 @@ public enum VerifyHTML {
             <section>
             <h2>Input/output curves</h2>
             <p class="definition">The output (dB SPL) for pure tones at 500, 1000, 2000 and 4000 Hz from 40 to 100 dB SPL in \
-            5 dB steps, as worn (volume 0). The grey dotted line is output = input; a slope below 1 is compression, the \
+            5 dB steps, at the reference test setting as ANSI S3.22 measures them (volume \
+            \(r.ears.map { "\(signed($0.referenceVolumeDB ?? 0)) dB \(earTitle($0.ear).lowercased())" }.joined(separator: ", "))). \
+            The grey dotted line is output = input; a slope below 1 is compression, the \
             flat top the output limit.</p>
             \(charts.joined(separator: "\n"))
             </section>

@@ -137,6 +137,7 @@ public struct EarReport: Codable, Sendable {
     public var designedAttackMs: Double
     public var designedReleaseMs: Double
 
+    /// At the reference test setting (ANSI S3.22).
     public var ioCurves: [IOCurve]
     public var targetMatch: [TargetMatch]
 
