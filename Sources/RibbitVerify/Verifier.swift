@@ -149,7 +149,6 @@ public struct Verifier: Sendable {
     public static let strictRangeHz = 250.0...2000.0
     /// A speech signal whose output peaks come this close to the sample ceiling is output-limited.
     public static let limitedWithinDB = 1.0
-    public static let floorDBFS = -120.0
     public static let offlineDescription =
         "offline: ribbit's engine in this process (the code and settings the daemon runs), a fresh one per signal"
 
@@ -286,21 +285,16 @@ public struct Verifier: Sendable {
         return .init(program: resolvedProgram.rawValue, features: features, steadySeconds: steadySeconds, rows: rows)
     }
 
-    /// Digital silence, then white noise at `floorDBFS`, at the reference setting; the
-    /// equivalent input noise is the floor's output less the HFA gain at 50 dB SPL.
+    /// Digital silence in, at the reference setting: what the processing adds, and referred to
+    /// the input by the HFA gain at 50 dB SPL, its equivalent input noise.
     func noise(channel c: Int, plan: Setting) throws -> EarReport.Noise {
         let count = Int(sampleRate * toneSeconds)
         let silent = try run([Float](repeating: 0, count: count), plan: plan)[c]
-        let floorRMS = pow(10, Self.floorDBFS / 20) / 2.0.squareRoot()  // sine-referenced: peak 10^(L/20)
-        let floor = try run(Signals.whiteNoise(count: count, rms: floorRMS, seed: 14), plan: plan)[c]
-        let out = calibration.outputDBSPLAtFullScale[c]
-        let floorOut = Levels.dBFS(floor[(count / 2)...]).map { $0 + out }
+        let silenceOut = Levels.dBFS(silent[(count / 2)...]).map { $0 + calibration.outputDBSPLAtFullScale[c] }
         let hfa50 = VerifyAnalysis.highFrequencyAverage(
             Self.gains(try sweep(VerifyAnalysis.hfaFrequenciesHz, inputDBSPL: 50, plan: plan)[c], inputDBSPL: 50))
         return EarReport.Noise(
-            silenceOutputDBSPL: Levels.dBFS(silent[(count / 2)...]).map { $0 + out }, floorInputDBFS: Self.floorDBFS,
-            floorInputDBSPL: Self.floorDBFS + calibration.inputDBSPLAtFullScale, floorOutputDBSPL: floorOut, hfa50GainDB: hfa50,
-            einDBSPL: floorOut.flatMap { level in hfa50.map { level - $0 } })
+            silenceOutputDBSPL: silenceOut, hfa50GainDB: hfa50, einDBSPL: silenceOut.flatMap { level in hfa50.map { level - $0 } })
     }
 
     /// ANSI S3.22: a 2 kHz tone steps 55 -> 90 -> 55 dB SPL (on whole periods); the output's

@@ -136,7 +136,7 @@ public enum VerifyHTML {
                 $0.distortion.map { opt($0.thdPercent, 2) }.joined(separator: " / ")
             },
             row("Output for digital silence (dB SPL)") { $0.noise.silenceOutputDBSPL.map { String(fixed: $0, 1) } ?? "silent" },
-            row("Equivalent input noise with a \(num(Verifier.floorDBFS)) dBFS floor in (dB SPL)") { opt($0.noise.einDBSPL) },
+            row("Equivalent input noise of the processing (dB SPL)") { $0.noise.einDBSPL.map { String(fixed: $0, 1) } ?? "none added" },
             row("Attack / release time, 2 kHz (ms)") {
                 "\(opt($0.attackMs)) / \(opt($0.releaseMs)) (set \(num($0.designedAttackMs)) / \(num($0.designedReleaseMs)))"
             },
@@ -158,9 +158,8 @@ public enum VerifyHTML {
             <p class="definition">Distortion (ANSI S3.22): total harmonic distortion, 100 x sqrt(sum of the 2nd to 5th harmonics' \
             squared amplitudes) / the fundamental, at the reference test setting. Equivalent input noise (ANSI S3.22): \
             the output noise level less the HFA gain for a 50 dB SPL input at the reference test setting. A software \
-            measurement can only say what the digital path adds: digital silence in gives the output for silence; a \
-            white-noise floor at \(num(Verifier.floorDBFS)) dBFS stands in for a very quiet microphone. It cannot measure the \
-            microphone's own noise, which sets a real aid's EIN. Attack and release (ANSI S3.22): a 2 kHz tone steps from 55 \
+            measurement can only say what the digital path adds: digital silence in, and "none added" when silence comes \
+            out. It cannot measure the microphone's own noise, which then sets the aid's EIN. Attack and release (ANSI S3.22): a 2 kHz tone steps from 55 \
             to 90 dB SPL and back at the reference test setting; attack is the time until the output stays within 3 dB of \
             its level at 90, release until it stays within 4 dB of its level at 55. A linear fitting has none of its own: \
             what is timed then is the output limiter, when the step reaches it.</p>

@@ -151,13 +151,11 @@ public struct EarReport: Codable, Sendable {
     public struct Noise: Codable, Sendable, Equatable {
         /// Output for digital silence in (nil: exactly silent out).
         public var silenceOutputDBSPL: Double?
-        /// The test floor: white noise at this level (dBFS, sine-referenced) in.
-        public var floorInputDBFS: Double
-        public var floorInputDBSPL: Double
-        public var floorOutputDBSPL: Double?
         /// The HFA gain at 50 dB SPL at the reference test setting.
         public var hfa50GainDB: Double?
-        /// Floor output - HFA-50 gain: the equivalent input noise of the digital path with the floor in.
+        /// The equivalent input noise of the processing (ANSI S3.22: the output noise less the
+        /// HFA-50 gain) with digital silence in; nil: it adds none (silence out). A real aid's
+        /// EIN is then its microphone's, which a digital measurement cannot see.
         public var einDBSPL: Double?
     }
 

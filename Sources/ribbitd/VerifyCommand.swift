@@ -180,7 +180,7 @@ struct VerifyCommand: ParsableCommand {
                 "  reference     test gain \(fixed(ear.referenceTestGainDB)) dB at volume \(fixed(ear.referenceVolumeDB)) (HFA at 60 dB SPL: \(fixed(ear.referenceHFAGainDB)) dB)",
                 "  THD           "
                     + ear.distortion.map { "\(Prescription.number($0.hz)) Hz \(fixed($0.thdPercent, 2)) %" }.joined(separator: ", "),
-                "  noise         silence in: \(ear.noise.silenceOutputDBSPL.map { fixed($0) + " dB SPL" } ?? "silence out"); EIN with a \(Prescription.number(ear.noise.floorInputDBFS)) dBFS floor \(fixed(ear.noise.einDBSPL)) dB SPL",
+                "  noise         silence in: \(ear.noise.silenceOutputDBSPL.map { fixed($0) + " dB SPL" } ?? "silence out"); EIN of the processing \(ear.noise.einDBSPL.map { fixed($0) + " dB SPL" } ?? "none added")",
                 "  attack        \(fixed(ear.attackMs)) ms, release \(fixed(ear.releaseMs)) ms (set \(Prescription.number(ear.designedAttackMs)) / \(Prescription.number(ear.designedReleaseMs)))",
                 "  target match  "
                     + ear.targetMatch.map {
