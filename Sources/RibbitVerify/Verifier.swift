@@ -231,7 +231,9 @@ public struct Verifier: Sendable {
                     fullOnVolumeDB: fullOnVolumeDB, referenceTestGainDB: rtg[c], referenceVolumeDB: volumes[c],
                     referenceHFAGainDB: hfa60[c], frequencyResponse: response[c], distortion: distortion[c], noise: noise[c],
                     attackMs: times[c].attack, releaseMs: times[c].release, designedAttackMs: settings.attackMs,
-                    designedReleaseMs: settings.releaseMs, ioCurves: io[c], targetMatch: matches[c]))
+                    designedReleaseMs: settings.releaseMs,
+                    timesAct: settings.bands.min { abs($0.centreHz - 2000) < abs($1.centreHz - 2000) }.map { $0.ratio > 1 } ?? false,
+                    ioCurves: io[c], targetMatch: matches[c]))
         }
         return VerifyReport(
             prescriptionName: prescription.name, prescriptionText: prescriptionText, rule: prescription.rule.rawValue,

@@ -138,7 +138,12 @@ public enum VerifyHTML {
             row("Output for digital silence (dB SPL)") { $0.noise.silenceOutputDBSPL.map { String(fixed: $0, 1) } ?? "silent" },
             row("Equivalent input noise of the processing (dB SPL)") { $0.noise.einDBSPL.map { String(fixed: $0, 1) } ?? "none added" },
             row("Attack / release time, 2 kHz (ms)") {
-                "\(opt($0.attackMs)) / \(opt($0.releaseMs)) (set \(num($0.designedAttackMs)) / \(num($0.designedReleaseMs)))"
+                guard $0.timesAct else {
+                    return "\(opt($0.attackMs)) / \(opt($0.releaseMs)) (no compression at 2 kHz: the output limiter's)"
+                }
+                let verdicts = [$0.attackPass, $0.releasePass].map { $0.map(passWord) ?? "-" }.joined(separator: " / ")
+                return
+                    "\(opt($0.attackMs)) / \(opt($0.releaseMs)) (set \(num($0.designedAttackMs)) / \(num($0.designedReleaseMs)): \(verdicts))"
             },
             row("Target match at 50 / 65 / 80 dB SPL, +-5 dB") {
                 $0.targetMatch.map { passWord($0.pass) + ($0.outputLimited ? " (output limit)" : "") }.joined(separator: " / ")
@@ -161,8 +166,9 @@ public enum VerifyHTML {
             measurement can only say what the digital path adds: digital silence in, and "none added" when silence comes \
             out. It cannot measure the microphone's own noise, which then sets the aid's EIN. Attack and release (ANSI S3.22): a 2 kHz tone steps from 55 \
             to 90 dB SPL and back at the reference test setting; attack is the time until the output stays within 3 dB of \
-            its level at 90, release until it stays within 4 dB of its level at 55. A linear fitting has none of its own: \
-            what is timed then is the output limiter, when the step reaches it.</p>
+            its level at 90, release until it stays within 4 dB of its level at 55; each passes within +-5 ms or +-50 % of \
+            the time set, whichever is larger. A linear fitting has none of its own: what is timed then is the output \
+            limiter, when the step reaches it, with no verdict.</p>
             </section>
             """
     }

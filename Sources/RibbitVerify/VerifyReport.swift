@@ -136,6 +136,18 @@ public struct EarReport: Codable, Sendable {
     /// What the fitting set (the compressor's settings).
     public var designedAttackMs: Double
     public var designedReleaseMs: Double
+    /// Whether the 2 kHz band compresses, so the set times act on the step (else what is timed
+    /// is the output limiter, and there is no verdict).
+    public var timesAct: Bool
+
+    /// ANSI S3.22's tolerance for attack and release: the set time +-5 ms or +-50 %, whichever
+    /// is larger; nil where the set times do not act or nothing was timed.
+    public static func timeVerdict(measuredMs: Double?, setMs: Double, acts: Bool) -> Bool? {
+        guard acts, let measuredMs else { return nil }
+        return abs(measuredMs - setMs) <= max(5, setMs / 2)
+    }
+    public var attackPass: Bool? { Self.timeVerdict(measuredMs: attackMs, setMs: designedAttackMs, acts: timesAct) }
+    public var releasePass: Bool? { Self.timeVerdict(measuredMs: releaseMs, setMs: designedReleaseMs, acts: timesAct) }
 
     /// At the reference test setting (ANSI S3.22).
     public var ioCurves: [IOCurve]

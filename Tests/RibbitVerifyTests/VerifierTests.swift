@@ -129,6 +129,12 @@ import Testing
         print("known compressor: attack \(times.attack!) ms, release \(times.release!) ms (set 5 / 70)")
         #expect(abs(times.attack! - 5) <= 1)
         #expect(abs(times.release! - 70) <= 14)
+        // ANSI S3.22's tolerance: +-5 ms or +-50 %, whichever is larger; none where the times do not act.
+        #expect(EarReport.timeVerdict(measuredMs: times.attack, setMs: 5, acts: true) == true)
+        #expect(EarReport.timeVerdict(measuredMs: 11, setMs: 5, acts: true) == false)
+        #expect(EarReport.timeVerdict(measuredMs: 104, setMs: 70, acts: true) == true)
+        #expect(EarReport.timeVerdict(measuredMs: 106, setMs: 70, acts: true) == false)
+        #expect(EarReport.timeVerdict(measuredMs: 5, setMs: 5, acts: false) == nil)
         let fitted = try #require(CompressorFitting.settings(rx, ear: .left, trusted: false))
         #expect(fitted.bands.first { $0.centreHz == 2000 }?.ratio == 3)
         let placed = DetectorSpeechLevels.placed(fitted, program: .quiet, prescription: rx, geometry: verifier.geometry, sampleRate: 48000)
