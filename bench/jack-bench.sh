@@ -301,7 +301,7 @@ controls() {
     start_daemon "$rx"
     sleep 2
     audio=$(audio_process "$daemon")
-    ticks() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%d", s }'; }  # ns on a CPU
+    ticks() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f", s }'; }  # ns on a CPU (%d stops at 2^31 in mawk)
     window() {  # kind -> "daemon-ticks audio-ticks wall-ms-of-the-commands"
         local d0 a0 spent=0 i t0 t1
         d0=$(ticks "$daemon"); a0=$(ticks "$audio")

@@ -138,9 +138,7 @@ public enum VerifyHTML {
             row("Output for digital silence (dB SPL)") { $0.noise.silenceOutputDBSPL.map { String(fixed: $0, 1) } ?? "silent" },
             row("Equivalent input noise of the processing (dB SPL)") { $0.noise.einDBSPL.map { String(fixed: $0, 1) } ?? "none added" },
             row("Attack / release time, 2 kHz (ms)") {
-                guard $0.timesAct else {
-                    return "\(opt($0.attackMs)) / \(opt($0.releaseMs)) (no compression at 2 kHz: the output limiter's)"
-                }
+                if let why = $0.timesNotJudged { return "\(opt($0.attackMs)) / \(opt($0.releaseMs)) (\(escape(why)))" }
                 let verdicts = [$0.attackPass, $0.releasePass].map { $0.map(passWord) ?? "-" }.joined(separator: " / ")
                 return
                     "\(opt($0.attackMs)) / \(opt($0.releaseMs)) (set \(num($0.designedAttackMs)) / \(num($0.designedReleaseMs)): \(verdicts))"
@@ -167,8 +165,8 @@ public enum VerifyHTML {
             out. It cannot measure the microphone's own noise, which then sets the aid's EIN. Attack and release (ANSI S3.22): a 2 kHz tone steps from 55 \
             to 90 dB SPL and back at the reference test setting; attack is the time until the output stays within 3 dB of \
             its level at 90, release until it stays within 4 dB of its level at 55; each passes within +-5 ms or +-50 % of \
-            the time set, whichever is larger. A linear fitting has none of its own: what is timed then is the output \
-            limiter, when the step reaches it, with no verdict.</p>
+            the time set, whichever is larger. Where the 2 kHz band does not compress (a linear fitting), or the 90 dB SPL \
+            step drives the output into the output limiter, what is timed is the limiter, and there is no verdict.</p>
             </section>
             """
     }

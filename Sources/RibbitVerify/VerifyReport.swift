@@ -136,18 +136,18 @@ public struct EarReport: Codable, Sendable {
     /// What the fitting set (the compressor's settings).
     public var designedAttackMs: Double
     public var designedReleaseMs: Double
-    /// Whether the 2 kHz band compresses, so the set times act on the step (else what is timed
-    /// is the output limiter, and there is no verdict).
-    public var timesAct: Bool
+    /// Why the set times are not what was timed, so there is no verdict: the 2 kHz band does not
+    /// compress, or the 90 dB SPL step reaches the output limiter (nil: they are, and judged).
+    public var timesNotJudged: String?
+    /// ANSI S3.22's verdicts (`timeVerdict`; nil: not judged, or nothing timed).
+    public var attackPass: Bool?
+    public var releasePass: Bool?
 
     /// ANSI S3.22's tolerance for attack and release: the set time +-5 ms or +-50 %, whichever
-    /// is larger; nil where the set times do not act or nothing was timed.
-    public static func timeVerdict(measuredMs: Double?, setMs: Double, acts: Bool) -> Bool? {
-        guard acts, let measuredMs else { return nil }
-        return abs(measuredMs - setMs) <= max(5, setMs / 2)
+    /// is larger; nil where nothing was timed.
+    public static func timeVerdict(measuredMs: Double?, setMs: Double) -> Bool? {
+        measuredMs.map { abs($0 - setMs) <= max(5, setMs / 2) }
     }
-    public var attackPass: Bool? { Self.timeVerdict(measuredMs: attackMs, setMs: designedAttackMs, acts: timesAct) }
-    public var releasePass: Bool? { Self.timeVerdict(measuredMs: releaseMs, setMs: designedReleaseMs, acts: timesAct) }
 
     /// At the reference test setting (ANSI S3.22).
     public var ioCurves: [IOCurve]

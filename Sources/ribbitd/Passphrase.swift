@@ -103,7 +103,7 @@ enum Passphrase {
             throw error
         } catch let problem as PrescriptionSignature.PrivateKey.FileProblem {
             switch problem {
-            case .needsPassphrase: throw .usage("\(path) is protected: its passphrase is empty; nothing written")
+            case .needsPassphrase: throw .data("\(path): an empty passphrase does not open it; nothing written")
             case .locked(let error): throw .data("\(path): \(error); nothing written")
             case .unreadable(let error): throw .data("\(path): \(error)")
             }

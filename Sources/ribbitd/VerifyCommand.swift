@@ -182,11 +182,9 @@ struct VerifyCommand: ParsableCommand {
                     + ear.distortion.map { "\(Prescription.number($0.hz)) Hz \(fixed($0.thdPercent, 2)) %" }.joined(separator: ", "),
                 "  noise         silence in: \(ear.noise.silenceOutputDBSPL.map { fixed($0) + " dB SPL" } ?? "silence out"); EIN of the processing \(ear.noise.einDBSPL.map { fixed($0) + " dB SPL" } ?? "none added")",
                 "  attack        \(fixed(ear.attackMs)) ms, release \(fixed(ear.releaseMs)) ms "
-                    + (ear.timesAct
-                        ? "(set \(Prescription.number(ear.designedAttackMs)) / \(Prescription.number(ear.designedReleaseMs)): "
-                            + [ear.attackPass, ear.releasePass].map { $0.map { $0 ? "pass" : "FAIL" } ?? "-" }.joined(separator: " / ")
-                            + ")"
-                        : "(no compression at 2 kHz: the output limiter's)"),
+                    + (ear.timesNotJudged.map { "(\($0))" }
+                        ?? "(set \(Prescription.number(ear.designedAttackMs)) / \(Prescription.number(ear.designedReleaseMs)): "
+                        + [ear.attackPass, ear.releasePass].map { $0.map { $0 ? "pass" : "FAIL" } ?? "-" }.joined(separator: " / ") + ")"),
                 "  target match  "
                     + ear.targetMatch.map {
                         let notes = ($0.strictPass ? [] : ["+-3 dB: fail"]) + ($0.outputLimited ? ["output limit"] : [])

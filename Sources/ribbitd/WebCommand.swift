@@ -20,9 +20,9 @@ struct WebCommand: ParsableCommand {
             and shows its audiogram; Voice games plays them with a child. It talks to the running daemon \
             like the other commands and never opens JACK. It listens on \
             127.0.0.1:\(WebListenAddress.defaultPort) until stopped (Ctrl-C). Its personal link holds an \
-            access token (new at each start, in $XDG_RUNTIME_DIR/ribbit/web-token, mode 0600; started on a \
-            terminal, it prints the link; as the user unit ribbit-web.service, whose output goes to the \
-            journal, it does not: `ribbitd web --url` shows it). Opening the link gives the browser a \
+            access token (new at each start, in $XDG_RUNTIME_DIR/ribbit/web-token, mode 0600); it prints the \
+            link, on a terminal, into a pipe or a file alike, unless its output is the systemd journal (the \
+            user unit ribbit-web.service): then `ribbitd web --url` shows it. Opening the link gives the browser a \
             session; without one every request is refused, \
             and after 5 wrong tokens their sender waits, longer each time, while the right token still works. \
             With --listen on this machine's LAN address (a phone on the same network) it serves HTTPS \
