@@ -95,7 +95,7 @@ import Testing
         env["TERM"] = "xterm-256color"
         env["SHELL"] = program.path
         env["LANG"] = "C.UTF-8"
-        let server = "ribbit-test-\(getpid())-\(shell)"  // a private tmux server, stopped by its own command
+        let server = ServerName.unique()  // a private tmux server, stopped by its own command
         func tmuxRun(_ arguments: [String]) throws -> RunResult { try Built.run(tmux, ["-L", server] + arguments) }
         defer { _ = try? tmuxRun(["kill-server"]) }
         let shellCommand = env.map { "\($0.key)='\($0.value)'" }.sorted().joined(separator: " ")

@@ -250,7 +250,7 @@ extension DaemonTests {
         // Plays until the test has seen what it needs (cancelled at the end).
         let probe = try Probe(server: server, signal: "noise", levelDBFS: -40, seconds: 60)
         defer { probe.cancel() }
-        let tmuxServer = "ribbit-test-\(getpid())"  // a private tmux server, stopped by its own command
+        let tmuxServer = ServerName.unique()  // a private tmux server, stopped by its own command
         let stty = daemon.directory.appendingPathComponent("stty.txt").path
         let env = ["XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"].map { "\($0)=\(daemon.environment[$0]!)" }
         func tmuxRun(_ arguments: [String]) throws -> RunResult {

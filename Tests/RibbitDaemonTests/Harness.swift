@@ -200,6 +200,7 @@ private func chownTree(_ url: URL, uid: uid_t, gid: gid_t) {
 final class Probe {
     static let binary = Built.product("ribbit-probe")
     let output: URL
+    private let server: JackTestServer
     private let process: ChildProcess
     private let stdout = Pipe()
     private let stderr = Pipe()
@@ -210,6 +211,7 @@ final class Probe {
         environment: [String: String]? = nil
     ) throws {
         output = try TestPaths.temporaryDirectory().appendingPathComponent("probe.wav")
+        self.server = server
         process = ChildProcess()
         process.executableURL = Self.binary
         process.arguments =
@@ -290,7 +292,9 @@ final class Probe {
         let out = String(decoding: try stdout.fileHandleForReading.readAll(), as: UTF8.self)
         let err = String(decoding: try stderr.fileHandleForReading.readAll(), as: UTF8.self)
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestSetupError("ribbit-probe failed: \(err)") }
+        guard process.terminationStatus == 0 else {
+            throw TestSetupError("ribbit-probe failed: \(err)\njackd \(server.name) said last:\n\(server.logTail())")
+        }
         let channels = try AudioFileReader(path: output.path).readAll()
         let words = out.split(separator: " ")
         let xruns = words.firstIndex(of: "xruns").flatMap { Int(words[$0 + 1]) } ?? -1

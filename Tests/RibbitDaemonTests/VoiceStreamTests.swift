@@ -76,7 +76,7 @@ extension DaemonTests {
         // machine must not outlast the tone.
         let probe = try Probe(server: server, signal: "sine:220", levelDBFS: -30, seconds: 60)
         defer { probe.cancel() }
-        let tmuxServer = "ribbit-test-\(getpid())"
+        let tmuxServer = ServerName.unique()  // a private tmux server, stopped by its own command
         let stty = daemon.directory.appendingPathComponent("stty.txt").path
         let env = ["XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"].map { "\($0)=\(daemon.environment[$0]!)" }
         func tmuxRun(_ arguments: [String]) throws -> RunResult { try Built.run(tmux, ["-L", tmuxServer] + arguments) }

@@ -82,6 +82,17 @@ public func stopProcess(_ process: ChildProcess, grace: Double = 5) {
     process.waitUntilExit()
 }
 
+/// A name no other server of this test run has (`ribbit-test-PID-N`): JACK and tmux servers
+/// started by tests that run in parallel in one process must not meet (a tmux server shared by
+/// two tests was once stopped by the first to finish, under the other's feet).
+public enum ServerName {
+    private static let serial = Atomic<Int>(0)
+
+    public static func unique() -> String {
+        "ribbit-test-\(getpid())-\(serial.add(1, ordering: .relaxed).newValue)"
+    }
+}
+
 /// A private JACK server for one test: `jackd -n ribbit-test-PID-N --no-realtime -d dummy`,
 /// started and stopped by PID.
 public final class JackTestServer: @unchecked Sendable {
@@ -89,12 +100,9 @@ public final class JackTestServer: @unchecked Sendable {
     public let period: Int
     private var process: ChildProcess
     private let log: URL
-    /// Each server needs its own name, also when tests start them from several threads.
-    private static let serial = Atomic<Int>(0)
 
     public init(period: Int = 64, sampleRate: Int = 48000, name: String? = nil) throws {
-        let number = Self.serial.add(1, ordering: .relaxed).newValue
-        self.name = name ?? "ribbit-test-\(getpid())-\(number)"
+        self.name = name ?? ServerName.unique()
         self.period = period
         log = TestPaths.runDirectory.appendingPathComponent("\(self.name).jackd.log")
         process = ChildProcess()
@@ -141,6 +149,12 @@ public final class JackTestServer: @unchecked Sendable {
     }
 
     public var pid: Int32 { process.processIdentifier }
+
+    /// The server's last log lines: why it refused a client, for the failure that met it.
+    public func logTail(lines: Int = 12) -> String {
+        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
+    }
 
     /// Kills the server outright (SIGKILL), as a crash would.
     public func kill() {

@@ -145,7 +145,8 @@ guard options.to.count == 2, options.from.count == 2 else { fail("give --to L,R 
 
 var status = jack_status_t(rawValue: 0)
 guard let client = ribbit_jack_client_open("ribbit-probe", JackNoStartServer, &status) else {
-    fail("no JACK server", code: 69)
+    // jack_status_t's bits say whether the server was missing (0x11) or refused the client.
+    fail("JACK did not open the client (status 0x\(String(status.rawValue, radix: 16)))", code: 69)
 }
 let rate = Double(jack_get_sample_rate(client))
 let frames = Int(options.seconds * rate)
