@@ -144,7 +144,11 @@ let options = Options(Array(CommandLine.arguments.dropFirst()))
 guard options.to.count == 2, options.from.count == 2 else { fail("give --to L,R and --from L,R") }
 
 var status = jack_status_t(rawValue: 0)
-guard let client = ribbit_jack_client_open("ribbit-probe", JackNoStartServer, &status) else {
+// A name of its own: JACK2 gives a client's notification socket a path from its name alone
+// (/dev/shm/jack_NAME_UID_0), so two probes of one name on two servers of parallel tests took
+// each other's socket and a server refused its probe (reproduced: 7 of 300 opens).
+let clientName = "ribbit-probe-\(getpid())"
+guard let client = ribbit_jack_client_open(clientName, JackNoStartServer, &status) else {
     // jack_status_t's bits say whether the server was missing (0x11) or refused the client.
     fail("JACK did not open the client (status 0x\(String(status.rawValue, radix: 16)))", code: 69)
 }
@@ -186,7 +190,7 @@ let context = Unmanaged.passRetained(probe).toOpaque()
 jack_set_process_callback(client, Callbacks.process, context)
 jack_set_xrun_callback(client, Callbacks.xrun, context)
 guard jack_activate(client) == 0 else { fail("cannot activate") }
-let own = ["ribbit-probe:out_1", "ribbit-probe:out_2", "ribbit-probe:in_1", "ribbit-probe:in_2"]
+let own = ["out_1", "out_2", "in_1", "in_2"].map { "\(clientName):\($0)" }
 for (source, destination) in [(own[0], options.to[0]), (own[1], options.to[1]), (options.from[0], own[2]), (options.from[1], own[3])] {
     guard jack_connect(client, source, destination) == 0 else { fail("cannot connect \(source) -> \(destination)", code: 69) }
 }
