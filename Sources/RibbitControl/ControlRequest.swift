@@ -3,15 +3,19 @@ import RibbitAudiometry
 import RibbitPrescription
 
 /// A request to the daemon (docs/control-protocol.md), as a value: each case carries what it
-/// needs in domain types, checked when the value is made (the parts' initialisers, or reading a
-/// line with `ControlRequest.read`), so no handler checks a field again and every front end
-/// refuses the same things with the same words. On the wire it is the flat JSON object the
-/// protocol documents: a `command` and its fields.
-public enum ControlRequest: Sendable, Equatable {
+/// needs in domain types, checked when the value is made (the parts' initialisers, or their
+/// decoders when a line is read with `ControlRequest.read`), so no handler checks a field again
+/// and every front end refuses the same things with the same words.
+///
+/// On the wire it is the flat JSON object the protocol documents, a `command` and its fields;
+/// Swift's own coding of the enum does the rest ("The wire" below), so a new request is a case
+/// here with its name in `CodingKeys`, and a case's values are either labelled (each label a
+/// field) or one domain value that codes its own fields.
+public enum ControlRequest: Sendable, Equatable, Codable {
     case status
-    /// `lease`: held by the connection that sent it (a voice game's pause): when it closes, the
-    /// daemon resumes, unless the wearer paused or resumed meanwhile.
-    case pause(lease: Bool)
+    /// `lease` true: held by the connection that sent it (a voice game's pause): when it closes,
+    /// the daemon resumes, unless the wearer paused or resumed meanwhile. Otherwise the wearer's.
+    case pause(lease: Bool?)
     case resume
     case bypass(on: Bool)
     case load(PrescriptionUpload)
@@ -40,36 +44,22 @@ public enum ControlRequest: Sendable, Equatable {
     /// daemon puts the program, the volume and then the connections back.
     case measure(connections: [PortConnection])
 
-    /// The request's name on the wire, in logs and in messages.
-    public enum Command: String, CaseIterable, Sendable {
+    /// The request's name on the wire, in logs and in messages; the compiler asks for one per case.
+    public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case status, pause, resume, bypass, load, use, keep, revert, stop, dump, voice, tone, volume, program
         case hearingTestStart = "hearing-test-start"
         case hearingTestAnswer = "hearing-test-answer"
         case hearingTestStop = "hearing-test-stop"
         case measure
     }
+    public typealias Command = CodingKeys
 
+    /// This request's name: its case's key above, the case's name in kebab case.
     public var command: Command {
-        switch self {
-        case .status: .status
-        case .pause: .pause
-        case .resume: .resume
-        case .bypass: .bypass
-        case .load: .load
-        case .use: .use
-        case .keep: .keep
-        case .revert: .revert
-        case .stop: .stop
-        case .dump: .dump
-        case .voice: .voice
-        case .tone: .tone
-        case .volume: .volume
-        case .program: .program
-        case .hearingTestStart: .hearingTestStart
-        case .hearingTestAnswer: .hearingTestAnswer
-        case .hearingTestStop: .hearingTestStop
-        case .measure: .measure
-        }
+        let label = Mirror(reflecting: self).children.first?.label ?? String(describing: self)
+        let kebab = label.map { $0.isUppercase ? "-\($0.lowercased())" : String($0) }.joined()
+        guard let command = Command(rawValue: kebab) else { preconditionFailure("a request case without its key in CodingKeys: \(label)") }
+        return command
     }
 }
 
@@ -318,170 +308,310 @@ public struct PortConnection: Sendable, Equatable {
 
 // MARK: The wire
 
-extension ControlRequest: Codable {
+/// The documented flat line and Swift's coding of the enum are one step apart: the line
+/// `{"command":"bypass","on":true,"version":1}` is the enum's `{"bypass":{"on":true}}`, and a
+/// case whose value codes its own fields (`load`) reads them from `_0`, Swift's name for an
+/// unlabelled value. `read` moves the fields under the command (under both names: a case reads
+/// the one it has), `line` moves them back; no case is written out by hand.
+extension ControlRequest {
     /// A request line: the version check first (a newer client may name its command
     /// differently), then the JSON object, then each field; every refusal is one line.
     public static func read(_ line: Data) -> Result<ControlRequest, RequestError> {
         if let refusal = ControlProtocol.versionRefusal(line) { return .failure(RequestError(refusal)) }
-        guard let wire = try? JSONDecoder().decode(Wire.self, from: line), let command = Command(rawValue: wire.command) else {
+        guard var fields = try? JSONDecoder().decode([String: JSONValue].self, from: line),
+            case .string(let name)? = fields.removeValue(forKey: "command"), let command = Command(rawValue: name)
+        else {
             return .failure(
                 RequestError(
                     "malformed request: expected one JSON object per line with a \"command\" of "
                         + Command.allCases.map(\.rawValue).joined(separator: ", ") + " (docs/control-protocol.md)"))
         }
-        do throws(RequestError) { return .success(try ControlRequest(command, wire)) } catch { return .failure(error) }
+        fields["version"] = nil
+        fields["_0"] = .object(fields)
+        do {
+            let nested = try JSONEncoder().encode([name: JSONValue.object(fields)])
+            return .success(try JSONDecoder().decode(ControlRequest.self, from: nested))
+        } catch let refusal as RequestError {
+            return .failure(refusal)
+        } catch let error as DecodingError {
+            return .failure(RequestError(Self.words(error, command: command)))
+        } catch {
+            return .failure(RequestError("\(name): \(error)"))
+        }
+    }
+
+    /// The line a client sends, `\n` included.
+    public var line: Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var fields: [String: JSONValue] = [:]
+        if let nested = try? JSONDecoder().decode([String: JSONValue].self, from: encoder.encode(self)),
+            case .object(let payload)? = nested.first?.value
+        {
+            if case .object(let own)? = payload["_0"] { fields = own } else { fields = payload }
+        }
+        fields["command"] = .string(command.rawValue)
+        fields["version"] = .integer(Int64(ControlProtocol.version))
+        var data = (try? encoder.encode(fields)) ?? Data(#"{"command":"\#(command.rawValue)"}"#.utf8)
+        data.append(0x0A)
+        return data
+    }
+
+    /// A decoding error in the protocol's words: which field of which command, and what it needs.
+    static func words(_ error: DecodingError, command: Command) -> String {
+        func field(_ path: [CodingKey]) -> String {
+            path.dropFirst().map(\.stringValue).filter { $0 != "_0" }.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, _): return "\(command.rawValue) needs \"\(key.stringValue)\""
+        case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
+            return "\(command.rawValue)'s \"\(field(context.codingPath))\" must be \(Self.kind(type))"
+        case .dataCorrupted(let context):
+            return "\(command.rawValue)'s \"\(field(context.codingPath))\": \(context.debugDescription)"
+        @unknown default: return "\(command.rawValue): \(error)"
+        }
+    }
+
+    private static func kind(_ type: Any.Type) -> String {
+        switch type {
+        case is Bool.Type: "true or false"
+        case is String.Type: "a string"
+        case is any Numeric.Type: "a number"
+        default: "a \(type)"
+        }
+    }
+}
+
+extension ControlProtocol {
+    /// A request's line (`ControlRequest.line`).
+    public static func encode(_ request: ControlRequest) -> Data { request.line }
+}
+
+/// Any JSON value, numbers as they were written (an integer stays one, however large), so a
+/// line's fields can move under its command and back without changing.
+enum JSONValue: Codable, Equatable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case unsigned(UInt64)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    init(from decoder: Decoder) throws {
+        let single = try decoder.singleValueContainer()
+        if single.decodeNil() {
+            self = .null
+        } else if let value = try? single.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? single.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? single.decode(UInt64.self) {
+            self = .unsigned(value)
+        } else if let value = try? single.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? single.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? single.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try single.decode([String: JSONValue].self))
+        }
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var single = encoder.singleValueContainer()
+        switch self {
+        case .null: try single.encodeNil()
+        case .bool(let value): try single.encode(value)
+        case .integer(let value): try single.encode(value)
+        case .unsigned(let value): try single.encode(value)
+        case .number(let value): try single.encode(value)
+        case .string(let value): try single.encode(value)
+        case .array(let value): try single.encode(value)
+        case .object(let value): try single.encode(value)
+        }
+    }
+}
+
+// MARK: Each value's fields
+
+extension PrescriptionUpload: Codable {
+    enum CodingKeys: String, CodingKey {
+        case text = "prescription", source
+        case trial = "trialSeconds"
     }
 
     public init(from decoder: Decoder) throws {
-        let wire = try Wire(from: decoder)
-        guard let command = Command(rawValue: wire.command) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "no request \"\(wire.command)\""))
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        guard let text = try fields.decodeIfPresent(String.self, forKey: .text) else {
+            throw RequestError("load needs a \"prescription\" (the text of an .rx file)")
         }
-        do throws(RequestError) { self = try ControlRequest(command, wire) } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: error.description))
+        self.init(
+            text: text, source: try fields.decodeIfPresent(String.self, forKey: .source) ?? "the prescription",
+            trial: try fields.decodeIfPresent(TrialLength.self, forKey: .trial))
+    }
+}
+
+extension TrialLength: Codable {
+    public init(from decoder: Decoder) throws { try self.init(seconds: try decoder.singleValueContainer().decode(Int.self)) }
+
+    public func encode(to encoder: Encoder) throws {
+        var single = encoder.singleValueContainer()
+        try single.encode(seconds)
+    }
+}
+
+extension HistoryChoice: Codable {
+    enum CodingKeys: String, CodingKey { case selector, environment }
+
+    /// An environment wins over a selector, as the history's lookup always did.
+    public init(from decoder: Decoder) throws {
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        if let environment = try fields.decodeIfPresent(String.self, forKey: .environment) {
+            self = .newest(environment: environment)
+        } else if let selector = try fields.decodeIfPresent(String.self, forKey: .selector) {
+            self = .entry(selector)
+        } else {
+            throw RequestError("use needs a \"selector\" (id or name) or an \"environment\"")
         }
     }
 
-    public func encode(to encoder: Encoder) throws { try wire.encode(to: encoder) }
-
-    /// The flat object of docs/control-protocol.md.
-    struct Wire: Codable {
-        var command: String
-        var version: Int? = ControlProtocol.version
-        var on: Bool?
-        var prescription: String?
-        var source: String?
-        var trialSeconds: Int?
-        var selector: String?
-        var environment: String?
-        var frequencyHz: Double?
-        var levelDBFS: Double?
-        var ear: String?
-        var seconds: Double?
-        var pulses: Int?
-        var onMs: Double?
-        var offMs: Double?
-        var volumeDB: Double?
-        var volumeStepDB: Double?
-        var program: String?
-        var transducer: String?
-        var testEars: [String]?
-        var frequenciesHz: [Int]?
-        var answersNameTheEar: Bool?
-        var seed: UInt64?
-        var lease: Bool?
-        var connections: [[String]]?
+    public func encode(to encoder: Encoder) throws {
+        var fields = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .entry(let selector): try fields.encode(selector, forKey: .selector)
+        case .newest(let environment): try fields.encode(environment, forKey: .environment)
+        }
     }
+}
 
-    private init(_ command: Command, _ wire: Wire) throws(RequestError) {
-        switch command {
-        case .status: self = .status
-        case .pause: self = .pause(lease: wire.lease ?? false)
-        case .resume: self = .resume
-        case .bypass:
-            guard let on = wire.on else { throw RequestError("bypass needs \"on\": true or false") }
-            self = .bypass(on: on)
-        case .load:
-            guard let text = wire.prescription else { throw RequestError("load needs a \"prescription\" (the text of an .rx file)") }
-            self = .load(
-                PrescriptionUpload(
-                    text: text, source: wire.source ?? "the prescription", trial: try wire.trialSeconds.map(TrialLength.init)))
-        case .use:
-            if let environment = wire.environment {
-                self = .use(.newest(environment: environment))
-            } else if let selector = wire.selector {
-                self = .use(.entry(selector))
-            } else {
-                throw RequestError("use needs a \"selector\" (id or name) or an \"environment\"")
-            }
-        case .keep: self = .keep
-        case .revert: self = .revert
-        case .stop: self = .stop
-        case .dump: self = .dump
-        case .voice: self = .voice
-        case .tone: self = .tone(try Self.tone(wire))
-        case .volume: self = .volume(try VolumeChange(levelDB: wire.volumeDB, stepDB: wire.volumeStepDB))
-        case .program:
-            guard let name = wire.program else {
-                let names = Program.allCases.map(\.rawValue).joined(separator: ", ")
-                throw RequestError("program needs \"program\": \(names), auto or default")
-            }
-            self = .program(try ProgramChoice(name))
-        case .hearingTestStart:
-            self = .hearingTestStart(
-                try HearingTestRequest(
-                    transducerName: wire.transducer, earNames: wire.testEars, frequenciesHz: wire.frequenciesHz,
-                    answersNameTheEar: wire.answersNameTheEar ?? false, seed: wire.seed))
-        case .hearingTestAnswer:
-            guard let name = wire.ear else {
-                self = .hearingTestAnswer(ear: nil)
+extension ToneRequest: Codable {
+    enum CodingKeys: String, CodingKey { case frequencyHz, levelDBFS, ear, seconds, pulses, onMs, offMs }
+
+    /// `seconds` 0 stops; a pattern (`pulses`, `onMs`, `offMs`, all three) replaces `seconds`;
+    /// otherwise a steady tone for `seconds` (default 30).
+    public init(from decoder: Decoder) throws {
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        let seconds = try fields.decodeIfPresent(Double.self, forKey: .seconds)
+        if let seconds {
+            guard seconds.isFinite, seconds >= 0 else { throw RequestError("a tone's seconds are from 0 (stop) to 60") }
+            if seconds == 0 {
+                self = .stop
                 return
             }
-            guard let ear = Ear(rawValue: name) else { throw RequestError("an answer's ear is \"left\" or \"right\"") }
-            self = .hearingTestAnswer(ear: ear)
-        case .hearingTestStop: self = .hearingTestStop
-        case .measure:
-            var connections: [PortConnection] = []
-            for pair in wire.connections ?? [] {
-                guard pair.count == 2 else {
-                    throw RequestError("measure's connections are [source, destination] pairs of JACK port names")
-                }
-                connections.append(try PortConnection(source: pair[0], destination: pair[1]))
-            }
-            self = .measure(connections: connections)
         }
-    }
-
-    /// `tone`'s fields: `seconds` 0 stops; a pattern (`pulses`, `onMs`, `offMs`, all three)
-    /// replaces `seconds`; otherwise a steady tone for `seconds` (default 30).
-    private static func tone(_ wire: Wire) throws(RequestError) -> ToneRequest {
-        if let seconds = wire.seconds {
-            guard seconds.isFinite, seconds >= 0 else { throw RequestError("a tone's seconds are from 0 (stop) to 60") }
-            if seconds == 0 { return .stop }
-        }
-        guard let ear = ToneEar(rawValue: wire.ear ?? "both") else { throw RequestError("tone's ear is \"left\", \"right\" or \"both\"") }
+        let earName = try fields.decodeIfPresent(String.self, forKey: .ear) ?? ToneEar.both.rawValue
+        guard let ear = ToneEar(rawValue: earName) else { throw RequestError("tone's ear is \"left\", \"right\" or \"both\"") }
+        let pattern = (
+            try fields.decodeIfPresent(Int.self, forKey: .pulses), try fields.decodeIfPresent(Double.self, forKey: .onMs),
+            try fields.decodeIfPresent(Double.self, forKey: .offMs)
+        )
         let timing: ToneSignal.Timing
-        if wire.pulses != nil || wire.onMs != nil || wire.offMs != nil {
-            guard wire.seconds == nil else {
+        if pattern.0 != nil || pattern.1 != nil || pattern.2 != nil {
+            guard seconds == nil else {
                 throw RequestError("a pulsed tone's length is its pattern: send pulses, onMs and offMs without seconds")
             }
             // A missing part reads as out of its range, so the refusal names the range.
-            timing = .pulsed(try TonePulses(count: wire.pulses ?? 0, onMs: wire.onMs ?? 0, offMs: wire.offMs ?? 0))
+            timing = .pulsed(try TonePulses(count: pattern.0 ?? 0, onMs: pattern.1 ?? 0, offMs: pattern.2 ?? 0))
         } else {
-            timing = .steady(seconds: wire.seconds ?? ControlProtocol.toneDefaultSeconds)
+            timing = .steady(seconds: seconds ?? ControlProtocol.toneDefaultSeconds)
         }
-        return .play(try ToneSignal(frequencyHz: wire.frequencyHz ?? .nan, levelDBFS: wire.levelDBFS, ear: ear, timing: timing))
+        self = .play(
+            try ToneSignal(
+                frequencyHz: try fields.decodeIfPresent(Double.self, forKey: .frequencyHz) ?? .nan,
+                levelDBFS: try fields.decodeIfPresent(Double.self, forKey: .levelDBFS), ear: ear, timing: timing))
     }
 
-    var wire: Wire {
-        var wire = Wire(command: command.rawValue)
-        switch self {
-        case .status, .resume, .keep, .revert, .stop, .dump, .voice, .hearingTestStop: break
-        case .pause(let lease): wire.lease = lease ? true : nil
-        case .bypass(let on): wire.on = on
-        case .load(let upload):
-            (wire.prescription, wire.source, wire.trialSeconds) = (upload.text, upload.source, upload.trial?.seconds)
-        case .use(.entry(let selector)): wire.selector = selector
-        case .use(.newest(let environment)): wire.environment = environment
-        case .tone(.stop): wire.seconds = 0
-        case .tone(.play(let signal)):
-            (wire.frequencyHz, wire.levelDBFS, wire.ear) = (signal.frequencyHz, signal.levelDBFS, signal.ear.rawValue)
-            switch signal.timing {
-            case .steady(let seconds): wire.seconds = seconds
-            case .pulsed(let pattern): (wire.pulses, wire.onMs, wire.offMs) = (pattern.count, pattern.onMs, pattern.offMs)
-            }
-        case .volume(.set(let dB)): wire.volumeDB = dB
-        case .volume(.step(let dB)): wire.volumeStepDB = dB
-        case .program(let choice): wire.program = choice.name
-        case .hearingTestStart(let test):
-            wire.transducer = test.transducer.rawValue
-            wire.testEars = test.ears.map(\.rawValue)
-            wire.frequenciesHz = test.frequenciesHz
-            wire.answersNameTheEar = test.answersNameTheEar
-            wire.seed = test.seed
-        case .hearingTestAnswer(let ear): wire.ear = ear?.rawValue
-        case .measure(let connections): wire.connections = connections.map { [$0.source, $0.destination] }
+    public func encode(to encoder: Encoder) throws {
+        var fields = encoder.container(keyedBy: CodingKeys.self)
+        guard case .play(let signal) = self else { return try fields.encode(0.0, forKey: .seconds) }
+        try fields.encode(signal.frequencyHz, forKey: .frequencyHz)
+        try fields.encodeIfPresent(signal.levelDBFS, forKey: .levelDBFS)
+        try fields.encode(signal.ear.rawValue, forKey: .ear)
+        switch signal.timing {
+        case .steady(let seconds): try fields.encode(seconds, forKey: .seconds)
+        case .pulsed(let pattern):
+            try fields.encode(pattern.count, forKey: .pulses)
+            try fields.encode(pattern.onMs, forKey: .onMs)
+            try fields.encode(pattern.offMs, forKey: .offMs)
         }
-        return wire
+    }
+}
+
+extension VolumeChange: Codable {
+    enum CodingKeys: String, CodingKey {
+        case level = "volumeDB"
+        case step = "volumeStepDB"
+    }
+
+    public init(from decoder: Decoder) throws {
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(
+            levelDB: try fields.decodeIfPresent(Double.self, forKey: .level), stepDB: try fields.decodeIfPresent(Double.self, forKey: .step)
+        )
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var fields = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .set(let dB): try fields.encode(dB, forKey: .level)
+        case .step(let dB): try fields.encode(dB, forKey: .step)
+        }
+    }
+}
+
+extension ProgramChoice: Codable {
+    enum CodingKeys: String, CodingKey { case program }
+
+    public init(from decoder: Decoder) throws {
+        guard let name = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .program) else {
+            let names = Program.allCases.map(\.rawValue).joined(separator: ", ")
+            throw RequestError("program needs \"program\": \(names), auto or default")
+        }
+        try self.init(name)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var fields = encoder.container(keyedBy: CodingKeys.self)
+        try fields.encode(name, forKey: .program)
+    }
+}
+
+extension HearingTestRequest: Codable {
+    enum CodingKeys: String, CodingKey { case transducer, testEars, frequenciesHz, answersNameTheEar, seed }
+
+    public init(from decoder: Decoder) throws {
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(
+            transducerName: try fields.decodeIfPresent(String.self, forKey: .transducer),
+            earNames: try fields.decodeIfPresent([String].self, forKey: .testEars),
+            frequenciesHz: try fields.decodeIfPresent([Int].self, forKey: .frequenciesHz),
+            answersNameTheEar: try fields.decodeIfPresent(Bool.self, forKey: .answersNameTheEar) ?? false,
+            seed: try fields.decodeIfPresent(UInt64.self, forKey: .seed))
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var fields = encoder.container(keyedBy: CodingKeys.self)
+        try fields.encode(transducer.rawValue, forKey: .transducer)
+        try fields.encode(ears.map(\.rawValue), forKey: .testEars)
+        try fields.encode(frequenciesHz, forKey: .frequenciesHz)
+        try fields.encode(answersNameTheEar, forKey: .answersNameTheEar)
+        try fields.encodeIfPresent(seed, forKey: .seed)
+    }
+}
+
+/// `[source, destination]`.
+extension PortConnection: Codable {
+    public init(from decoder: Decoder) throws {
+        let pair = try decoder.singleValueContainer().decode([String].self)
+        guard pair.count == 2 else { throw RequestError("measure's connections are [source, destination] pairs of JACK port names") }
+        try self.init(source: pair[0], destination: pair[1])
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var single = encoder.singleValueContainer()
+        try single.encode([source, destination])
     }
 }

@@ -191,7 +191,7 @@ public final class Daemon {
         switch request {
         case .status: return ControlReply(ok: true, status: status)
         case .pause(let lease):
-            if lease { holdPause(connection) } else { leases.wearerChosePause() }
+            if lease == true { holdPause(connection) } else { leases.wearerChosePause() }
             return output.setPaused(true)
         case .resume:
             leases.wearerChosePause()

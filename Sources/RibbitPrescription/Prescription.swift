@@ -4,6 +4,16 @@ import RibbitSystem
 /// One ear. Audiology draws the right ear in red with O and the left in blue with X.
 public enum Ear: String, Sendable, CaseIterable, Codable {
     case left, right
+
+    /// A refusal that says what an ear is, for every file and request that names one.
+    public init(from decoder: Decoder) throws {
+        let single = try decoder.singleValueContainer()
+        let name = try single.decode(String.self)
+        guard let ear = Ear(rawValue: name) else {
+            throw DecodingError.dataCorruptedError(in: single, debugDescription: "an ear is \"left\" or \"right\", not \"\(name)\"")
+        }
+        self = ear
+    }
 }
 
 /// Whether quiet sounds get less gain (noise, microphone hiss), and below which band level.

@@ -40,6 +40,7 @@ import Testing
             line.removeLast()
             let text = String(decoding: line, as: UTF8.self)
             #expect(text.contains(#""command":"\#(request.command.rawValue)""#) && text.contains(#""version":1"#), "\(text)")
+            #expect(!text.contains("_0") && !text.contains("{\"\(request.command.rawValue)\""), "flat, as documented: \(text)")
             #expect(try ControlRequest.read(line).get() == request, "\(text)")
         }
     }
@@ -47,7 +48,7 @@ import Testing
     /// Lines written by hand, in the protocol's own words: the defaults it documents.
     @Test func aLineTypedByHandGetsTheDocumentedDefaults() throws {
         func read(_ line: String) throws -> ControlRequest { try ControlRequest.read(Data(line.utf8)).get() }
-        #expect(try read(#"{"command":"pause"}"#) == .pause(lease: false))
+        #expect(try read(#"{"command":"pause"}"#) == .pause(lease: nil))
         #expect(try read(#"{"command":"load","prescription":"x"}"#) == .load(PrescriptionUpload(text: "x", source: "the prescription")))
         #expect(try read(#"{"command":"tone","seconds":0}"#) == .tone(.stop))
         #expect(
@@ -87,7 +88,10 @@ import Testing
             (#"{"command":"hearing-test-start","testEars":[]}"#, "at least one ear"),
             (#"{"command":"hearing-test-start","frequenciesHz":[1000,1000,1000]}"#, "each at most twice"),
             (#"{"command":"hearing-test-start","frequenciesHz":[1234]}"#, "no RETSPL for 1234 Hz"),
-            (#"{"command":"hearing-test-answer","ear":"both"}"#, #"an answer's ear is "left" or "right""#),
+            (#"{"command":"hearing-test-answer","ear":"both"}"#, #"hearing-test-answer's "ear": an ear is "left" or "right", not "both""#),
+            (#"{"command":"bypass","on":"yes"}"#, #"bypass's "on" must be true or false"#),
+            (#"{"command":"load","prescription":"x","trialSeconds":"900"}"#, #"load's "trialSeconds" must be a number"#),
+            (#"{"command":"measure"}"#, #"measure needs "connections""#),
             (#"{"command":"measure","connections":[["a"]]}"#, "[source, destination] pairs"),
             (#"{"command":"measure","connections":[["","b"]]}"#, "[source, destination] pairs"),
         ]
