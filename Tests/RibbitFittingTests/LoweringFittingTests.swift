@@ -41,8 +41,7 @@ import Testing
         let geometry = EngineGeometry.standard(sampleRate: 48000)
         let fitting = try Fitting(prescription: rx, sampleRate: 48000, geometry: geometry)
         let (filters, plan) = fitting.processing(ears: [.left, .right], trusted: false, calibration: .uncalibrated)
-        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
-        try engine.publish(CompressorConfig(plan: plan, fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: 48000))
+        let engine = try OverlapSaveEngine(playing: filters, compressor: plan, geometry: geometry, sampleRate: 48000, blockSize: 64)
         let tone = Signals.sine(count: 12288, frequencyHz: 6000, sampleRate: 48000, amplitude: 0.01)
         let out = engine.process([tone, tone])
         for channel in 0..<2 {

@@ -33,8 +33,7 @@ import Testing
         let fitting = try Fitting(prescription: rx, sampleRate: 48000)
         let (filters, plan) = fitting.processing(ears: [.left, .right], trusted: false, calibration: calibration)
         let geometry = fitting.geometry
-        let engine = try OverlapSaveEngine(geometry: geometry, sampleRate: 48000, filters: filters, blockSize: 64)
-        try engine.publish(CompressorConfig(plan: plan, fftLength: geometry.fftLength, hopSize: geometry.hopSize, sampleRate: 48000))
+        let engine = try OverlapSaveEngine(playing: filters, compressor: plan, geometry: geometry, sampleRate: 48000, blockSize: 64)
         return (engine, filters, plan)
     }
 

@@ -18,23 +18,19 @@ import Testing
         // As a test box plays it: a steady tone is steady noise to `SteadyNoiseDetector`, whose
         // slow level reads a tone up to a dB off the fast one's and takes over during the
         // first second (0.56 dB of the 6 read as measured over 2 s); the volume is what is measured.
-        func config(_ program: Program) -> CompressorConfig {
-            let plan = fitting.compressorPlan(
-                ears: [.left, .right], trusted: false, calibration: .uncalibrated, program: program, adaptive: false)
-            return CompressorConfig(plan: plan, fftLength: g.fftLength, hopSize: g.hopSize, sampleRate: 48000)
+        func plan(_ program: Program) -> CompressorPlan {
+            fitting.compressorPlan(ears: [.left, .right], trusted: false, calibration: .uncalibrated, program: program, adaptive: false)
         }
         let engine = try OverlapSaveEngine(
-            geometry: g, sampleRate: 48000,
-            filters: fitting.processing(ears: [.left, .right], trusted: false, calibration: .uncalibrated).filters,
-            blockSize: 256)
-        try engine.publish(config(.quiet))
+            playing: fitting.processing(ears: [.left, .right], trusted: false, calibration: .uncalibrated).filters,
+            compressor: plan(.quiet), geometry: g, sampleRate: 48000, blockSize: 256)
         // 1 kHz at 60 dB SPL (uncalibrated), 1 s per setting: quiet, quiet +6 dB, music +6 dB, noisy +6 dB.
         let amplitude = 0.01 * 2.0.squareRoot()
         let tone = Signals.sine(count: 48000, frequencyHz: 1000, sampleRate: 48000, amplitude: amplitude)
         var out: [Float] = []
         var playing = Program.quiet
         for (program, volume) in [(Program.quiet, 0.0), (.quiet, 6), (.music, 6), (.noisy, 6)] {
-            if program != playing { try engine.publish(config(program)) }
+            if program != playing { try engine.publish(plan: plan(program)) }
             playing = program
             engine.setTrim(dB: fitting.trimDB(volumeDB: volume))
             out += engine.process([tone, tone])[0]
