@@ -78,7 +78,17 @@ struct GameCore: Sendable {
         case .tooQuiet: view.feedback = "too quiet"
         case .tooLoud, .balloonPopped: view.feedback = "too loud"
         case .notQuietFirst: view.feedback = "quiet first"
-        case .balloonLeftRange, .pitchLeftBand: view.feedback = "out of range"
+        // What to do next, in a child's words ("out of range" told a child who stopped to
+        // breathe nothing): louder or softer, higher or lower, or keep the voice going.
+        case .balloonLeftRange:
+            view.feedback = value.map { $0 < settings.targetLowDB ? "louder" : "softer" } ?? "keep going"
+        case .pitchLeftBand:
+            if let f0 = value {
+                // A glide goes over the band on purpose: no word while it does.
+                view.feedback = settings.pitchExercise == .glide ? nil : f0 < settings.pitchLowHz ? "higher" : "lower"
+            } else {
+                view.feedback = "keep going"
+            }
         case .cloudLifted, .dogJumped, .planeLanded, .pitchInBand: view.feedback = nil
         case .started, .finished, .exited, .planeTookOff: break
         }

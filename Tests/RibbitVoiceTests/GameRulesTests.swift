@@ -145,9 +145,16 @@ import Testing
         let events = play(&game, VoiceTimeline().voice(2).voice(0.2, dB: 50).voice(3.5).silence(0.5))
         #expect(kinds(events) == [.started, .balloonLeftRange, .finished])
         #expect(events[1].value == 50 && near(events[1].time, 2.01) && near(events[2].time, 5.2))
+        var soft = BalloonGame(settings: standardSettings)
+        _ = play(&soft, VoiceTimeline().voice(2).voice(0.2, dB: 50))
+        #expect(soft.view.feedback == "louder", "a child's words, not \"out of range\"")
+        var loud = BalloonGame(settings: standardSettings)
+        _ = play(&loud, VoiceTimeline().voice(2).voice(0.2, dB: standardSettings.targetHighDB + 5))
+        #expect(loud.view.feedback == "softer")
         var stopped = BalloonGame(settings: standardSettings)
         let stop = play(&stopped, VoiceTimeline().voice(2).silence(0.5))
         #expect(kinds(stop) == [.started, .balloonLeftRange] && stop[1].value == nil && stopped.view.progress == 0)
+        #expect(stopped.view.feedback == "keep going", "a breath is not leaving the range")
     }
 
     @Test func tooLoudPopsItUntilTheNextSoundInRange() {
@@ -180,7 +187,13 @@ import Testing
         var stopped = PitchGame(settings: standardSettings)
         let stop = play(&stopped, VoiceTimeline().voice(1.5, f0Hz: 250).silence(0.5))
         #expect(kinds(stop) == [.started, .pitchInBand, .pitchLeftBand] && stop[2].value == nil && stopped.view.progress == 0)
-        #expect(stopped.view.pitch == nil)
+        #expect(stopped.view.pitch == nil && stopped.view.feedback == "keep going")
+        var high = PitchGame(settings: standardSettings)
+        _ = play(&high, VoiceTimeline().voice(1.5, f0Hz: 250).voice(0.2, f0Hz: 350))
+        #expect(high.view.feedback == "lower")
+        var low = PitchGame(settings: standardSettings)
+        _ = play(&low, VoiceTimeline().voice(1.5, f0Hz: 250).voice(0.2, f0Hz: 150))
+        #expect(low.view.feedback == "higher")
     }
 
     @Test func theGlideGoesUpAndDownThroughTheBandInOneSound() {
@@ -189,7 +202,7 @@ import Testing
         var game = PitchGame(settings: glide)
         let events = play(&game, VoiceTimeline().glide(1, fromHz: 150, toHz: 400).glide(1, fromHz: 400, toHz: 150))
         #expect(kinds(events) == [.started, .pitchInBand, .pitchLeftBand, .pitchInBand, .pitchLeftBand, .finished])
-        #expect(game.view.progress == 1 && game.view.finished)
+        #expect(game.view.progress == 1 && game.view.finished && game.view.feedback == nil, "over the band on purpose: no word")
 
         var upOnly = PitchGame(settings: glide)
         _ = play(&upOnly, VoiceTimeline().glide(1, fromHz: 150, toHz: 400))
