@@ -42,9 +42,10 @@ public enum ControlRequest: Sendable, Equatable, Codable {
     /// A live measurement (`verify --live`) takes these JACK connections from the daemon's
     /// ports and sets its volume and program: held by this connection; when it closes, the
     /// daemon puts the program, the volume and then the connections back.
-    case measure(connections: [PortConnection])
+    case measure(connections: [PortConnection]?)
 
-    /// The request's name on the wire, in logs and in messages; the compiler asks for one per case.
+    /// The request's name on the wire, in logs and in messages: the compiler asks for one per
+    /// case, and `ControlRequestTests` that it is the case's name in kebab case (`command`).
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case status, pause, resume, bypass, load, use, keep, revert, stop, dump, voice, tone, volume, program
         case hearingTestStart = "hearing-test-start"
@@ -360,10 +361,15 @@ extension ControlRequest {
     /// A decoding error in the protocol's words: which field of which command, and what it needs.
     static func words(_ error: DecodingError, command: Command) -> String {
         func field(_ path: [CodingKey]) -> String {
-            path.dropFirst().map(\.stringValue).filter { $0 != "_0" }.joined(separator: ".")
+            path.dropFirst().filter { $0.stringValue != "_0" }.reduce("") { name, key in
+                key.intValue.map { "\(name)[\($0)]" } ?? (name.isEmpty ? key.stringValue : "\(name).\(key.stringValue)")
+            }
         }
         switch error {
-        case .keyNotFound(let key, _): return "\(command.rawValue) needs \"\(key.stringValue)\""
+        case .keyNotFound(let key, _):
+            // The labelled values' types, as the protocol names them (the domain values word their own).
+            let takes = ["on": " (true or false)"][key.stringValue] ?? ""
+            return "\(command.rawValue) needs \"\(key.stringValue)\"\(takes)"
         case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
             return "\(command.rawValue)'s \"\(field(context.codingPath))\" must be \(Self.kind(type))"
         case .dataCorrupted(let context):
@@ -377,7 +383,8 @@ extension ControlRequest {
         case is Bool.Type: "true or false"
         case is String.Type: "a string"
         case is any Numeric.Type: "a number"
-        default: "a \(type)"
+        case _ where "\(type)".hasPrefix("Array<"): "a list"
+        default: "an object"
         }
     }
 }
@@ -398,6 +405,9 @@ enum JSONValue: Codable, Equatable {
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
+    /// A number no Double holds (1e400): kept, so that a field no command reads stays ignored,
+    /// and refused as "must be a number" where one is read.
+    case unrepresentable
 
     init(from decoder: Decoder) throws {
         let single = try decoder.singleValueContainer()
@@ -415,8 +425,20 @@ enum JSONValue: Codable, Equatable {
             self = .string(value)
         } else if let value = try? single.decode([JSONValue].self) {
             self = .array(value)
+        } else if let value = try? single.decode([String: JSONValue].self) {
+            self = .object(value)
         } else {
-            self = .object(try single.decode([String: JSONValue].self))
+            self = .unrepresentable
+        }
+    }
+
+    /// A whole number as `T`, when it is one that `T` holds.
+    func whole<T: FixedWidthInteger>(_: T.Type) -> T? {
+        switch self {
+        case .integer(let value): T(exactly: value)
+        case .unsigned(let value): T(exactly: value)
+        case .number(let value): T(exactly: value)
+        default: nil
         }
     }
 
@@ -431,11 +453,22 @@ enum JSONValue: Codable, Equatable {
         case .string(let value): try single.encode(value)
         case .array(let value): try single.encode(value)
         case .object(let value): try single.encode(value)
+        case .unrepresentable: try single.encode("a number out of range")
         }
     }
 }
 
 // MARK: Each value's fields
+
+extension KeyedDecodingContainer {
+    /// A whole number as `T` (nil when absent); a fraction, a number `T` does not hold or
+    /// another type is refused in `refusal`'s words (the decoder's own would name no field).
+    func whole<T: FixedWidthInteger>(_ type: T.Type, forKey key: Key, refusal: String) throws -> T? {
+        guard let value = try decodeIfPresent(JSONValue.self, forKey: key) else { return nil }
+        guard let whole = value.whole(type) else { throw RequestError(refusal) }
+        return whole
+    }
+}
 
 extension PrescriptionUpload: Codable {
     enum CodingKeys: String, CodingKey {
@@ -455,7 +488,12 @@ extension PrescriptionUpload: Codable {
 }
 
 extension TrialLength: Codable {
-    public init(from decoder: Decoder) throws { try self.init(seconds: try decoder.singleValueContainer().decode(Int.self)) }
+    public init(from decoder: Decoder) throws {
+        guard let seconds = try decoder.singleValueContainer().decode(JSONValue.self).whole(Int.self) else {
+            throw RequestError("a trial lasts a whole number of seconds, \(Self.rangeText)")
+        }
+        try self.init(seconds: seconds)
+    }
 
     public func encode(to encoder: Encoder) throws {
         var single = encoder.singleValueContainer()
@@ -504,9 +542,12 @@ extension ToneRequest: Codable {
         }
         let earName = try fields.decodeIfPresent(String.self, forKey: .ear) ?? ToneEar.both.rawValue
         guard let ear = ToneEar(rawValue: earName) else { throw RequestError("tone's ear is \"left\", \"right\" or \"both\"") }
+        let pulses = ControlProtocol.tonePulses
         let pattern = (
-            try fields.decodeIfPresent(Int.self, forKey: .pulses), try fields.decodeIfPresent(Double.self, forKey: .onMs),
-            try fields.decodeIfPresent(Double.self, forKey: .offMs)
+            try fields.whole(
+                Int.self, forKey: .pulses,
+                refusal: "a pulsed tone's pulses are a whole number from \(pulses.lowerBound) to \(pulses.upperBound)"),
+            try fields.decodeIfPresent(Double.self, forKey: .onMs), try fields.decodeIfPresent(Double.self, forKey: .offMs)
         )
         let timing: ToneSignal.Timing
         if pattern.0 != nil || pattern.1 != nil || pattern.2 != nil {
@@ -587,9 +628,14 @@ extension HearingTestRequest: Codable {
         try self.init(
             transducerName: try fields.decodeIfPresent(String.self, forKey: .transducer),
             earNames: try fields.decodeIfPresent([String].self, forKey: .testEars),
-            frequenciesHz: try fields.decodeIfPresent([Int].self, forKey: .frequenciesHz),
+            frequenciesHz: try fields.decodeIfPresent([JSONValue].self, forKey: .frequenciesHz).map { list in
+                try list.map {
+                    guard let hz = $0.whole(Int.self) else { throw RequestError("frequenciesHz lists whole numbers of Hz") }
+                    return hz
+                }
+            },
             answersNameTheEar: try fields.decodeIfPresent(Bool.self, forKey: .answersNameTheEar) ?? false,
-            seed: try fields.decodeIfPresent(UInt64.self, forKey: .seed))
+            seed: try fields.whole(UInt64.self, forKey: .seed, refusal: "a hearing test's seed is a whole number from 0 to 2^64 - 1"))
     }
 
     public func encode(to encoder: Encoder) throws {

@@ -212,7 +212,7 @@ public final class Daemon {
         case .hearingTestStart(let test): return try hearingTests.start(test, connection: connection)
         case .hearingTestAnswer(let ear): return try hearingTests.answer(ear: ear)
         case .hearingTestStop: return try hearingTests.stopRequest()
-        case .measure(let connections): return try measure(connections, connection: connection)
+        case .measure(let connections): return try measure(connections ?? [], connection: connection)
         }
     }
 

@@ -20,7 +20,7 @@ enum HomeScreen {
         router.get(RouterPath(stringLiteral: script)) { _, _ in scriptFile }
 
         router.get("/api/status") { _, _ in await WebApp.reply(daemon.send(.status)) }
-        router.post("/api/pause") { _, _ in await WebApp.reply(daemon.send(.pause(lease: false))) }
+        router.post("/api/pause") { _, _ in await WebApp.reply(daemon.send(.pause(lease: nil))) }
         router.post("/api/resume") { _, _ in await WebApp.reply(daemon.send(.resume)) }
         // A trial: keep it, or go back now (what `ribbitd keep` and `ribbitd revert` do).
         router.post("/api/keep") { _, _ in await WebApp.reply(daemon.send(.keep)) }

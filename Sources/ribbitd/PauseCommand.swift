@@ -6,7 +6,7 @@ struct PauseCommand: ParsableCommand {
         commandName: "pause", abstract: "Silence the output (fades out in 5 ms); `ribbitd resume` brings it back.")
 
     func run() throws {
-        _ = try sendToDaemon(.pause(lease: false))
+        _ = try sendToDaemon(.pause(lease: nil))
         print("paused: output silent")
     }
 }

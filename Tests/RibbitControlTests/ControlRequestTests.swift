@@ -26,7 +26,7 @@ import Testing
             .hearingTestStart(
                 try HearingTestRequest(
                     transducer: .tdh39, ears: [.left], frequenciesHz: [1000, 500, 1000], answersNameTheEar: true, seed: 9)),
-            .hearingTestAnswer(ear: nil), .hearingTestAnswer(ear: .right), .hearingTestStop,
+            .hearingTestAnswer(ear: nil), .hearingTestAnswer(ear: .right), .hearingTestStop, .measure(connections: nil),
             .measure(connections: [try PortConnection(source: "system:capture_1", destination: "ribbit:in_left")]),
         ]
     }
@@ -49,6 +49,12 @@ import Testing
     @Test func aLineTypedByHandGetsTheDocumentedDefaults() throws {
         func read(_ line: String) throws -> ControlRequest { try ControlRequest.read(Data(line.utf8)).get() }
         #expect(try read(#"{"command":"pause"}"#) == .pause(lease: nil))
+        // A field no command reads is ignored, whatever it holds; a whole 2^64 - 1 stays whole.
+        #expect(try read(#"{"command":"status","x":1e400,"on":"yes"}"#) == .status)
+        #expect(try read(#"{"command":"measure"}"#) == .measure(connections: nil))
+        #expect(
+            try read(#"{"command":"hearing-test-start","seed":18446744073709551615}"#)
+                == .hearingTestStart(try HearingTestRequest(seed: .max)))
         #expect(try read(#"{"command":"load","prescription":"x"}"#) == .load(PrescriptionUpload(text: "x", source: "the prescription")))
         #expect(try read(#"{"command":"tone","seconds":0}"#) == .tone(.stop))
         #expect(
@@ -90,8 +96,15 @@ import Testing
             (#"{"command":"hearing-test-start","frequenciesHz":[1234]}"#, "no RETSPL for 1234 Hz"),
             (#"{"command":"hearing-test-answer","ear":"both"}"#, #"hearing-test-answer's "ear": an ear is "left" or "right", not "both""#),
             (#"{"command":"bypass","on":"yes"}"#, #"bypass's "on" must be true or false"#),
-            (#"{"command":"load","prescription":"x","trialSeconds":"900"}"#, #"load's "trialSeconds" must be a number"#),
-            (#"{"command":"measure"}"#, #"measure needs "connections""#),
+            (#"{"command":"load","prescription":"x","trialSeconds":"900"}"#, "a trial lasts a whole number of seconds"),
+            (#"{"command":"load","prescription":7}"#, #"load's "prescription" must be a string"#),
+            (#"{"command":"load","prescription":"x","trialSeconds":900.5}"#, "a trial lasts a whole number of seconds"),
+            (#"{"command":"tone","frequencyHz":1000,"pulses":2.5,"onMs":200,"offMs":200}"#, "pulses are a whole number from 1 to 10"),
+            (#"{"command":"hearing-test-start","frequenciesHz":[1000.5]}"#, "frequenciesHz lists whole numbers of Hz"),
+            (#"{"command":"hearing-test-start","seed":-1}"#, "seed is a whole number"),
+            (#"{"command":"hearing-test-start","testEars":"right"}"#, #"hearing-test-start's "testEars" must be a list"#),
+            (#"{"command":"hearing-test-start","testEars":[7]}"#, #"hearing-test-start's "testEars[0]" must be a string"#),
+            (#"{"command":"bypass","on":1e400}"#, #"bypass's "on" must be true or false"#),
             (#"{"command":"measure","connections":[["a"]]}"#, "[source, destination] pairs"),
             (#"{"command":"measure","connections":[["","b"]]}"#, "[source, destination] pairs"),
         ]

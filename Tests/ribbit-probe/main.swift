@@ -190,7 +190,7 @@ let context = Unmanaged.passRetained(probe).toOpaque()
 jack_set_process_callback(client, Callbacks.process, context)
 jack_set_xrun_callback(client, Callbacks.xrun, context)
 guard jack_activate(client) == 0 else { fail("cannot activate") }
-let own = ["out_1", "out_2", "in_1", "in_2"].map { "\(clientName):\($0)" }
+let own = ["out_1", "out_2", "in_1", "in_2"].map { "\(String(cString: jack_get_client_name(client))):\($0)" }
 for (source, destination) in [(own[0], options.to[0]), (own[1], options.to[1]), (options.from[0], own[2]), (options.from[1], own[3])] {
     guard jack_connect(client, source, destination) == 0 else { fail("cannot connect \(source) -> \(destination)", code: 69) }
 }
