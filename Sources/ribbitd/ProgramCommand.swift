@@ -10,7 +10,7 @@ struct ProgramCommand: ParsableCommand {
             A program plays the prescription for a kind of surroundings: quiet (as prescribed; in \
             steady noise the compressor follows the speech, not the gaps between words, as in noisy \
             and outdoor), \
-            noisy (noise reduction, expansion, 2 dB less gain), outdoor (half the noise reduction), \
+            noisy (noise reduction), outdoor (half the noise reduction, and expansion below soft speech), \
             music (slow compression, no expansion, no noise reduction). auto lets ribbit pick quiet, \
             noisy or music from what the microphone hears, and status says why; default goes back \
             to the program the prescription's environment selects. The switch is a crossfade and is \

@@ -269,8 +269,8 @@ import Testing
             #expect(band.expansionKneeDBSPL == before.expansionKneeDBSPL, "\(band.centreHz) Hz: the prescription's own knee moved")
         }
         // The program's expander (speech 10 dB below soft) moves with the speech it is set by.
-        let programOnly = DetectorSpeechLevels.placed(speech, program: .noisy, prescription: rx, geometry: geometry, sampleRate: 48000)
-        let unplaced = Program.noisy.expand(speech, prescription: rx)
+        let programOnly = DetectorSpeechLevels.placed(speech, program: .outdoor, prescription: rx, geometry: geometry, sampleRate: 48000)
+        let unplaced = Program.outdoor.expand(speech, prescription: rx)
         #expect(zip(programOnly.bands, unplaced.bands).allSatisfy { $0.expansionKneeDBSPL > $1.expansionKneeDBSPL })
     }
 
