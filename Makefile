@@ -261,7 +261,9 @@ BASH_COMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
 FISH_COMPLETIONDIR = $(PREFIX)/share/fish/vendor_completions.d
 # Debian's zsh reads packages' completions from vendor-completions, local ones from site-functions.
 ZSH_COMPLETIONDIR = $(PREFIX)/share/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
-SAMPLEDIR = $(PREFIX)/share/ribbit
+# The sample prescriptions are examples to read and load, which ribbitd never reads by itself:
+# Debian keeps such files in the package's documentation, under examples/.
+SAMPLEDIR = $(PREFIX)/share/doc/ribbit/examples
 install: build
 	$(MAKE) install-files
 
@@ -281,6 +283,8 @@ install-files: check-static $(COMPLETIONS)
 	install -Dm644 .build/completions/_ribbitd $(DESTDIR)$(ZSH_COMPLETIONDIR)/_ribbitd
 	install -Dm644 .build/completions/ribbitd.fish $(DESTDIR)$(FISH_COMPLETIONDIR)/ribbitd.fish
 	install -Dm644 -t $(DESTDIR)$(SAMPLEDIR) Prescriptions/*.rx Prescriptions/*.png
+	sed 's|@BINDIR@|$(BINDIR)|' systemd/ribbitd-pipewire.conf > $(DESTDIR)$(SAMPLEDIR)/ribbitd-pipewire.conf
+	chmod 644 $(DESTDIR)$(SAMPLEDIR)/ribbitd-pipewire.conf
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ribbitd $(DESTDIR)$(LIBEXECDIR)/ribbit-audio $(DESTDIR)$(LIBEXECDIR)/ribbit-web \
@@ -288,6 +292,7 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man1/ribbitd.1 $(DESTDIR)$(MANDIR)/man5/ribbitd.conf.5 $(DESTDIR)$(MANDIR)/man5/ribbit-rx.5 \
 		$(DESTDIR)$(BASH_COMPLETIONDIR)/ribbitd $(DESTDIR)$(ZSH_COMPLETIONDIR)/_ribbitd $(DESTDIR)$(FISH_COMPLETIONDIR)/ribbitd.fish
 	rm -rf $(DESTDIR)$(SAMPLEDIR)
+	-rmdir $(DESTDIR)$(PREFIX)/share/doc/ribbit
 	-rmdir $(DESTDIR)$(LIBEXECDIR)
 
 clean:

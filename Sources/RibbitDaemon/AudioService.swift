@@ -3,6 +3,7 @@ import RibbitAudioLink
 import RibbitControl
 import RibbitDSP
 import RibbitSettings
+import RibbitSystem
 
 /// The JACK side of the daemon, run in its own small process (`ribbit-audio`): this service
 /// starts it, designs the filters it plays (for the rate JACK runs at), relays pause and the
@@ -39,6 +40,10 @@ final class AudioService: DaemonService {
     /// When the audio process was started and has not connected yet (nil: not opening).
     private(set) var openingSince: Double?
     private var problem: String? = "not connected yet"
+    /// This daemon's own file was replaced (an upgrade) when it was about to start an audio
+    /// process: the `ribbit-audio` beside it is then the new version, which would refuse this
+    /// one, so the daemon ends and the new version starts (systemd's Restart=on-failure).
+    private(set) var replacedByUpgrade = false
     private var retryDelay = AudioService.firstRetryDelay
     private var nextAttempt = 0.0
     private var xrunsOfClosedSessions = 0
@@ -96,7 +101,12 @@ final class AudioService: DaemonService {
 
     /// Starts an audio process; it connects to JACK and asks for filters.
     func startOpening(now: Double) {
-        guard let executable else { return }
+        guard let executable, !replacedByUpgrade else { return }
+        if RunningExecutable.wasReplaced() {
+            replacedByUpgrade = true
+            log.notice("ribbitd was upgraded while it ran: ending, so that the new version starts")
+            return
+        }
         var arguments = ["--link-version", String(AudioMessage.linkVersion), "--client-name", config.clientName]
         for port in config.inputs ?? [] { arguments += ["--input", port] }
         for port in config.outputs ?? [] { arguments += ["--output", port] }

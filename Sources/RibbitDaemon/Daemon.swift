@@ -131,10 +131,16 @@ public final class Daemon {
         [systemd, fitting, control, audio, output, prescriptions, voice, tone, listening, dump, hearingTests] + (wearLog.map { [$0] } ?? [])
     }
 
-    /// Runs until `stop` or SIGTERM/SIGINT. Throws only when it cannot start: another daemon
-    /// holds the history, or the socket cannot be made. A damaged or unusable history does not
-    /// stop it: it plays what it last knew, or passes sound through under the ceiling.
-    public func run() throws {
+    /// Why `run` returned.
+    public enum End: Sendable { case stopped, upgraded }
+
+    /// Runs until `stop` or SIGTERM/SIGINT, or until its own file was replaced by an upgrade
+    /// when it needed a new audio process (`AudioService.replacedByUpgrade`). Throws only when
+    /// it cannot start: another daemon holds the history, or the socket cannot be made. A
+    /// damaged or unusable history does not stop it: it plays what it last knew, or passes
+    /// sound through under the ceiling.
+    @discardableResult
+    public func run() throws -> End {
         var signals = Self.blockTerminationSignals()  // before JACK starts its threads
         var running: [DaemonService] = []
         func stopServices() {
@@ -176,10 +182,12 @@ public final class Daemon {
             }
             for service in services { watch.part(service.name) { service.tick(now: now) } }
             if let slow = watch.end() { log.warning("\(slow)") }
+            if audio.replacedByUpgrade { stopping = true }
         }
         systemd.stopping()
         stopServices()
         log.info("stopped")
+        return audio.replacedByUpgrade ? .upgraded : .stopped
     }
 
     // MARK: Requests

@@ -14,6 +14,8 @@ struct RibbitError: Error {
     static func noInput(_ message: String) -> RibbitError { RibbitError(message: message, exitCode: ExitCode(66)) }
     static func cannotCreate(_ message: String) -> RibbitError { RibbitError(message: message, exitCode: ExitCode(73)) }
     static func config(_ message: String) -> RibbitError { RibbitError(message: message, exitCode: ExitCode(78)) }
+    /// Try again (EX_TEMPFAIL): the daemon ended for its upgraded version.
+    static func temporaryFailure(_ message: String) -> RibbitError { RibbitError(message: message, exitCode: ExitCode(75)) }
 }
 
 func describe(_ error: Error) -> String {

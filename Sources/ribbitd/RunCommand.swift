@@ -76,10 +76,12 @@ struct RunCommand: ParsableCommand {
             return handler
         }
         let daemon = Daemon(config: settings, paths: paths, log: Logger(label: "ribbitd"), prescription: start)
-        do {
-            try daemon.run()
-        } catch {
-            throw RibbitError.unavailable("\(error)")
+        let end: Daemon.End
+        do { end = try daemon.run() } catch { throw RibbitError.unavailable("\(error)") }
+        if end == .upgraded {
+            // Non-zero, so that systemd's Restart=on-failure starts the new version.
+            throw RibbitError.temporaryFailure(
+                "ended for the upgraded ribbitd: under systemd it starts again by itself; otherwise run `ribbitd run` again")
         }
     }
 

@@ -60,6 +60,9 @@ import Testing
         }
     }
 
+    /// Where Debian keeps examples: the sample prescriptions and their codes.
+    static let examples = "/usr/share/doc/ribbit/examples"
+
     @Test func filesAreWhereDebianLooks() throws {
         let deb = try Self.deb()
         let contents = try Built.run(try Self.tool("dpkg-deb"), ["--contents", deb.path])
@@ -69,13 +72,13 @@ import Testing
             "/usr/share/man/man5/ribbitd.conf.5.gz", "/usr/share/man/man5/ribbit-rx.5.gz", "/usr/lib/systemd/user/ribbitd.service",
             "/usr/lib/systemd/user/ribbit-web.service",
             "/usr/share/bash-completion/completions/ribbitd", "/usr/share/zsh/vendor-completions/_ribbitd",
-            "/usr/share/fish/vendor_completions.d/ribbitd.fish", "/usr/share/ribbit/mild-presbycusis.rx",
-            "/usr/share/ribbit/mild-presbycusis.png", "/usr/share/doc/ribbit/copyright",
+            "/usr/share/fish/vendor_completions.d/ribbitd.fish", "\(Self.examples)/mild-presbycusis.rx",
+            "\(Self.examples)/mild-presbycusis.png", "\(Self.examples)/ribbitd-pipewire.conf", "/usr/share/doc/ribbit/copyright",
         ]
         for path in expected { #expect(paths.contains(path), "the package has no \(path)") }
         let samples = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("Prescriptions").path)
         for sample in samples where sample.hasSuffix(".rx") || sample.hasSuffix(".png") {
-            #expect(paths.contains("/usr/share/ribbit/\(sample)"), "the package has no /usr/share/ribbit/\(sample)")
+            #expect(paths.contains("\(Self.examples)/\(sample)"), "the package has no \(Self.examples)/\(sample)")
         }
         // Owned by root, whoever built it.
         #expect(!contents.stdout.split(separator: "\n").contains { !$0.contains(" root/root ") }, "\(contents.stdout)")
@@ -110,8 +113,13 @@ import Testing
         #expect(
             version.status == 0 && version.stdout.contains(changelog.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(version)")
         let show = try Built.run(
-            ribbitd, ["rx", "show", unpacked.appendingPathComponent("usr/share/ribbit/mild-presbycusis.rx").path], environment: env)
+            ribbitd, ["rx", "show", unpacked.appendingPathComponent("\(Self.examples.dropFirst())/mild-presbycusis.rx").path],
+            environment: env)
         #expect(show.status == 0 && show.stdout.contains("Mild sloping high-frequency loss") && show.stdout.contains("gain"), "\(show)")
+        // The PipeWire drop-in runs the installed ribbitd through pw-jack.
+        let dropIn = try String(
+            contentsOf: unpacked.appendingPathComponent("\(Self.examples.dropFirst())/ribbitd-pipewire.conf"), encoding: .utf8)
+        #expect(dropIn.contains("\nExecStart=\nExecStart=/usr/bin/pw-jack /usr/bin/ribbitd run\n"), "\(dropIn)")
 
         // ribbitd alone, without ../libexec/ribbit/ribbit-audio, refuses: so the run below found it.
         let alone = directory.appendingPathComponent("alone/ribbitd")

@@ -50,6 +50,35 @@ extension DaemonTests {
         #expect(try daemon.stop() == 0)
     }
 
+    /// A package upgrade renames the new files over the running ones, so the next audio process
+    /// this daemon starts would be the new version. Before it starts one, the daemon looks at its
+    /// own file: replaced, it ends with EX_TEMPFAIL (75) and says why, and systemd
+    /// (Restart=on-failure) starts the new version. Until then it plays on.
+    @Test func aDaemonWhoseFileWasReplacedEndsSoTheNewVersionStarts() throws {
+        let server = try JackTestServer()
+        let directory = try TestPaths.temporaryDirectory()
+        let installed = directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: installed, withIntermediateDirectories: true)
+        let ribbitd = installed.appendingPathComponent("ribbitd")
+        let audio = installed.appendingPathComponent("ribbit-audio")
+        try FileManager.default.copyItem(at: DaemonUnderTest.binary, to: ribbitd)
+        try FileManager.default.copyItem(at: Built.product("ribbit-audio", configuration: "release"), to: audio)
+        let daemon = try DaemonUnderTest(
+            server: server, directory: directory, extraEnvironment: ["RIBBIT_AUDIO": audio.path], executable: ribbitd)
+        _ = try daemon.waitUntilProcessing()
+        // As dpkg installs a file: written beside it, then renamed over it.
+        let new = installed.appendingPathComponent("ribbitd.dpkg-new")
+        try FileManager.default.copyItem(at: DaemonUnderTest.binary, to: new)
+        #expect(rename(new.path, ribbitd.path) == 0)
+        // Nothing needs the new version yet: the sound goes on (JACK keeps calling it).
+        _ = try daemon.waitUntilProcessing()
+        let first = try #require(audioProcess(of: daemon.pid))
+        kill(first, SIGKILL)
+        let status = daemon.waitForExit(within: 30)
+        #expect(status == 75, "exit status \(status.map(String.init) ?? "none: still running")\n\(daemon.log)")
+        #expect(daemon.log.contains("ribbitd was upgraded while it ran"), "\(daemon.log)")
+    }
+
     /// An audio process held still for 100 ms (SIGSTOP, as a loaded machine may hold it) misses
     /// JACK cycles, whatever the xrun notices say: it finds them by JACK's frame time, `status`
     /// gives where, and the test harness marks the probe's recording there.

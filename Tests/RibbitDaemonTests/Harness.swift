@@ -25,7 +25,7 @@ final class DaemonUnderTest {
     init(
         server: JackTestServer, arguments: [String] = ["--no-connect"], audit: Bool = false,
         directory: URL? = nil, user: String? = nil, waitUntilReady: Bool = true, extraEnvironment: [String: String] = [:],
-        journal: Bool = false
+        journal: Bool = false, executable: URL = DaemonUnderTest.binary
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
             throw TestSetupError("\(Self.binary.path) is missing: run `swift build -c release --product ribbitd` (make test does)")
@@ -49,10 +49,10 @@ final class DaemonUnderTest {
             process.executableURL = Built.tool("setpriv")
             process.arguments =
                 [
-                    "--reuid", "\(entry.pointee.pw_uid)", "--regid", "\(entry.pointee.pw_gid)", "--clear-groups", Self.binary.path, "run",
+                    "--reuid", "\(entry.pointee.pw_uid)", "--regid", "\(entry.pointee.pw_gid)", "--clear-groups", executable.path, "run",
                 ] + arguments
         } else {
-            process.executableURL = Self.binary
+            process.executableURL = executable
             process.arguments = ["run"] + arguments
         }
         process.environment = daemonEnv
@@ -140,6 +140,13 @@ final class DaemonUnderTest {
             usleep(20_000)
         }
         throw TestSetupError("ribbitd was not processing within \(timeout) s: \(log)")
+    }
+
+    /// Waits up to `seconds` for the daemon to end by itself; its exit status, nil if it runs on.
+    func waitForExit(within seconds: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        return process.isRunning ? nil : process.terminationStatus
     }
 
     /// `ribbitd stop`, then waits for the exit; returns the exit status.
