@@ -44,6 +44,8 @@ final class AudioService: DaemonService {
     /// process: the `ribbit-audio` beside it is then the new version, which would refuse this
     /// one, so the daemon ends and the new version starts (systemd's Restart=on-failure).
     private(set) var replacedByUpgrade = false
+    /// This daemon's executable as it was when the daemon started.
+    private let ownFile = RunningExecutable()
     private var retryDelay = AudioService.firstRetryDelay
     private var nextAttempt = 0.0
     private var xrunsOfClosedSessions = 0
@@ -102,7 +104,7 @@ final class AudioService: DaemonService {
     /// Starts an audio process; it connects to JACK and asks for filters.
     func startOpening(now: Double) {
         guard let executable, !replacedByUpgrade else { return }
-        if RunningExecutable.wasReplaced() {
+        if ownFile?.wasReplaced == true {
             replacedByUpgrade = true
             log.notice("ribbitd was upgraded while it ran: ending, so that the new version starts")
             return

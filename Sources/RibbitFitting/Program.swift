@@ -23,7 +23,7 @@ import RibbitPrescription
 /// In steady noise a fast detector would give the gaps between words the gain of soft sounds
 /// and so lift the noise: `SteadyNoiseDetector` keeps the gain where the speech set it, in
 /// every program whose detectors are fast, once a band's noise floor stands above its level
-/// of 40 dB SPL speech (the expander's knee). A test box measures with it off (`adaptive`).
+/// of 40 dB SPL speech (where program outdoor's expander starts). A test box measures with it off (`adaptive`).
 /// No program offsets the volume: an env label must not move the prescribed gains (the wearer's
 /// volume does that, `Listening`).
 extension Program {

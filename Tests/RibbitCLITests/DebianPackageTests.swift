@@ -76,6 +76,7 @@ import Testing
             "\(Self.examples)/mild-presbycusis.png", "\(Self.examples)/ribbitd-pipewire.conf", "/usr/share/doc/ribbit/copyright",
         ]
         for path in expected { #expect(paths.contains(path), "the package has no \(path)") }
+        #expect(!paths.contains { $0.hasPrefix("/usr/share/ribbit/") }, "the samples are examples, not data ribbitd reads")
         let samples = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("Prescriptions").path)
         for sample in samples where sample.hasSuffix(".rx") || sample.hasSuffix(".png") {
             #expect(paths.contains("\(Self.examples)/\(sample)"), "the package has no \(Self.examples)/\(sample)")

@@ -50,11 +50,22 @@ extension DaemonTests {
         #expect(try daemon.stop() == 0)
     }
 
-    /// A package upgrade renames the new files over the running ones, so the next audio process
-    /// this daemon starts would be the new version. Before it starts one, the daemon looks at its
-    /// own file: replaced, it ends with EX_TEMPFAIL (75) and says why, and systemd
+    /// How an upgrade puts the new ribbitd in place under a running one.
+    enum Upgrade: String, CaseIterable, Sendable {
+        /// dpkg: the new file written beside, then renamed over the old one.
+        case renamedOver = "renamed over"
+        /// `install -b` and the like: the old file moved aside, the new one written in its place.
+        case movedAside = "moved aside"
+        /// Renamed over, the daemon having been started through a symbolic link to it.
+        case startedThroughALink = "started through a link"
+    }
+
+    /// A package upgrade replaces the files under a running daemon, so the next audio process it
+    /// starts would be the new version. Before it starts one, the daemon looks at the file it was
+    /// started from: replaced, it ends with EX_TEMPFAIL (75) and says why, and systemd
     /// (Restart=on-failure) starts the new version. Until then it plays on.
-    @Test func aDaemonWhoseFileWasReplacedEndsSoTheNewVersionStarts() throws {
+    @Test(arguments: Upgrade.allCases)
+    func aDaemonWhoseFileWasReplacedEndsSoTheNewVersionStarts(_ upgrade: Upgrade) throws {
         let server = try JackTestServer()
         let directory = try TestPaths.temporaryDirectory()
         let installed = directory.appendingPathComponent("bin")
@@ -63,19 +74,25 @@ extension DaemonTests {
         let audio = installed.appendingPathComponent("ribbit-audio")
         try FileManager.default.copyItem(at: DaemonUnderTest.binary, to: ribbitd)
         try FileManager.default.copyItem(at: Built.product("ribbit-audio", configuration: "release"), to: audio)
+        var started = ribbitd
+        if upgrade == .startedThroughALink {
+            started = directory.appendingPathComponent("ribbitd-link")
+            try FileManager.default.createSymbolicLink(at: started, withDestinationURL: ribbitd)
+        }
         let daemon = try DaemonUnderTest(
-            server: server, directory: directory, extraEnvironment: ["RIBBIT_AUDIO": audio.path], executable: ribbitd)
+            server: server, directory: directory, extraEnvironment: ["RIBBIT_AUDIO": audio.path], executable: started)
         _ = try daemon.waitUntilProcessing()
-        // As dpkg installs a file: written beside it, then renamed over it.
         let new = installed.appendingPathComponent("ribbitd.dpkg-new")
         try FileManager.default.copyItem(at: DaemonUnderTest.binary, to: new)
+        if upgrade == .movedAside { #expect(rename(ribbitd.path, installed.appendingPathComponent("ribbitd.old").path) == 0) }
         #expect(rename(new.path, ribbitd.path) == 0)
         // Nothing needs the new version yet: the sound goes on (JACK keeps calling it).
         _ = try daemon.waitUntilProcessing()
+        #expect(daemon.isRunning)
         let first = try #require(audioProcess(of: daemon.pid))
         kill(first, SIGKILL)
         let status = daemon.waitForExit(within: 30)
-        #expect(status == 75, "exit status \(status.map(String.init) ?? "none: still running")\n\(daemon.log)")
+        #expect(status == 75, "\(upgrade.rawValue): exit status \(status.map(String.init) ?? "none: still running")\n\(daemon.log)")
         #expect(daemon.log.contains("ribbitd was upgraded while it ran"), "\(daemon.log)")
     }
 

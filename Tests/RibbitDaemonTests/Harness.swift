@@ -27,8 +27,8 @@ final class DaemonUnderTest {
         directory: URL? = nil, user: String? = nil, waitUntilReady: Bool = true, extraEnvironment: [String: String] = [:],
         journal: Bool = false, executable: URL = DaemonUnderTest.binary
     ) throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
-            throw TestSetupError("\(Self.binary.path) is missing: run `swift build -c release --product ribbitd` (make test does)")
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw TestSetupError("\(executable.path) is missing: run `swift build -c release --product ribbitd` (make test does)")
         }
         let directory = try directory ?? TestPaths.temporaryDirectory()
         self.directory = directory

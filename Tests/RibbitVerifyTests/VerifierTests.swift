@@ -263,7 +263,7 @@ import Testing
         var expanding = rx
         expanding.expansion = .knee(30)
         let own = try #require(CompressorFitting.settings(expanding, ear: .right, trusted: false))
-        let placed = DetectorSpeechLevels.placed(own, program: .noisy, prescription: expanding, geometry: geometry, sampleRate: 48000)
+        let placed = DetectorSpeechLevels.placed(own, program: .outdoor, prescription: expanding, geometry: geometry, sampleRate: 48000)
         for (band, before) in zip(placed.bands, own.bands) {
             #expect(band.kneeDBSPL > before.kneeDBSPL)
             #expect(band.expansionKneeDBSPL == before.expansionKneeDBSPL, "\(band.centreHz) Hz: the prescription's own knee moved")
