@@ -219,7 +219,7 @@ extension WebDaemonTests {
         try browser.waitUntilLoggedIn()
         for (game, width, height) in [
             ("clouds", 1280, 800), ("airplane", 1280, 800), ("dog", 1280, 800), ("balloon", 1280, 800), ("pitch", 1280, 800),
-            ("clouds", 390, 844),
+            ("clouds", 390, 844), ("balloon", 390, 844), ("pitch", 390, 844),
         ] {
             try browser.call(
                 "Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
@@ -229,6 +229,16 @@ extension WebDaemonTests {
             // The screenshot as soon as the game shows the voice (a thrown wait is the failure).
             try browser.wait(for: "window.voiceGame.view.voicing || window.voiceGame.firstVoicingAt !== null")
             let png = try browser.screenshot(width: width, height: height)
+            // Nothing covers the voice meter or the progress bar: the longest feedback words
+            // beside the meter, the score beside the bar.
+            let overlaps = try browser.evaluate(
+                ##"(() => { const apart = (a, b) => a.right <= b.x || a.left >= b.x + b.width || a.bottom <= b.y || a.top >= b.y + b.height;"##
+                    + ##" const f = document.getElementById("feedback"), s = document.getElementById("score"), v = window.voiceGame, was = f.textContent;"##
+                    + ##" const found = []; for (const words of ["Quiet first", "Keep going", "Too quiet"]) { f.textContent = words;"##
+                    + ##" if (!apart(f.getBoundingClientRect(), v.meter)) found.push(words + " over the meter"); }"##
+                    + ##" f.textContent = was; if (v.bar && !apart(s.getBoundingClientRect(), v.bar)) found.push("the score over the bar");"##
+                    + ##" return found.join(", "); })()"##)
+            #expect(overlaps as? String == "", "\(game) at \(width) px: \(overlaps ?? "nothing")")
             probe.cancel()
             if let keep {
                 try? FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
@@ -239,11 +249,11 @@ extension WebDaemonTests {
         try browser.call("Emulation.setDeviceMetricsOverride", ["width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": false])
         _ = try browser.evaluate("document.getElementById('exit').click(); true")
         try browser.wait(
-            for: ##"location.pathname === "/voice" && document.querySelectorAll("#sessions tbody tr").length >= 6"##)
+            for: ##"location.pathname === "/voice" && document.querySelectorAll("#sessions tbody tr").length >= 8"##)
         let sessions = try #require(
             try JSONSerialization.jsonObject(with: web.request("GET", "/api/voice/children/\(id)/sessions").body) as? [[String: Any]])
         #expect(
-            sessions.count == 6 && sessions.allSatisfy { ["exited", "finished"].contains($0["outcome"] as? String ?? "") }, "\(sessions)")
+            sessions.count == 8 && sessions.allSatisfy { ["exited", "finished"].contains($0["outcome"] as? String ?? "") }, "\(sessions)")
         #expect(sessions.last?["outcome"] as? String == "exited")
 
         for (label, width, height) in [("laptop", 1280, 800), ("phone", 390, 844)] {
@@ -251,7 +261,7 @@ extension WebDaemonTests {
             let png = try browser.screenshot(width: width, height: height)
             if let keep { try png.write(to: keep.appendingPathComponent("web-voice-\(label).png")) }
         }
-        // The progress: the chart of the six sessions and their table.
+        // The progress: the chart of the eight sessions and their table.
         try browser.wait(
             for: ##"document.querySelector("#progress-chart img") !== null && document.querySelector("#progress-chart img").complete"##)
         _ = try browser.evaluate(#"document.getElementById("progress-card").scrollIntoView(); true"#)
@@ -260,8 +270,8 @@ extension WebDaemonTests {
         let csv = try web.request("GET", "/api/voice/children/\(id)/sessions.csv")
         #expect(csv.status == 200 && csv.headers["content-disposition"]?.contains("ribbit-voice-\(id)-sessions.csv") == true)
         #expect(
-            String(decoding: csv.body, as: UTF8.self).split(whereSeparator: \.isNewline).count == 7,
-            "a header and six sessions (CRLF lines)")
+            String(decoding: csv.body, as: UTF8.self).split(whereSeparator: \.isNewline).count == 9,
+            "a header and eight sessions (CRLF lines)")
         let events = String(decoding: try web.request("GET", "/api/voice/children/\(id)/events.csv").body, as: UTF8.self)
         #expect(
             events.hasPrefix("child,child_id,session,game,date,time_s,kind,value\r\n") && events.contains(",started,"),

@@ -7,8 +7,9 @@ const child = query.get("child") || "";
 const names = { clouds: "Clouds", airplane: "Airplane", dog: "Dog", balloon: "Balloon", pitch: "Pitch" };
 const words = { "too-short": "Too short", "too-long": "Too long", "too-loud": "Too loud", "too-quiet": "Too quiet",
   "not-quiet-first": "Quiet first" };
-// For tests and the therapist's console: what the page saw and when (Date.now()).
-const state = { firstVoicingAt: null, view: null, events: [], fps: 0, done: 0, finished: false, settings: null };
+// For tests and the therapist's console: what the page saw and when (Date.now()), and where it
+// drew the meter and the progress bar (CSS pixels).
+const state = { firstVoicingAt: null, view: null, events: [], fps: 0, done: 0, finished: false, settings: null, meter: null, bar: null };
 window.voiceGame = state;
 const canvas = $("stage");
 const g = canvas.getContext("2d");
@@ -110,8 +111,11 @@ function circle(x, y, r, fill) { g.beginPath(); g.arc(x, y, r, 0, Math.PI * 2); 
 function cloud(x, y, s, fill) {
   for (const [dx, dy, r] of [[-0.6, 0.1, 0.45], [0, -0.2, 0.6], [0.6, 0.1, 0.45], [0.2, 0.2, 0.5], [-0.25, 0.25, 0.45]]) circle(x + dx * s, y + dy * s, r * s, fill);
 }
+// The progress bar, above the score (whose height follows the font) with a gap.
 function bar(value) {
-  const w = Math.min(W * 0.6, 600), x = (W - w) / 2, y = H - 2.6 * 16 - 30;
+  const score = $("score").getBoundingClientRect();
+  const w = Math.min(W * 0.6, 600), x = (W - w) / 2, y = Math.min(H - 2.6 * 16 - 30, (score.height > 0 ? score.top : H) - 26 - 12);
+  state.bar = { x, y, width: w, height: 26 };
   g.fillStyle = "#fff"; g.fillRect(x, y, w, 26);
   g.fillStyle = "#2e7d32"; g.fillRect(x, y, w * Math.max(0, Math.min(1, value)), 26);
   g.lineWidth = 3; g.strokeStyle = "#000"; g.strokeRect(x, y, w, 26);
@@ -119,6 +123,7 @@ function bar(value) {
 // The voice meter on the left: how loud, and whether a voice sounds now.
 function meter(level) {
   const x = 18, top = H * 0.2, h = H * 0.55;
+  state.meter = { x, y: top, width: 22, height: h };
   g.fillStyle = "#fff"; g.fillRect(x, top, 22, h);
   g.fillStyle = view.voicing ? "#f58231" : "#999"; g.fillRect(x, top + h * (1 - level), 22, h * level);
   g.lineWidth = 3; g.strokeStyle = "#000"; g.strokeRect(x, top, 22, h);
