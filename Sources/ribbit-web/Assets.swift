@@ -28,20 +28,29 @@ enum Assets {
     }
 
     /// A screen's page, the same for everybody (its data comes from the API, with the session):
-    /// the shared head (the style sheet; /session.js, /common.js, then the screen's own script)
-    /// and header (the nav, the connection line), then the screen's main. The nav's links are
-    /// page.html's; the screen's own is marked current.
+    /// the shared head (the style sheet; /session.js, /common.js, then the screen's own script,
+    /// if it has one) and header (the nav, the connection line), then the screen's main. The
+    /// nav's links are page.html's, the wearer's screens and Clinic; the screen's own link is
+    /// marked current, or the link of the screen it is reached from (Clinic for the
+    /// audiologist's and the therapist's screens).
     /// A screen's file opens with its `<title>` line and its connection line (what the header
     /// says until the first answer), then its `<main>`: the shell puts each in its place.
-    static func screen(path: String, script: String, file: String) -> String {
+    static func screen(path: String, script: String?, file: String) -> String {
         let parts = file.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         precondition(
             parts.count == 3 && parts[0].hasPrefix("<title>") && parts[1].hasPrefix("<p id=\"connection\""),
             "a screen's file opens with its <title> line and its <p id=\"connection\"> line")
+        let link = navigationLink[path] ?? path
         let shell = Web.text(PackageResources.page_html)
-            .replacingOccurrences(of: "<a href=\"\(path)\">", with: "<a href=\"\(path)\" aria-current=\"page\">")
-        return Web.fill(shell, ["title": parts[0], "script": script, "connection": parts[1], "main": parts[2]])
+            .replacingOccurrences(of: "<a href=\"\(link)\">", with: "<a href=\"\(link)\" aria-current=\"page\">")
+        let scriptTag = script.map { "<script src=\"\($0)\" defer></script>\n" } ?? ""
+        return Web.fill(shell, ["title": parts[0], "script": scriptTag, "connection": parts[1], "main": parts[2]])
     }
+
+    /// The screens without a link of their own in the nav, and the link that leads to them.
+    static let navigationLink: [String: String] =
+        Dictionary(uniqueKeysWithValues: ClinicScreen.screens.map { ($0, ClinicScreen.path) })
+        .merging([DetailsScreen.path: PrescriptionsScreen.path]) { first, _ in first }
 
     /// Shared by every screen's script (deferred scripts run in order, and top-level consts of
     /// classic scripts are visible to the ones after them).

@@ -119,7 +119,10 @@ enum WebSecurity {
             (FittingScreen.path, FittingScreen.script), (HearingTestScreen.path, HearingTestScreen.script),
             (VoiceScreen.path, VoiceScreen.script), (VoicePlay.path, VoicePlay.script),
         ]
-        return Set(screens.flatMap { [$0.path, $0.script] } + [SessionRoutes.script, Assets.commonScript, Assets.styleSheetPath])
+        return Set(
+            screens.flatMap { [$0.path, $0.script] } + [
+                ClinicScreen.path, SessionRoutes.script, Assets.commonScript, Assets.styleSheetPath,
+            ])
     }()
 
     /// The secret in an upgrade's `Sec-WebSocket-Protocol` list, if any.

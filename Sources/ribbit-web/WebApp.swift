@@ -29,6 +29,7 @@ enum WebApp {
         PrescriptionsScreen.addRoutes(to: router, daemon: daemon, history: history)
         LoadScreen.addRoutes(to: router, daemon: daemon, intake: IntakeBridge(paths: RibbitPaths()))
         DetailsScreen.addRoutes(to: router, history: history)
+        ClinicScreen.addRoutes(to: router)
         LiveScreen.addRoutes(to: router, feed: LiveFeed(socketPath: daemon.socketPath))
         FittingScreen.addRoutes(to: router, daemon: daemon, history: history, keys: keys)
         HearingTestScreen.addRoutes(to: router, daemon: daemon)

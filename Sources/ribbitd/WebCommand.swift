@@ -15,9 +15,11 @@ struct WebCommand: ParsableCommand {
             Home shows the active prescription and the daemon's state, with pause, bypass, volume, \
             program and a trial's Keep/Revert; Prescriptions lists the history by environment, to use, \
             remove or export one; Load previews a QR code's photo or a .rx file before loading it; \
-            Details shows one with its audiogram; Live charts the sound per ear as `ribbitd dump` does; \
-            Fitting turns an audiogram into targets, a trial and a signed QR code; Hearing test runs one \
-            and shows its audiogram; Voice games plays them with a child. It talks to the running daemon \
+            Details shows one with its audiogram. \
+            Hearing test runs one and shows its audiogram. Clinic leads to the audiologist's and the \
+            therapist's screens, out of the wearer's way: Live charts the sound per ear as `ribbitd dump` \
+            does; Fitting turns an audiogram into targets, a trial \
+            and a signed QR code; Voice games plays them with a child. It talks to the running daemon \
             like the other commands and never opens JACK. It listens on \
             127.0.0.1:\(WebListenAddress.defaultPort) until stopped (Ctrl-C). Its personal link holds an \
             access token (new at each start, in $XDG_RUNTIME_DIR/ribbit/web-token, mode 0600); it prints the \

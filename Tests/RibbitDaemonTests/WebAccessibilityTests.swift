@@ -7,7 +7,7 @@ import Testing
 /// phone and a laptop, light and dark, and at the largest text size; and reached by keyboard.
 /// `make test` fetches axe.min.js into .build/test-tools (see the Makefile).
 extension WebDaemonTests {
-    static let screensToAudit = ["/", "/prescriptions", "/load", "/details?id=1", "/live", "/fitting", "/hearing-test"]
+    static let screensToAudit = ["/", "/prescriptions", "/load", "/details?id=1", "/live", "/fitting", "/hearing-test", "/clinic"]
 
     @Test func webAppScreensPassAnAccessibilityAudit() throws {
         let chromium = try #require(Built.tool("chromium"), "chromium is needed (make dev-deps installs it)")

@@ -155,7 +155,7 @@ extension WebDaemonTests {
             let counted = dom.range(of: #"Live: [0-9]+ frames"#, options: .regularExpression).map { String(dom[$0]) }
             let count = Int(counted?.split(separator: " ")[1] ?? "") ?? 0
             #expect(count >= 20, "\(label): the status line: \(counted ?? dom)")
-            #expect(dom.contains(#"<a href="/live" aria-current="page">Live</a>"#))
+            #expect(dom.contains(#"<a href="/clinic" aria-current="page">Clinic</a>"#))
             #expect(dom.contains(#"class="target""#) && dom.contains("Level (dB SPL)"), "\(label): the chart was not drawn")
             #expect(dom.contains("Right ear: input ") && dom.contains(" dB SPL, output "), "\(label): no summary")
             let png = try browser.screenshot(width: width, height: height)
