@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import RibbitFitting
 import RibbitImage
+import RibbitIntake
 import RibbitPrescription
 import RibbitQR
 import RibbitSettings
@@ -124,8 +125,13 @@ struct FittingForm: Decodable {
         /// the clinical note for a loss amplification cannot serve; null when there is none.
         var shortfall: String?
         var clinicalNote: String?
+        /// Per fitted ear, its compressor bands as `ribbitd rx show --json` gives them: the
+        /// gain played and the target for speech at 50, 65 and 80 dB SPL, knee, ratio, limit.
+        var bands: [String: [PrescriptionReport.BandReport]]
 
-        private enum CodingKeys: String, CodingKey { case rule, version, frequenciesHz, left, right, played, shortfall, clinicalNote }
+        private enum CodingKeys: String, CodingKey {
+            case rule, version, frequenciesHz, left, right, played, shortfall, clinicalNote, bands
+        }
 
         /// An ear not fitted as null, not left out: the page tells "not fitted" from "not sent".
         func encode(to encoder: any Encoder) throws {
@@ -138,6 +144,7 @@ struct FittingForm: Decodable {
             try container.encode(played, forKey: .played)
             try container.encode(shortfall, forKey: .shortfall)
             try container.encode(clinicalNote, forKey: .clinicalNote)
+            try container.encode(bands, forKey: .bands)
         }
     }
 
@@ -156,10 +163,13 @@ struct FittingForm: Decodable {
         }
         let deliveries = CompressorFitting.deliveries(rx, trusted: false)
         let played = Ear.allCases.compactMap { e in ear(e, fitting.playedGainDB).map { (e.rawValue, $0) } }
+        // Unsigned, as the screen's fitting is until its QR code is made (and as a trial plays it).
+        let report = PrescriptionReport(rx, fitting: fitting, signature: "unsigned", trusted: false)
         return Targets(
             rule: rx.rule.rawValue, version: rx.version, frequenciesHz: frequencies, left: ear(.left, fitting.targetGainDB),
             right: ear(.right, fitting.targetGainDB), played: Dictionary(uniqueKeysWithValues: played),
-            shortfall: CompressorFitting.shortfallSummary(rx), clinicalNote: ClinicalNote.text(rx, deliveries: deliveries))
+            shortfall: CompressorFitting.shortfallSummary(rx), clinicalNote: ClinicalNote.text(rx, deliveries: deliveries),
+            bands: report.ears.compactMapValues(\.bands))
     }
 }
 

@@ -224,6 +224,30 @@ extension WebDaemonTests {
         }
         let text = try daemon.ribbitd(["rx", "show", pngFile.path]).stdout
         #expect(text.contains("signed by Dr Ada Test (trusted)") && text.contains("Web fitting trial"), "\(text)")
+
+        // Soft, average and loud speech per band: the screen's table is `rx show --json`'s, for
+        // the fitting as the screen tries it (unsigned: the signature line left off).
+        struct Band: Decodable, Equatable {
+            var centreHz: Double
+            var gain50DB, gain65DB, gain80DB, target50DB, target65DB, target80DB: Double
+            var cappedBy: [String?]
+            var kneeDBSPL: Double?
+            var ratio: Double
+            var limitDBSPL: Double
+        }
+        struct Bands: Decodable {
+            struct Ear: Decodable { var bands: [Band]? }
+            var ears: [String: Ear]?
+            var bands: [String: [Band]]?
+        }
+        let unsigned = web.directory.appendingPathComponent("fitting-unsigned.rx")
+        try Data(made.rx.split(separator: "\n").filter { !$0.hasPrefix("sig:") }.map { $0 + "\n" }.joined().utf8).write(to: unsigned)
+        let cli = try JSONDecoder().decode(Bands.self, from: Data(try daemon.ribbitd(["rx", "show", "--json", unsigned.path]).stdout.utf8))
+        let screen = try JSONDecoder().decode(Bands.self, from: try web.request("POST", "/api/fitting/targets", json: qrJSON).body)
+        for ear in ["right", "left"] {
+            let expected = try #require(cli.ears?[ear]?.bands, "rx show --json has no bands for the \(ear) ear")
+            #expect(expected.count >= 8 && screen.bands?[ear] == expected, "\(ear): \(String(describing: screen.bands?[ear]))")
+        }
         // The bytes `ribbitd rx make --sign` writes for the same prescription and key.
         let cliPNG = web.directory.appendingPathComponent("cli.png")
         let remade = try daemon.ribbitd(["rx", "make", rxFile.path, "--sign", keys + "/Dr-Ada-Test.key", "-o", cliPNG.path])
@@ -287,6 +311,42 @@ extension WebDaemonTests {
         #expect(capped.contains("+65.4 → +50"), "\(capped)")
         #expect(try browser.evaluate(##"document.querySelectorAll("#gain-chart .trace.wish.right").length"##) as? Int == 1)
         #expect(try browser.evaluate(#"document.getElementById("targets-shortfall").hidden"#) as? Bool == false)
+        // The band table draws what the server computed: the right ear's rows, capped cells with
+        // the rule's target and what plays, against /api/fitting/targets for the same form.
+        let drawn =
+            try browser.evaluate(
+                ##"JSON.stringify([...document.querySelectorAll("#bands table.right tbody tr")].map((tr) => [...tr.children].map((c) => c.textContent)))"##
+            ) as? String ?? "[]"
+        let rows = try #require(try? JSONSerialization.jsonObject(with: Data(drawn.utf8)) as? [[String]], "\(drawn)")
+        // Asked with the page's own session and form.
+        let reply = try browser.evaluate(#"postJSON("/api/fitting/targets", form()).then((r) => r.text())"#) as? String ?? ""
+        let answer = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any]
+        let bands = try #require((answer?["bands"] as? [String: Any])?["right"] as? [[String: Any]], "\(reply)")
+        #expect(rows.count == bands.count && !rows.isEmpty, "\(rows)")
+        func signed(_ db: Double) -> String {
+            (db > 0 ? "+" : "")
+                + (db == db.rounded() ? String(Int(db)) : String(format: "%.1f", db)).replacingOccurrences(of: "-", with: "−")
+        }
+        for (row, band) in zip(rows, bands) {
+            let capped = band["cappedBy"] as? [Any] ?? []
+            let played = ["gain50DB", "gain65DB", "gain80DB"].map { band[$0] as? Double ?? .nan }
+            let target = ["target50DB", "target65DB", "target80DB"].map { band[$0] as? Double ?? .nan }
+            var expected = [String(band["centreHz"] as? Int ?? Int(band["centreHz"] as? Double ?? 0))]
+            for level in 0..<3 {
+                expected.append(capped[level] is String ? signed(target[level]) + " → " + signed(played[level]) : signed(played[level]))
+            }
+            #expect(Array(row.prefix(4)) == expected, "\(row) against \(band)")
+        }
+        #expect(rows.contains { $0[1].contains("→") }, "the severe loss's soft speech is capped somewhere: \(rows)")
+        if let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"] {
+            for (label, width, height) in [("laptop", 1280, 800), ("phone", 390, 844)] {
+                try browser.call(
+                    "Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
+                _ = try browser.evaluate(#"document.getElementById("bands-card").scrollIntoView(); true"#)
+                try browser.screenshot(width: width, height: height).write(
+                    to: URL(fileURLWithPath: keep).appendingPathComponent("web-fitting-bands-\(label).png"))
+            }
+        }
         let shot = try browser.screenshot(width: 1280, height: 800)
         if let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"] {
             try shot.write(to: URL(fileURLWithPath: keep).appendingPathComponent("web-fitting-capped-laptop.png"))

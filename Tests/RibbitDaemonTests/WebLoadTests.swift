@@ -200,6 +200,42 @@ extension WebDaemonTests {
         #expect(dom.stdout.contains(#"<h3 class="name">Mild sloping high-frequency loss</h3>"#), "\(dom.stdout)")
         #expect(dom.stdout.contains("<svg") && dom.stdout.contains("audiogram-right-mark") && dom.stdout.contains("<caption>Right ear (O)"))
         #expect(dom.stdout.contains(#"<button type="button" id="use" class="use">Load</button>"#), "not active: Load shows")
+        // Soft, average and loud speech per band, each row as `ribbitd show 1 --json` gives the band.
+        struct Band: Decodable {
+            var centreHz: Double
+            var gain50DB, gain65DB, gain80DB, target50DB, target65DB, target80DB: Double
+            var cappedBy: [String?]
+            var kneeDBSPL: Double?
+            var ratio: Double
+            var limitDBSPL: Double
+        }
+        struct ShownBands: Decodable {
+            struct Ear: Decodable { var bands: [Band]? }
+            struct Rx: Decodable { var ears: [String: Ear] }
+            var prescription: Rx
+        }
+        // As the page writes a level: at most one decimal, a real minus sign.
+        func decibels(_ db: Double) -> String {
+            (db == db.rounded() ? String(Int(db)) : String(format: "%.1f", db)).replacingOccurrences(of: "-", with: "−")
+        }
+        func signed(_ db: Double) -> String { (db > 0 ? "+" : "") + decibels(db) }
+        let cliBands = try JSONDecoder().decode(ShownBands.self, from: Data(try daemon.ribbitd(["show", "1", "--json"]).stdout.utf8))
+        for ear in ["right", "left"] {
+            let bands = try #require(cliBands.prescription.ears[ear]?.bands, "\(ear): no bands in ribbitd show --json")
+            for band in bands {
+                let levels = [(band.gain50DB, band.target50DB), (band.gain65DB, band.target65DB), (band.gain80DB, band.target80DB)]
+                let cells = zip(levels, band.cappedBy).map { level, capped in
+                    capped.map {
+                        #"<td class="capped" title="the rule asks for \#(signed(level.1)) dB; \#($0) holds it">\#(signed(level.1))<span class="plays"> → \#(signed(level.0))</span></td>"#
+                    }
+                        ?? "<td>\(signed(level.0))</td>"
+                }
+                let row =
+                    #"<tr><th scope="row">\#(Int(band.centreHz))</th>"# + cells.joined()
+                    + "<td>\(band.kneeDBSPL.map(decibels) ?? "linear")</td><td>\(String(format: "%.2f", band.ratio))</td><td>\(decibels(band.limitDBSPL))</td></tr>"
+                #expect(dom.stdout.contains(row), "\(ear): no row \(row)")
+            }
+        }
         var console = dom.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }
         #expect(console.isEmpty, "the page wrote to the console: \(console)")
         let loadDOM = try Built.run(chromium, common + ["--enable-logging=stderr", "--v=0", "--dump-dom", load], timeoutSeconds: 60)

@@ -106,3 +106,31 @@ function needsSession(link, download) {
   return link;
 }
 
+
+// One ear's compressor bands as `ribbitd rx show` prints them: the insertion gain (REIG) played
+// for speech at 50, 65 and 80 dB SPL, with the rule's target where ribbit plays less, the knee,
+// the ratio and the output limit (dB SPL at the headphones, as the calibration measured them).
+function bandTable(bands, ear) {
+  const table = el("table", { class: "gains bands " + ear });
+  table.append(el("caption", { text: ear === "right" ? "Right ear (O)" : "Left ear (X)" },
+    el("span", { class: "note", text: " insertion gain (dB) for speech at 50, 65 and 80 dB SPL" })));
+  const heads = ["Band (Hz)", "Soft, 50 dB SPL", "Average, 65", "Loud, 80", "Knee (dB SPL)", "Ratio", "Limit (dB SPL)"];
+  table.append(el("thead", {}, el("tr", {}, ...heads.map((text) => el("th", { scope: "col", text })))));
+  const body = el("tbody");
+  for (const band of bands) {
+    const row = el("tr", {}, el("th", { scope: "row", text: String(band.centreHz) }));
+    const levels = [[band.gain50DB, band.target50DB], [band.gain65DB, band.target65DB], [band.gain80DB, band.target80DB]];
+    levels.forEach(([played, target], i) => {
+      const capped = band.cappedBy[i];
+      row.append(capped
+        ? el("td", { class: "capped", title: "the rule asks for " + signed(target) + " dB; " + capped + " holds it" },
+          signed(target), el("span", { class: "plays", text: " → " + signed(played) }))
+        : el("td", { text: signed(played) }));
+    });
+    row.append(el("td", { text: band.kneeDBSPL == null ? "linear" : decibels(band.kneeDBSPL) }),
+      el("td", { text: band.ratio.toFixed(2) }), el("td", { text: decibels(band.limitDBSPL) }));
+    body.append(row);
+  }
+  table.append(body);
+  return table;
+}

@@ -64,6 +64,11 @@ function drawAudiogram(values) {
 function drawTargets(targets) {
   const body = $("targets-body");
   body.replaceChildren();
+  // Soft, average and loud speech per band, as the fitting plays them.
+  const bands = targets ? ["right", "left"].filter((ear) => targets.bands[ear]) : [];
+  $("bands").replaceChildren(...bands.map((ear) => bandTable(targets.bands[ear], ear)));
+  $("bands").tabIndex = 0;  // it scrolls sideways on a phone: a keyboard reaches it
+  $("bands-card").hidden = bands.length === 0;
   const chart = $("gain-chart");
   // Up to the highest target (the rule's wish above ribbit's maximum shows too), 50 at least.
   const highest = targets ? Math.max(50, ...ears.flatMap((ear) => Object.values(targets[ear] || {}).filter((v) => v !== null))) : 50;

@@ -52,6 +52,10 @@ function showPrescription(box, data) {
   const grid = el("div", { class: "rx-grid" }, figure, facts);
   if (data.gainSVG) grid.append(el("div", { class: "gain-chart" }, svgFigure(data.gainSVG, "gain-figure"), shortfall(rx)));
   grid.append(el("div", { class: "tables" }, earTable(rx, "right", "Right ear (O)"), earTable(rx, "left", "Left ear (X)")));
+  const bands = ["right", "left"].filter((ear) => rx.ears[ear]?.bands)
+    .map((ear) => el("div", { class: "band-table", tabindex: "0", role: "group", "aria-label": (ear === "right" ? "Right" : "Left") + " ear per band" },
+      bandTable(rx.ears[ear].bands, ear)));
+  if (bands.length > 0) grid.append(el("div", { class: "bands-tables" }, ...bands));
   box.append(grid);
 }
 
