@@ -173,13 +173,15 @@ demo: dev-deps build
 rt-check:
 	swift build -c release --scratch-path .build/rt-check -Xswiftc -DRIBBIT_RT_AUDIT --target RibbitJack
 
-# Engine speed against bare FFTW, then the daemon under JACK: latency, load, xruns, memory.
+# Engine speed against bare FFTW, then the daemon under JACK: latency, load, xruns, memory;
+# then what each dependency costs each binary.
 bench: dev-deps build
 	$(RELEASE) --product ribbit-bench
 	$(RELEASE) --product ribbit-probe
 	.build/release/ribbit-bench
 	bench/jack-bench.sh
 	bench/start-bench.sh
+	bench/binary-cost.py
 
 # libFuzzer on the prescription parser and the image path, FUZZ_SECONDS each (default 60),
 # seeded with the sample prescriptions and their codes as PNG and JPEG (a mutated PNG nearly
