@@ -2,11 +2,13 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
+import RibbitStore
 
 /// The Live screen: `ribbitd dump` in the browser. The daemon's dump frames come over a
 /// WebSocket (/api/live/socket, 20 a second, each cut down to what the chart draws: LiveFrame),
 /// drawn by /live.js as third-octave input and output levels per ear with the target marked,
-/// and the broadband levels; Save writes the last seconds as `ribbitd dump --csv/--svg` does.
+/// in dB SPL the active prescription's thresholds, UCLs and output limits over them (a
+/// SpeechMap: /api/speechmap), and the broadband levels; Save writes the last seconds as `ribbitd dump --csv/--svg` does.
 enum LiveScreen {
     static let path = "/live"
     static let script = "/live.js"
@@ -16,7 +18,9 @@ enum LiveScreen {
         Assets.screen(path: path, script: script, file: main)
     }
 
-    static func addRoutes<Context: WebSocketRequestContext & RequestContext>(to router: Router<Context>, feed: LiveFeed) {
+    static func addRoutes<Context: WebSocketRequestContext & RequestContext>(
+        to router: Router<Context>, feed: LiveFeed, daemon: DaemonBridge, history: HistoryBridge
+    ) {
         let page = Assets.response(html, type: "text/html; charset=utf-8")
         let scriptFile = Assets.response(javaScript, type: "text/javascript; charset=utf-8")
         router.get(RouterPath(stringLiteral: path)) { _, _ in page }
@@ -34,6 +38,16 @@ enum LiveScreen {
                     group.cancelAll()
                 }
             })
+        // The SpeechMap's lines: the thresholds, UCLs and band limits of what the daemon plays.
+        router.get("/api/speechmap") { _, _ in
+            guard case .success(let status) = await daemon.send(.status), let id = status.prescription?.id else {
+                return WebApp.plain(.notFound, "no prescription playing: nothing to draw over the sound")
+            }
+            switch await history.speechMap(id: id) {
+            case .success(let map): return WebApp.json(HistoryEntry.json(map))
+            case .failure(let failure): return WebApp.plain(failure)
+            }
+        }
         router.get("/api/live/:file") { _, context in
             let file = context.parameters.get("file") ?? ""
             let kind = file.hasPrefix("recording.") ? String(file.dropFirst("recording.".count)) : ""

@@ -30,7 +30,7 @@ enum WebApp {
         LoadScreen.addRoutes(to: router, daemon: daemon, intake: IntakeBridge(paths: RibbitPaths()))
         DetailsScreen.addRoutes(to: router, history: history)
         ClinicScreen.addRoutes(to: router)
-        LiveScreen.addRoutes(to: router, feed: LiveFeed(socketPath: daemon.socketPath))
+        LiveScreen.addRoutes(to: router, feed: LiveFeed(socketPath: daemon.socketPath), daemon: daemon, history: history)
         FittingScreen.addRoutes(to: router, daemon: daemon, history: history, keys: keys)
         HearingTestScreen.addRoutes(to: router, daemon: daemon)
         HearingTestResultsRoutes.addRoutes(to: router, daemon: daemon, tests: HearingTestBridge(storePath: history.storePath))

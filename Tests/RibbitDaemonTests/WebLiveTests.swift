@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RibbitMonitor
+import RibbitPrescription
 import RibbitTestSupport
 import Testing
 
@@ -164,6 +165,36 @@ extension WebDaemonTests {
             if let keep {
                 try? FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true)
                 try png.write(to: keep.appendingPathComponent("web-live-\(label).png"))
+            }
+            // The SpeechMap: the playing prescription's thresholds in dB SPL (its dB HL plus the
+            // reference its UCLs convert with), drawn where the chart puts that level.
+            try browser.wait(for: "window.liveSpeechMap.right !== undefined && window.liveSpeechMap.left !== undefined")
+            let map = try #require(try JSONSerialization.jsonObject(with: web.request("GET", "/api/speechmap").body) as? [String: Any])
+            let playing = try #require(try daemon.status().prescription?.id)
+            let shown = try #require(
+                try JSONSerialization.jsonObject(with: Data(daemon.ribbitd(["show", String(playing), "--json"]).stdout.utf8))
+                    as? [String: Any])
+            let rx = try #require(shown["prescription"] as? [String: Any])
+            #expect((map["reference"] as? String)?.contains("ISO 389-7") == true, "\(map)")
+            for ear in ["right", "left"] {
+                let levels = try #require(((rx["ears"] as? [String: Any])?[ear] as? [String: Any])?["thresholdsDBHL"] as? [String: Int])
+                let splJSON = try #require(((map["ears"] as? [String: Any])?[ear] as? [String: Any])?["thresholdsDBSPL"] as? [String: Any])
+                let spl = splJSON.mapValues { ($0 as? NSNumber)?.doubleValue ?? .nan }
+                #expect(Set(spl.keys) == Set(levels.keys), "\(ear): \(spl) against \(levels)")
+                for (hz, hl) in levels {
+                    let expected = Double(hl) + Camfit.retsplDB(atHz: Double(hz)!)
+                    #expect(abs((spl[hz] ?? .nan) - expected) <= 0.05, "\(ear) \(hz) Hz: \(spl[hz] ?? .nan) dB SPL, \(hl) dB HL")
+                }
+                let drawn = try text("JSON.stringify(window.liveSpeechMap.\(ear).thresholds)")
+                let points = try #require(try JSONSerialization.jsonObject(with: Data(drawn.utf8)) as? [[Any]]).map { point in
+                    point.map { ($0 as? NSNumber)?.doubleValue ?? .nan }
+                }
+                #expect(points.count == levels.count, "\(ear): \(points)")
+                for point in points {
+                    // The chart: 0 to 120 dB SPL from y 270 up to y 12.
+                    let expected = 270 - (spl[String(Int(point[0]))] ?? .nan) / 120 * 258
+                    #expect(abs(point[2] - expected) < 0.5, "\(ear): \(point) drawn at y \(point[2]), not \(expected)")
+                }
             }
             if label == "laptop" {
                 // One browser streams for 20 s: ribbit-web's CPU (utime + stime) and RSS.

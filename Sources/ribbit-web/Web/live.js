@@ -12,6 +12,12 @@ let drawPending = false;
 let lastSummary = -Infinity;
 const recentTimes = [];
 let scale = null;  // { spl, low, high }
+// The SpeechMap's lines (/api/speechmap) for the prescription the frames name, drawn over the
+// bars when they are in dB SPL; for tests, where each line's points were drawn.
+let speechMap = null;
+let speechMapFor;
+const drawnMap = {};
+window.liveSpeechMap = drawnMap;
 
 function yOf(db) {
   const clamped = Math.min(Math.max(db, scale.low), scale.high);
@@ -44,11 +50,55 @@ function build(ear, bandsHz) {
     root.append(input, output, target);
     return { input, output, target };
   });
+  if (scale.spl && speechMap?.ears?.[ear]) drawSpeechMap(root, ear, bandsHz, width);
   root.append(svg("rect", { class: "frame", x: box.left, y: box.top, width: box.right - box.left, height: box.bottom - box.top }));
   root.append(svg("text", { x: (box.left + box.right) / 2, y: 322, "text-anchor": "middle", text: "Frequency (Hz)" }));
   root.append(svg("text", { x: 18, y: (box.top + box.bottom) / 2, "text-anchor": "middle",
     transform: `rotate(-90 18 ${(box.top + box.bottom) / 2})`, text: "Level (" + (scale.spl ? "dB SPL" : "dBFS") + ")" }));
   charts[ear] = bars;
+}
+
+// Where a frequency lies on the band axis: between the centres around it, on a log scale.
+function xOfHz(hz, bandsHz, width) {
+  let i = 0;
+  while (i < bandsHz.length - 2 && bandsHz[i + 1] <= hz) i++;
+  const position = i + Math.log(hz / bandsHz[i]) / Math.log(bandsHz[i + 1] / bandsHz[i]);
+  return box.left + (position + 0.5) * width;
+}
+
+// The ear's thresholds (O right, X left; an arrow where nothing was heard), its UCLs (*) and
+// each band's output limit (dashed), all in dB SPL.
+function drawSpeechMap(root, ear, bandsHz, width) {
+  const map = speechMap.ears[ear];
+  const points = (levels) => Object.keys(levels).map(Number).sort((a, b) => a - b)
+    .filter((hz) => hz >= bandsHz[0] && hz <= bandsHz[bandsHz.length - 1]).map((hz) => [hz, xOfHz(hz, bandsHz, width), yOf(levels[hz])]);
+  const line = (list, kind) => root.append(svg("polyline", { class: "map " + kind, points: list.map((p) => p[1] + "," + p[2]).join(" ") }));
+  const limits = map.limits.filter((l) => l.centreHz >= bandsHz[0]).map((l) => [l.centreHz, xOfHz(l.centreHz, bandsHz, width), yOf(l.dBSPL)]);
+  line(limits, "limit");
+  const thresholds = points(map.thresholdsDBSPL);
+  line(thresholds, "threshold");
+  for (const [hz, x, y] of thresholds) {
+    root.append(ear === "right"
+      ? svg("circle", { class: "map mark", cx: x, cy: y, r: 7 })
+      : svg("path", { class: "map mark", d: `M${x - 6},${y - 6}L${x + 6},${y + 6}M${x - 6},${y + 6}L${x + 6},${y - 6}` }));
+    if (map.noResponseHz.includes(hz)) root.append(svg("path", { class: "map mark", d: `M${x},${y + 8}l0,14m-5,-6l5,6l5,-6` }));
+  }
+  const ucl = map.uclDBSPL ? points(map.uclDBSPL) : [];
+  if (ucl.length > 0) line(ucl, "ucl");
+  for (const [, x, y] of ucl) root.append(svg("text", { class: "map ucl-mark", x, y: y + 12, "text-anchor": "middle", text: "*" }));
+  drawnMap[ear] = { thresholds, ucl, limits };
+}
+
+// The lines for the prescription now playing: asked again when the frames name another.
+async function loadSpeechMap(prescription) {
+  speechMapFor = prescription;
+  speechMap = prescription ? await apiGet("/api/speechmap", () => {}) : null;
+  if (speechMapFor !== prescription) return;
+  for (const ear of Object.keys(charts)) delete charts[ear];
+  for (const ear of Object.keys(drawnMap)) delete drawnMap[ear];
+  $("live-reference").textContent = !speechMap ? ""
+    : "Thresholds and UCLs in dB SPL: " + speechMap.reference + "; output limits per band as the prescription sets them.";
+  if (latest && !drawPending) { drawPending = true; requestAnimationFrame(draw); }
 }
 
 function setBar(rect, db) {
@@ -67,6 +117,7 @@ function draw() {
   drawPending = false;
   const frame = latest;
   const spl = frame.calibration !== null && frame.calibration !== undefined;
+  if ((frame.prescription || null) !== speechMapFor) loadSpeechMap(frame.prescription || null);
   if (!scale || scale.spl !== spl) {
     scale = spl ? { spl, low: 0, high: 120 } : { spl, low: -100, high: 0 };
     for (const ear of Object.keys(charts)) delete charts[ear];
