@@ -52,6 +52,8 @@ let package = Package(
         .systemLibrary(name: "CZbar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // glibc's malloc.h: ribbit-web gives back freed pages when its last stream closes.
+        .systemLibrary(name: "CMalloc"),
 
         // The real-time primitives: config slot, seqlock, SPSC ring, block/hop adapter; the rules.
         .target(name: "RibbitRealtime"),
@@ -150,7 +152,8 @@ let package = Package(
             dependencies: [
                 "RibbitControl", "RibbitSettings", "RibbitStore", "RibbitQR", "RibbitIntake", "RibbitPlot", "RibbitPrescription",
                 "RibbitFitting", "RibbitSignature", "RibbitImage", "RibbitMonitor", "RibbitDumpFiles", "RibbitAudiometry",
-                "RibbitAudiogramReport", "RibbitVoice", "RibbitSystem", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+                "RibbitAudiogramReport", "RibbitVoice", "RibbitSystem", "CMalloc", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),

@@ -1,3 +1,4 @@
+import CMalloc
 import Foundation
 import RibbitControl
 import Synchronization
@@ -74,7 +75,14 @@ final class SharedDaemonStream<Message: Sendable>: Sendable {
                 if state.subscribers.isEmpty { state.running = false }
                 return !state.running
             }
-            if stop { return }  // `stream` closes here, and the daemon stops analysing
+            if stop {
+                // `stream` closes here, and the daemon stops analysing. What the sockets' frames
+                // took goes back to the system: the allocator keeps freed pages otherwise, and
+                // the web app would stay at its streaming size for good.
+                stream = nil
+                malloc_trim(0)
+                return
+            }
             guard let open = stream else {
                 do {
                     stream = try DaemonConnection(socketPath: socketPath).stream(command)

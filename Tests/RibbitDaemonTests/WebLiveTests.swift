@@ -140,6 +140,7 @@ extension WebDaemonTests {
         defer { probe.cancel() }
         let web = try WebAppUnderTest(daemon: daemon)
         #expect(try web.logIn().status == 200)
+        let idle = try ProcessFigures(pid: web.process.processIdentifier)
         let link = web.personalURL.replacingOccurrences(of: "/?token=", with: "/live?token=")
         let keep = ProcessInfo.processInfo.environment["RIBBIT_WEB_SCREENSHOTS"].map { URL(fileURLWithPath: $0) }
 
@@ -229,6 +230,15 @@ extension WebDaemonTests {
                 #expect(try listenersBecome(1), "the live view did not resume")
                 browser.stop()
                 #expect(try listenersBecome(0), "the dump connection outlived the browser")
+                usleep(500_000)
+                let left = try ProcessFigures(pid: pid)
+                let parts =
+                    (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8))?.split(separator: "\n").filter {
+                        $0.hasPrefix("Rss")
+                    } ?? []
+                print(
+                    "ribbit-web RSS: idle \(idle.rssKB) kB, streaming \(after.rssKB) kB, after the last client left \(left.rssKB) kB (\(parts.joined(separator: ", ")))"
+                )
             }
             #expect(browser.problems.isEmpty, "\(label): the page wrote to the console: \(browser.problems)")
             browser.stop()

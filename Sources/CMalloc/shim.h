@@ -1,0 +1,2 @@
+// glibc's allocator controls (malloc_trim), which the Glibc module leaves out.
+#include <malloc.h>
