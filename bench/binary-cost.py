@@ -25,9 +25,11 @@ import tempfile
 BINARIES = ["ribbitd", "ribbit-web", "ribbit-audio"]
 SWIFTC = shutil.which("swiftc") or "/opt/swift/usr/bin/swiftc"
 MANGLED = re.compile(r"^\$s(\d+)([A-Za-z_][A-Za-z0-9_]*)")
+# An extension of a standard type in another module: $sSS10FoundationE... (String, in Foundation).
+EXTENSION = re.compile(r"^\$s(?:S[A-Za-z])+(\d+)([A-Za-z_][A-Za-z0-9_]*)")
 
 GROUPS = [
-    ("Foundation, ICU", lambda m: m.startswith("Foundation") or m.startswith("_Foundation") or m in ("ICU",)),
+    ("Foundation, CoreFoundation, ICU", lambda m: m.startswith("Foundation") or m.startswith("_Foundation") or m in ("ICU", "CoreFoundation")),
     ("Swift runtime, stdlib", lambda m: m in ("Swift", "_Concurrency", "_StringProcessing", "_RegexParser", "Dispatch",
                                               "SwiftShims", "Synchronization", "Glibc")),
     ("Swift metadata not named by module", lambda m: m == "swift (other)"),
@@ -48,17 +50,29 @@ def module_of(name):
     match = MANGLED.match(name)
     if match:
         return match.group(2)[: int(match.group(1))]
+    match = EXTENSION.match(name)
+    if match and match.group(2)[int(match.group(1)) : int(match.group(1)) + 1] == "E":
+        return match.group(2)[: int(match.group(1))]
+    if name.startswith(("$ss", "$sS")):  # the standard library's own, and its types' members
+        return "Swift"
     if name.startswith("$s") or name.startswith(("symbolic ", "associated conformance", "block_", "objectdestroy", "get_", "l_")):
         return "swift (other)"
+    # ICU as Foundation links it (its functions renamed swift_u..., its data icudtNN_dat) and
+    # CoreFoundation.
+    if name.startswith(("icudt", "swift_u", "swift_U")) or re.match(r"^_Z(?:N|TV|TS|TI|NK)\d*icu_\d+", name):
+        return "ICU"
+    if name.startswith(("CF", "_CF", "__CF", "kCF", "_kCF", "__kCF")):
+        return "CoreFoundation"
+    if name.startswith(("dispatch_", "_dispatch", "__dispatch")):
+        return "Dispatch"
     if name.startswith("CNIOBoringSSL"):
         return "BoringSSL"
     if name.startswith(("CNIO", "c_nio", "llparse", "llhttp")):
         return "NIO (C)"
-    lowered = name.lower()
-    if "icu" in lowered or name.startswith("ucol_") or name.startswith("ures_") or name.startswith("udat_"):
-        return "ICU"
-    if name.startswith("_ZN4toml") or "toml" in lowered:
+    if name.startswith(("_ZN4toml", "_ZNK4toml", "_ZTVN4toml", "_ZTIN4toml", "_ZTSN4toml")):
         return "toml++"
+    if name.startswith(("_ZN5swift", "_ZN7__swift", "_ZNK5swift", "_ZTVN5swift", "_ZTIN5swift", "_ZTSN5swift", "swift_", "_swift")):
+        return "Swift"  # the runtime, in C++
     if name.startswith(("SSL_", "EVP_", "CRYPTO_", "BN_", "X509", "ERR_", "bssl", "_ZN4bssl", "ssl_", "RSA_", "EC_", "ASN1_",
                         "PEM_", "BIO_", "OPENSSL_", "SHA", "AES_", "HMAC", "CBB_", "CBS_", "x509", "ec_", "bn_", "aes_")):
         return "BoringSSL"

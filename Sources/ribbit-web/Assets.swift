@@ -40,9 +40,10 @@ enum Assets {
         precondition(
             parts.count == 3 && parts[0].hasPrefix("<title>") && parts[1].hasPrefix("<p id=\"connection\""),
             "a screen's file opens with its <title> line and its <p id=\"connection\"> line")
-        let link = navigationLink[path] ?? path
+        // "page" on the screen's own link; "true" on the one that leads to it (not this page).
+        let (link, current) = navigationLink[path].map { ($0, "true") } ?? (path, "page")
         let shell = Web.text(PackageResources.page_html)
-            .replacingOccurrences(of: "<a href=\"\(link)\">", with: "<a href=\"\(link)\" aria-current=\"page\">")
+            .replacingOccurrences(of: "<a href=\"\(link)\">", with: "<a href=\"\(link)\" aria-current=\"\(current)\">")
         let scriptTag = script.map { "<script src=\"\($0)\" defer></script>\n" } ?? ""
         return Web.fill(shell, ["title": parts[0], "script": scriptTag, "connection": parts[1], "main": parts[2]])
     }

@@ -92,6 +92,8 @@ struct LiveFrame: Encodable {
     var time: Double
     var output: String
     var prescription: String?
+    /// Its history entry: the Live page asks for its SpeechMap again when it changes.
+    var prescriptionID: Int64?
     var latencyMs: Double
     var xruns: Int
     var limitedSamples: Int
@@ -106,6 +108,7 @@ struct LiveFrame: Encodable {
         time = (frame.time * 1000).rounded() / 1000
         output = frame.output.rawValue
         prescription = frame.prescription.map { "\($0.name) (\($0.environment))" }
+        prescriptionID = frame.prescription?.id
         latencyMs = r(Double(frame.latencyFrames) / Double(max(frame.sampleRate, 1)) * 1000)
         xruns = frame.xruns
         limitedSamples = frame.limitedSamples

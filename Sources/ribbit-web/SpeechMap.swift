@@ -23,21 +23,26 @@ struct SpeechMap: Encodable {
     }
 
     var prescription: String
-    /// The reference frame, as a person reads it.
+    /// The reference frame, as a person reads it (the output limit is the prescription's own:
+    /// it converts UCLs without named headphones with ISO 389-7, lower, so it lies lower).
     var reference: String
     var ears: [String: EarMap]
 
     init(_ rx: Prescription, trusted: Bool) {
         func round1(_ x: Double) -> Double { (x * 10).rounded() / 10 + 0 }
+        let headphones = rx.uclTransducer ?? .tdh39
+        let retspl = RETSPLTable.standard(headphones).dBSPLAtZeroHL
         func toSPL(_ levels: [Int: Int]) -> [String: Double] {
             Dictionary(
-                uniqueKeysWithValues: levels.map { (String($0.key), round1(Double($0.value) + rx.uclReferenceDBSPL(atHz: Double($0.key)))) }
-            )
+                uniqueKeysWithValues: levels.map {
+                    (String($0.key), round1(Double($0.value) + Camfit.interpolate(retspl, atHz: Double($0.key))))
+                })
         }
         prescription = "\(rx.name) (\(rx.environment))"
         reference =
-            rx.uclTransducer.map { "dB HL + the RETSPL of \($0.referenceName)" }
-            ?? "dB HL + ISO 389-7's free-field thresholds (no ucl-transducer)"
+            "dB HL + the RETSPL of \(headphones.referenceName)"
+            + (rx.uclTransducer == nil
+                ? ", the audiometer's usual earphone (the prescription names none)" : ", as the prescription names them")
         var ears = [String: EarMap]()
         for ear in Ear.allCases {
             guard let thresholds = rx.thresholds[ear], let settings = CompressorFitting.settings(rx, ear: ear, trusted: trusted) else {

@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import RibbitMonitor
-import RibbitPrescription
 import RibbitTestSupport
 import Testing
 
@@ -157,7 +156,7 @@ extension WebDaemonTests {
             let counted = dom.range(of: #"Live: [0-9]+ frames"#, options: .regularExpression).map { String(dom[$0]) }
             let count = Int(counted?.split(separator: " ")[1] ?? "") ?? 0
             #expect(count >= 20, "\(label): the status line: \(counted ?? dom)")
-            #expect(dom.contains(#"<a href="/clinic" aria-current="page">Clinic</a>"#))
+            #expect(dom.contains(#"<a href="/clinic" aria-current="true">Clinic</a>"#))
             #expect(dom.contains(#"class="target""#) && dom.contains("Level (dB SPL)"), "\(label): the chart was not drawn")
             #expect(dom.contains("Right ear: input ") && dom.contains(" dB SPL, output "), "\(label): no summary")
             let png = try browser.screenshot(width: width, height: height)
@@ -176,16 +175,28 @@ extension WebDaemonTests {
                 try JSONSerialization.jsonObject(with: Data(daemon.ribbitd(["show", String(playing), "--json"]).stdout.utf8))
                     as? [String: Any])
             let rx = try #require(shown["prescription"] as? [String: Any])
-            #expect((map["reference"] as? String)?.contains("ISO 389-7") == true, "\(map)")
+            // The prescription names no headphones: a TDH-39's RETSPL (ANSI S3.6 / ISO 389-1, NBS 9-A coupler).
+            #expect((map["reference"] as? String)?.contains("TDH-39") == true, "\(map)")
+            let tdh39: [String: Double] = [
+                "125": 45.0, "250": 25.5, "500": 11.5, "750": 8.0, "1000": 7.0, "1500": 6.5, "2000": 9.0, "3000": 10.0, "4000": 9.5,
+                "6000": 15.5, "8000": 13.0,
+            ]
             for ear in ["right", "left"] {
                 let levels = try #require(((rx["ears"] as? [String: Any])?[ear] as? [String: Any])?["thresholdsDBHL"] as? [String: Int])
                 let splJSON = try #require(((map["ears"] as? [String: Any])?[ear] as? [String: Any])?["thresholdsDBSPL"] as? [String: Any])
                 let spl = splJSON.mapValues { ($0 as? NSNumber)?.doubleValue ?? .nan }
                 #expect(Set(spl.keys) == Set(levels.keys), "\(ear): \(spl) against \(levels)")
                 for (hz, hl) in levels {
-                    let expected = Double(hl) + Camfit.retsplDB(atHz: Double(hz)!)
+                    let expected = Double(hl) + (tdh39[hz] ?? .nan)
                     #expect(abs((spl[hz] ?? .nan) - expected) <= 0.05, "\(ear) \(hz) Hz: \(spl[hz] ?? .nan) dB SPL, \(hl) dB HL")
                 }
+                // Each band's output limit, as `show --json` gives the band's.
+                let bands = try #require(((rx["ears"] as? [String: Any])?[ear] as? [String: Any])?["bands"] as? [[String: Any]])
+                let limits = try #require(((map["ears"] as? [String: Any])?[ear] as? [String: Any])?["limits"] as? [[String: Any]])
+                #expect(
+                    limits.map { ($0["dBSPL"] as? NSNumber)?.doubleValue ?? .nan }
+                        == bands.map { ($0["limitDBSPL"] as? NSNumber)?.doubleValue ?? 0 },
+                    "\(ear): \(limits) against \(bands)")
                 let drawn = try text("JSON.stringify(window.liveSpeechMap.\(ear).thresholds)")
                 let points = try #require(try JSONSerialization.jsonObject(with: Data(drawn.utf8)) as? [[Any]]).map { point in
                     point.map { ($0 as? NSNumber)?.doubleValue ?? .nan }

@@ -45,6 +45,16 @@ extension WebDaemonTests {
             #expect(shown.width <= width, "\(width)x\(height): the page is \(shown.width) px wide")
         }
 
+        // At the largest text size a phone scrolls down, never sideways (WCAG 1.4.10).
+        _ = try browser.evaluate("setTextSize(4); true")
+        let wide = try firstScreen(width: 390, height: 844)
+        let over =
+            try browser.evaluate(
+                ##"[...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > 391 || e.scrollWidth > e.clientWidth + 1).slice(-3).map((e) => e.outerHTML.slice(0, 80)).join(" | ")"##
+            ) as? String ?? ""
+        #expect(wide.width <= 390, "390x844 at 200 % text: the page is \(wide.width) px wide: \(over)")
+        _ = try browser.evaluate("setTextSize(0); true")
+
         // A trial: its Keep and Revert above everything else.
         #expect(try daemon.ribbitd(["load", "--trial", "15m", TestPaths.prescription("ski-slope.rx").path]).status == 0)
         try browser.call("Page.navigate", ["url": web.url])

@@ -66,8 +66,10 @@ function drawTargets(targets) {
   body.replaceChildren();
   // Soft, average and loud speech per band, as the fitting plays them.
   const bands = targets ? ["right", "left"].filter((ear) => targets.bands[ear]) : [];
-  $("bands").replaceChildren(...bands.map((ear) => bandTable(targets.bands[ear], ear)));
-  $("bands").tabIndex = 0;  // it scrolls sideways on a phone: a keyboard reaches it
+  // Each table in a box that scrolls sideways when it is wider than its column (a keyboard
+  // reaches the box), as the Load and Details screens have them.
+  $("bands").replaceChildren(...bands.map((ear) => el("div", { class: "band-table", tabindex: "0", role: "group",
+    "aria-label": (ear === "right" ? "Right" : "Left") + " ear per band" }, bandTable(targets.bands[ear], ear))));
   $("bands-card").hidden = bands.length === 0;
   const chart = $("gain-chart");
   // Up to the highest target (the rule's wish above ribbit's maximum shows too), 50 at least.

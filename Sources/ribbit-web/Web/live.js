@@ -81,7 +81,8 @@ function drawSpeechMap(root, ear, bandsHz, width) {
     root.append(ear === "right"
       ? svg("circle", { class: "map mark", cx: x, cy: y, r: 7 })
       : svg("path", { class: "map mark", d: `M${x - 6},${y - 6}L${x + 6},${y + 6}M${x - 6},${y + 6}L${x + 6},${y - 6}` }));
-    if (map.noResponseHz.includes(hz)) root.append(svg("path", { class: "map mark", d: `M${x},${y + 8}l0,14m-5,-6l5,6l5,-6` }));
+    // No response at the loudest level played: the threshold lies higher (louder is up).
+    if (map.noResponseHz.includes(hz)) root.append(svg("path", { class: "map mark", d: `M${x},${y - 8}l0,-14m-5,6l5,-6l5,6` }));
   }
   const ucl = map.uclDBSPL ? points(map.uclDBSPL) : [];
   if (ucl.length > 0) line(ucl, "ucl");
@@ -89,16 +90,24 @@ function drawSpeechMap(root, ear, bandsHz, width) {
   drawnMap[ear] = { thresholds, ucl, limits };
 }
 
-// The lines for the prescription now playing: asked again when the frames name another.
-async function loadSpeechMap(prescription) {
-  speechMapFor = prescription;
-  speechMap = prescription ? await apiGet("/api/speechmap", () => {}) : null;
-  if (speechMapFor !== prescription) return;
+// The lines for the prescription now playing (its history id): asked again when the frames
+// name another; after a failed request (the status not caught up yet), again 2 s later.
+async function loadSpeechMap(id) {
+  speechMapFor = id;
+  const map = id === null ? null : await apiGet("/api/speechmap", () => {});
+  if (speechMapFor !== id) return;  // another prescription since: its own request draws
+  speechMap = map;
+  if (id !== null && map === null) setTimeout(() => { if (speechMapFor === id) speechMapFor = undefined; }, 2000);
   for (const ear of Object.keys(charts)) delete charts[ear];
   for (const ear of Object.keys(drawnMap)) delete drawnMap[ear];
-  $("live-reference").textContent = !speechMap ? ""
-    : "Thresholds and UCLs in dB SPL: " + speechMap.reference + "; output limits per band as the prescription sets them.";
   if (latest && !drawPending) { drawPending = true; requestAnimationFrame(draw); }
+}
+
+// The dB SPL scale: 0 to 120, or higher when a threshold or UCL lies above 120.
+function splHigh() {
+  const levels = Object.values(speechMap?.ears || {})
+    .flatMap((ear) => [...Object.values(ear.thresholdsDBSPL), ...Object.values(ear.uclDBSPL || {})]);
+  return Math.max(120, Math.ceil((Math.max(0, ...levels) + 5) / 20) * 20);
 }
 
 function setBar(rect, db) {
@@ -117,11 +126,16 @@ function draw() {
   drawPending = false;
   const frame = latest;
   const spl = frame.calibration !== null && frame.calibration !== undefined;
-  if ((frame.prescription || null) !== speechMapFor) loadSpeechMap(frame.prescription || null);
-  if (!scale || scale.spl !== spl) {
-    scale = spl ? { spl, low: 0, high: 120 } : { spl, low: -100, high: 0 };
+  const id = frame.prescriptionID ?? null;
+  if (id !== speechMapFor) loadSpeechMap(id);
+  const high = spl ? splHigh() : 0;
+  if (!scale || scale.spl !== spl || scale.high !== high) {
+    scale = spl ? { spl, low: 0, high } : { spl, low: -100, high: 0 };
     for (const ear of Object.keys(charts)) delete charts[ear];
   }
+  $("live-reference").textContent = spl && speechMap
+    ? "Thresholds and UCLs in dB SPL: " + speechMap.reference + ". Output limits per band as the prescription sets them."
+    : spl ? "" : "In dBFS (no calibration): the thresholds, UCLs and output limits need dB SPL.";
   for (const ear of ["right", "left"]) {
     const values = frame.ears[ear];
     $("chart-" + ear).closest("section").hidden = !values;
