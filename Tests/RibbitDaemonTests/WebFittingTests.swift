@@ -227,18 +227,10 @@ extension WebDaemonTests {
 
         // Soft, average and loud speech per band: the screen's table is `rx show --json`'s, for
         // the fitting as the screen tries it (unsigned: the signature line left off).
-        struct Band: Decodable, Equatable {
-            var centreHz: Double
-            var gain50DB, gain65DB, gain80DB, target50DB, target65DB, target80DB: Double
-            var cappedBy: [String?]
-            var kneeDBSPL: Double?
-            var ratio: Double
-            var limitDBSPL: Double
-        }
         struct Bands: Decodable {
-            struct Ear: Decodable { var bands: [Band]? }
+            struct Ear: Decodable { var bands: [ReportedBand]? }
             var ears: [String: Ear]?
-            var bands: [String: [Band]]?
+            var bands: [String: [ReportedBand]]?
         }
         let unsigned = web.directory.appendingPathComponent("fitting-unsigned.rx")
         try Data(made.rx.split(separator: "\n").filter { !$0.hasPrefix("sig:") }.map { $0 + "\n" }.joined().utf8).write(to: unsigned)
@@ -352,4 +344,14 @@ extension WebDaemonTests {
             try shot.write(to: URL(fileURLWithPath: keep).appendingPathComponent("web-fitting-capped-laptop.png"))
         }
     }
+}
+
+/// A compressor band as `ribbitd rx show --json` and `show --json` report it (PrescriptionReport.BandReport).
+struct ReportedBand: Decodable, Equatable {
+    var centreHz: Double
+    var gain50DB, gain65DB, gain80DB, target50DB, target65DB, target80DB: Double
+    var cappedBy: [String?]
+    var kneeDBSPL: Double?
+    var ratio: Double
+    var limitDBSPL: Double
 }

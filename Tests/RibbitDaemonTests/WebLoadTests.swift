@@ -201,16 +201,8 @@ extension WebDaemonTests {
         #expect(dom.stdout.contains("<svg") && dom.stdout.contains("audiogram-right-mark") && dom.stdout.contains("<caption>Right ear (O)"))
         #expect(dom.stdout.contains(#"<button type="button" id="use" class="use">Load</button>"#), "not active: Load shows")
         // Soft, average and loud speech per band, each row as `ribbitd show 1 --json` gives the band.
-        struct Band: Decodable {
-            var centreHz: Double
-            var gain50DB, gain65DB, gain80DB, target50DB, target65DB, target80DB: Double
-            var cappedBy: [String?]
-            var kneeDBSPL: Double?
-            var ratio: Double
-            var limitDBSPL: Double
-        }
         struct ShownBands: Decodable {
-            struct Ear: Decodable { var bands: [Band]? }
+            struct Ear: Decodable { var bands: [ReportedBand]? }
             struct Rx: Decodable { var ears: [String: Ear] }
             var prescription: Rx
         }
