@@ -11,10 +11,18 @@ import Testing
 /// 1 kHz tone comes out 10 dB louder) and say in `status` what is wrong.
 extension DaemonTests {
     /// A history in `directory` whose active prescription is the +10 dB `quietCeilingPrescription`.
-    func makeHistoryPlayingTenDecibels(_ server: JackTestServer, directory: URL) throws {
+    func makeHistoryPlayingTenDecibels(_ server: JackTestServer, directory: URL, waitForWisdom: Bool = false) throws {
         let rx = try Self.quietCeilingPrescription(in: directory)
         let daemon = try DaemonUnderTest(server: server, arguments: ["--no-connect", "--rx", rx.path], directory: directory)
         #expect(try daemon.ribbitd(["volume", "+3"]).status == 0)  // so listening.json exists too
+        if waitForWisdom {
+            // The audio process saves FFTW's wisdom once the sound flows, after timing its plans
+            // (seconds on a loaded machine); stopped before, it saves none. The test that damages
+            // the file needs one: it waits for it (and fails when it never comes).
+            let wisdom = directory.appendingPathComponent(".cache/ribbit/fftw-wisdom")
+            let deadline = MonotonicSeconds.now() + 60
+            while !FileManager.default.fileExists(atPath: wisdom.path) && MonotonicSeconds.now() < deadline { usleep(50_000) }
+        }
         try daemon.stop()
     }
 
@@ -142,7 +150,7 @@ extension DaemonTests {
     func aDamagedFileStillPlays(file: String) throws {
         let server = try JackTestServer()
         let directory = try TestPaths.temporaryDirectory()
-        try makeHistoryPlayingTenDecibels(server, directory: directory)
+        try makeHistoryPlayingTenDecibels(server, directory: directory, waitForWisdom: file == "fftw-wisdom")
         let config = directory.appendingPathComponent("config/ribbit")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         let damaged: URL
