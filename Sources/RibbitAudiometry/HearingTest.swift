@@ -41,6 +41,10 @@ public struct Presentation: Sendable, Equatable, Codable {
     public var waitMs: Int
     public var pulses: PulsePattern
     public var responseWindowMs: Int
+    /// Masking noise in the other ear (the one not tested) while it plays, its effective level
+    /// in dB EM (a tone at X dB HL is just masked by X dB EM); nil: none. A masked step's silent
+    /// catch trials carry it too: the noise must not tell them apart.
+    public var maskingDBEM: Int? = nil
 }
 
 /// What the listener did in a presentation's response window.
@@ -101,6 +105,22 @@ public struct HearingTest: Sendable {
         public var missesAtMaximumForNoResponse = 2
         /// A backstop for listeners who answer in patterns the runs do not catch.
         public static let maximumPresentations = 40
+        /// The most masking noise per ear it plays in and frequency (dB EM): what the headphones
+        /// can play under the output limit. Empty: no masking; thresholds the other ear may have
+        /// heard stay unmasked and are flagged (`HearingTestFindings`).
+        public var maximumMaskingDBEM: [Ear: [Int: Int]] = [:]
+        /// The headphones' least interaural attenuation (`Transducer.interauralAttenuationDB`).
+        public var interauralAttenuationDB = 40
+        /// Masking's safety margin: the noise lies this far above what it must mask (the other
+        /// ear's threshold, and the tone as it arrives there through the head).
+        public static let maskingSafetyDB = 10
+        /// The plateau: the masked threshold is found again with this much more noise, and it
+        /// holds when it rises by at most `plateauToleranceDB` (5 dB: one step, the bracketing's
+        /// own uncertainty); otherwise the noise was too weak, and it goes up again, at most
+        /// `maximumMaskingRounds` times in all.
+        public static let plateauStepDB = 10
+        public static let plateauToleranceDB = 5
+        public static let maximumMaskingRounds = 3
 
         /// `betterEar` first when the person knows it; otherwise the right ear first.
         public init(maximumDBHL: [Ear: [Int: Int]], betterEar: Ear? = nil) {
@@ -121,6 +141,25 @@ public struct HearingTest: Sendable {
         var frequencyHz: Int
         var isRetest: Bool
         var maximumDBHL: Int
+        var masking: MaskedStep? = nil
+    }
+
+    /// A threshold measured again with noise in the other ear. The noise follows the tone (the
+    /// way automated audiometers such as AMTAS tie the masker to the signal): `safety` dB over
+    /// the other ear's threshold and over the tone as it arrives there (its level less the
+    /// interaural attenuation), plus `offsetDB`, raised for each round of the plateau.
+    struct MaskedStep: Sendable {
+        var otherEarDBHL: Int
+        var maximumDBEM: Int
+        var startDBHL: Int
+        var round = 0
+        var previousDBHL: Int? = nil
+
+        var offsetDB: Int { round * Plan.plateauStepDB }
+
+        func noiseDBEM(toneDBHL: Int, interauralAttenuationDB: Int) -> Int {
+            max(otherEarDBHL, toneDBHL - interauralAttenuationDB) + Plan.maskingSafetyDB + offsetDB
+        }
     }
 
     /// One frequency's staircase.
@@ -146,6 +185,10 @@ public struct HearingTest: Sendable {
     var results: [FrequencyResult] = []
     var log: [LoggedPresentation] = []
     var strayPresses = 0
+    /// The masked steps were added (once the unmasked test of both ears ended).
+    var maskingPlanned = false
+    /// Tone presentations of a masked threshold's earlier rounds, counted into its result.
+    var maskedPresentations = 0
 
     public init(plan: Plan) {
         self.plan = plan
@@ -179,9 +222,16 @@ public struct HearingTest: Sendable {
         let step = steps[stepIndex]
         if track == nil { track = Track(levelDBHL: startLevel(for: step)) }
         let level = track!.levelDBHL
+        let masking = step.masking?.noiseDBEM(toneDBHL: level, interauralAttenuationDB: plan.interauralAttenuationDB)
+        if let masking, let masked = step.masking, masking > masked.maximumDBEM {
+            // The headphones cannot play the noise this needs: the unmasked threshold stays, flagged.
+            skipStep()
+            return next(using: &generator)
+        }
         var catchTrial: CatchTrial? = nil
         if Double.random(in: 0..<1, using: &generator) < plan.catchTrialProbability {
-            catchTrial = plan.answersNameTheEar && Bool.random(using: &generator) ? .otherEar : .silent
+            // With noise in the other ear a tone there would be masked: silent catch trials only.
+            catchTrial = plan.answersNameTheEar && masking == nil && Bool.random(using: &generator) ? .otherEar : .silent
             // The other ear's limits hold too: no louder than its maximum, no frequency it lacks.
             let other: Ear = step.ear == .right ? .left : .right
             if catchTrial == .otherEar, level > plan.maximumDBHL[other]?[step.frequencyHz] ?? Int.min { catchTrial = .silent }
@@ -195,7 +245,7 @@ public struct HearingTest: Sendable {
         let presentation = Presentation(
             testEar: step.ear, toneEar: toneEar, frequencyHz: step.frequencyHz, levelDBHL: level, catchTrial: catchTrial,
             isRetest: step.isRetest, waitMs: Int.random(in: plan.waitRangeMs, using: &generator), pulses: plan.pulses,
-            responseWindowMs: plan.pulses.totalMs + plan.afterToneMs)
+            responseWindowMs: plan.pulses.totalMs + plan.afterToneMs, maskingDBEM: masking)
         pending = presentation
         return presentation
     }
@@ -269,13 +319,76 @@ public struct HearingTest: Sendable {
     }
 
     mutating func finish(step: Step, track t: Track, status: FrequencyResult.Status, thresholdDBHL: Int?) {
-        results.append(
-            FrequencyResult(
-                ear: step.ear, frequencyHz: step.frequencyHz, isRetest: step.isRetest, status: status, thresholdDBHL: thresholdDBHL,
-                maximumTestedDBHL: step.maximumDBHL, presentations: t.presentations, ambientNoiseDBSPL: t.ambientNoiseDBSPL))
+        var measured = FrequencyResult(
+            ear: step.ear, frequencyHz: step.frequencyHz, isRetest: step.isRetest, status: status, thresholdDBHL: thresholdDBHL,
+            maximumTestedDBHL: step.maximumDBHL, presentations: t.presentations, ambientNoiseDBSPL: t.ambientNoiseDBSPL)
+        guard let masked = step.masking else {
+            results.append(measured)
+            track = nil
+            stepIndex += 1
+            if plan.addsInterOctaves { addInterOctaves(ear: step.ear) }
+            if isFinished { planMasking() }
+            return
+        }
+        let level = thresholdDBHL ?? step.maximumDBHL
+        measured.maskingDBEM = masked.noiseDBEM(toneDBHL: level, interauralAttenuationDB: plan.interauralAttenuationDB)
+        measured.presentations += maskedPresentations
+        switch status {
+        case .noResponse:
+            // More noise cannot make it heard: masked, no response.
+            results.append(measured)
+        case .threshold:
+            if let previous = masked.previousDBHL, level - previous <= Plan.plateauToleranceDB {
+                results.append(measured)  // the plateau: it held with more noise
+            } else if masked.round + 1 < Plan.maximumMaskingRounds {
+                var next = step
+                next.masking = MaskedStep(
+                    otherEarDBHL: masked.otherEarDBHL, maximumDBEM: masked.maximumDBEM, startDBHL: level, round: masked.round + 1,
+                    previousDBHL: level)
+                maskedPresentations = measured.presentations
+                steps.insert(next, at: stepIndex + 1)
+                track = nil
+                stepIndex += 1
+                return
+            }
+        // Still rising with the most noise tried: the unmasked threshold stays, flagged.
+        case .undetermined: break
+        }
+        maskedPresentations = 0
         track = nil
         stepIndex += 1
-        if plan.addsInterOctaves { addInterOctaves(ear: step.ear) }
+    }
+
+    /// Leaves a masked step unmeasured (the noise it needs is more than the headphones play).
+    mutating func skipStep() {
+        maskedPresentations = 0
+        track = nil
+        stepIndex += 1
+    }
+
+    /// After both ears' unmasked test: the thresholds the other ear may have heard (the rule
+    /// `HearingTestFindings` flags: within its margin of the interaural attenuation above the
+    /// other ear's) are measured again with masking noise there, where the plan has a maximum
+    /// for the noise.
+    mutating func planMasking() {
+        guard !maskingPlanned else { return }
+        maskingPlanned = true
+        let need = plan.interauralAttenuationDB - HearingTestFindings.crossHearingMarginDB
+        for ear in plan.ears {
+            let other: Ear = ear == .right ? .left : .right
+            for measured in results.audiogram(ear: ear) {
+                guard measured.status == .threshold, let threshold = measured.thresholdDBHL,
+                    let otherThreshold = results.kept(ear: other, frequencyHz: measured.frequencyHz)?.thresholdDBHL,
+                    threshold - otherThreshold >= need,
+                    let maximumNoise = plan.maximumMaskingDBEM[other]?[measured.frequencyHz],
+                    let maximum = plan.maximumDBHL[ear]?[measured.frequencyHz]
+                else { continue }
+                steps.append(
+                    Step(
+                        ear: ear, frequencyHz: measured.frequencyHz, isRetest: false, maximumDBHL: maximum,
+                        masking: MaskedStep(otherEarDBHL: otherThreshold, maximumDBEM: maximumNoise, startDBHL: threshold)))
+            }
+        }
     }
 
     /// Next, the half-octaves whose two octaves this ear has now measured 20 dB or more apart (the
@@ -296,6 +409,8 @@ public struct HearingTest: Sendable {
     }
 
     func startLevel(for step: Step) -> Int {
+        // Masked: from the threshold before (masking can only raise it).
+        if let masked = step.masking { return min(masked.startDBHL, step.maximumDBHL) }
         var start = plan.startDBHL
         // The nearest frequency already measured in this ear (500 Hz starts from 1 kHz, not 8 kHz).
         func octaveRatio(_ other: Int) -> Double { Double(max(other, step.frequencyHz)) / Double(min(other, step.frequencyHz)) }

@@ -75,7 +75,7 @@ public struct HearingTestFindings: Sendable, Equatable, Codable {
         for ear in [Ear.right, .left] {
             let other: Ear = ear == .right ? .left : .right
             for measured in frequencies.audiogram(ear: ear) {
-                guard measured.status == .threshold, let threshold = measured.thresholdDBHL,
+                guard measured.status == .threshold, !measured.isMasked, let threshold = measured.thresholdDBHL,
                     let otherLevel = frequencies.kept(ear: other, frequencyHz: measured.frequencyHz)?.thresholdDBHL,
                     threshold - otherLevel >= interauralAttenuationDB - Self.crossHearingMarginDB
                 else { continue }
@@ -101,8 +101,8 @@ public struct HearingTestFindings: Sendable, Equatable, Codable {
                 "Unmasked, may be the other ear: the \(ear.rawValue) ear's "
                     + heard.map { "\($0.frequencyHz) Hz (\($0.thresholdDBHL) against \($0.otherEarDBHL) dB HL)" }.joined(separator: ", ")
                     + " lie \(interauralAttenuationDB - Self.crossHearingMarginDB) dB or more above the other ear's (these headphones "
-                    + "lose \(interauralAttenuationDB) dB between the ears); the true threshold may be worse. ribbit does not mask: "
-                    + "an audiologist's masked test is needed")
+                    + "lose \(interauralAttenuationDB) dB between the ears) and no masking noise confirmed them; the true threshold "
+                    + "may be worse: an audiologist's masked test is needed")
         }
         self.lines = lines
     }

@@ -23,6 +23,12 @@ public struct FrequencyResult: Sendable, Equatable, Codable {
     /// The loudest ambient noise it was measured in: the microphone's octave band around the
     /// frequency, dB SPL (nil: not measured).
     public var ambientNoiseDBSPL: Double?
+    /// Measured with masking noise in the other ear: its effective level (dB EM) at the threshold
+    /// (or at the maximum, for a no response), once the threshold held with 10 dB more noise (the
+    /// plateau). nil: measured without masking.
+    public var maskingDBEM: Int? = nil
+
+    public var isMasked: Bool { maskingDBEM != nil }
 }
 
 extension FrequencyResult {
@@ -37,11 +43,13 @@ extension FrequencyResult {
 }
 
 extension [FrequencyResult] {
-    /// The audiogram's value at an ear and frequency. Where it was measured twice (the 1 kHz
-    /// retest) the better one is kept, as ASHA (2005) and the BSA ask: the lower threshold when
-    /// both are numbers, a threshold over a no-response or an undetermined run.
+    /// The audiogram's value at an ear and frequency. A masked measurement replaces the unmasked
+    /// ones (they may have been the other ear). Where it was measured twice (the 1 kHz retest)
+    /// the better one is kept, as ASHA (2005) and the BSA ask: the lower threshold when both are
+    /// numbers, a threshold over a no-response or an undetermined run.
     public func kept(ear: Ear, frequencyHz: Int) -> FrequencyResult? {
-        let measured = filter { $0.ear == ear && $0.frequencyHz == frequencyHz }
+        var measured = filter { $0.ear == ear && $0.frequencyHz == frequencyHz }
+        if measured.contains(where: \.isMasked) { measured = measured.filter(\.isMasked) }
         return measured.min { a, b in
             switch (a.thresholdDBHL, b.thresholdDBHL) {
             case (let x?, let y?): x < y || (x == y && !a.isRetest)
@@ -60,7 +68,7 @@ extension [FrequencyResult] {
     /// The 1 kHz pair of an ear, when it was measured twice.
     public func retestPair(ear: Ear) -> (first: FrequencyResult, retest: FrequencyResult)? {
         guard let retest = first(where: { $0.ear == ear && $0.isRetest }),
-            let first = first(where: { $0.ear == ear && $0.frequencyHz == retest.frequencyHz && !$0.isRetest })
+            let first = first(where: { $0.ear == ear && $0.frequencyHz == retest.frequencyHz && !$0.isRetest && !$0.isMasked })
         else { return nil }
         return (first, retest)
     }
@@ -178,7 +186,7 @@ public struct HearingTestResult: Sendable, Equatable, Codable {
         var retest: [RetestDifference] = []
         var retestMismatch = false
         for ear in plan.ears {
-            let both = frequencies.filter { $0.ear == ear && $0.frequencyHz == 1000 }
+            let both = frequencies.filter { $0.ear == ear && $0.frequencyHz == 1000 && !$0.isMasked }
             guard let first = both.first(where: { !$0.isRetest }), let second = both.first(where: \.isRetest) else { continue }
             switch (first.thresholdDBHL, second.thresholdDBHL) {
             case (let a?, let b?):

@@ -22,7 +22,11 @@ struct SimulatedListener {
     /// Cross-hearing: a tone in one ear reaches the other cochlea this many dB down (nil: never),
     /// so the ear hears it at the better of its own threshold and the other's plus this.
     var interauralAttenuationDB: Double?
+    /// Noise in one ear raises the other's threshold a little through the brain, not the skull.
+    var centralMaskingDB = 0.0
     var random: SeededRandom
+
+    static func powerSum(_ a: Double, _ b: Double) -> Double { 10 * log10(pow(10, a / 10) + pow(10, b / 10)) }
 
     func yesProbability(levelDBHL: Int, thresholdDBHL: Double) -> Double {
         let sensory = 1 / (1 + exp(-slopePerDB * (Double(levelDBHL) - thresholdDBHL)))
@@ -35,9 +39,17 @@ struct SimulatedListener {
         var yes: Double
         if let ear = presentation.toneEar, var threshold = thresholdsDBHL[ear]?[presentation.frequencyHz] {
             if presentation.isRetest { threshold += retestShiftDB }
+            // Masking noise in the other ear (dB EM: it just masks a tone of that many dB HL)
+            // adds to that ear's threshold (powers add); crossing the head it reaches the
+            // tested ear `interauralAttenuationDB` down (overmasking), plus central masking.
+            let noise = presentation.maskingDBEM.map(Double.init)
+            if let noise {
+                threshold = Self.powerSum(threshold, noise - (interauralAttenuationDB ?? 200)) + centralMaskingDB
+            }
             if let attenuation = interauralAttenuationDB,
-                let other = thresholdsDBHL[ear == .right ? .left : .right]?[presentation.frequencyHz]
+                var other = thresholdsDBHL[ear == .right ? .left : .right]?[presentation.frequencyHz]
             {
+                if let noise { other = Self.powerSum(other, noise) }
                 threshold = min(threshold, other + attenuation)
             }
             yes = yesProbability(levelDBHL: presentation.levelDBHL, thresholdDBHL: threshold)
