@@ -8,8 +8,8 @@ public enum AudioMessage: Equatable, Sendable {
     /// The messages' layout, passed to ribbit-audio as `--link-version`: an upgrade can replace
     /// ribbit-audio under a daemon that still runs, and the two must not guess at each other's
     /// bytes. A mismatch is refused with `failed`, whose layout (type 15, a string) never changes.
-    /// 2: tones numbered, `toneStarted`, `guardedSamples` in `stats`.
-    public static let linkVersion = 2
+    /// 2: tones numbered, `toneStarted`, `guardedSamples` in `stats`. 3: `masker`.
+    public static let linkVersion = 3
 
     // The daemon to the audio process.
     /// What to play from now on (crossfaded): a symmetric FIR per channel, its FFT length
@@ -35,6 +35,11 @@ public enum AudioMessage: Equatable, Sendable {
     case tone(
         frequencyHz: Double, levelDBFS: Double, left: Bool, right: Bool, seconds: Double, pulses: Int = 1, offSeconds: Double = 0,
         hearingTest: Bool = false, number: Int = 0)
+    /// A hearing test's masking noise beside its tones (`ToneRenderer.playMasker`): a third of an
+    /// octave around `centerHz` at `levelDBFS` (a sine's level of the same power; its peak kept
+    /// under the ceiling in force) in the chosen ears for `seconds` (0 stops it). Only heard
+    /// while the tone mode runs; it stops by itself at the end.
+    case masker(centerHz: Double, levelDBFS: Double, left: Bool, right: Bool, seconds: Double)
     case stop
     /// Connect these ports (source, destination), once the engine has taken every setting sent
     /// before this message: what a live measurement took away, put back after the wearer's
@@ -150,6 +155,12 @@ extension AudioMessage {
             out.int(pulses)
             out.double(offSeconds)
             out.int(number)
+        case .masker(let hz, let level, let left, let right, let seconds):
+            out.byte(9)
+            out.double(hz)
+            out.double(level)
+            out.byte((left ? 1 : 0) | (right ? 2 : 0))
+            out.double(seconds)
         case .connected(let client, let rate, let period): out.byte(10); out.string(client); out.int(rate); out.int(period)
         case .running(let latency): out.byte(11); out.int(latency)
         case .stats(let s):
@@ -293,6 +304,9 @@ private struct Decoder {
             return .tone(
                 frequencyHz: hz, levelDBFS: level, left: ears & 1 != 0, right: ears & 2 != 0, seconds: seconds, pulses: pulses,
                 offSeconds: offSeconds, hearingTest: ears & 4 != 0, number: number)
+        case 9:
+            guard let hz = double(), let level = double(), let ears = byte(), let seconds = double() else { return nil }
+            return .masker(centerHz: hz, levelDBFS: level, left: ears & 1 != 0, right: ears & 2 != 0, seconds: seconds)
         case 10:
             guard let client = string(), let rate = int(), let period = int() else { return nil }
             return .connected(client: client, sampleRate: rate, period: period)

@@ -9,13 +9,18 @@ import RibbitSettings
 /// no-response arrows), the thresholds with the noise they were measured in, the reliability
 /// indicators and flags, the headphones and calibration. No scripts, no external resources.
 public enum AudiogramReportHTML {
-    /// The chart's points for an ear: thresholds, and no responses at the level tested;
-    /// undetermined frequencies are not drawn (the table says so).
-    public static func points(_ result: HearingTestResult, ear: Ear) -> [AudiogramPoint] {
-        result.frequencies.audiogram(ear: ear).compactMap { measured in
+    /// The chart's points for an ear: thresholds, and no responses at the level tested, masked
+    /// ones marked; undetermined frequencies are not drawn (the table says so).
+    public static func points(_ result: HearingTestResult, ear: Ear) -> [AudiogramPoint] { points(result.frequencies, ear: ear) }
+
+    public static func points(_ frequencies: [FrequencyResult], ear: Ear) -> [AudiogramPoint] {
+        frequencies.audiogram(ear: ear).compactMap { measured in
             switch measured.status {
-            case .threshold: measured.thresholdDBHL.map { AudiogramPoint(frequencyHz: measured.frequencyHz, dBHL: $0) }
-            case .noResponse: AudiogramPoint(frequencyHz: measured.frequencyHz, dBHL: measured.maximumTestedDBHL, noResponse: true)
+            case .threshold:
+                measured.thresholdDBHL.map { AudiogramPoint(frequencyHz: measured.frequencyHz, dBHL: $0, masked: measured.isMasked) }
+            case .noResponse:
+                AudiogramPoint(
+                    frequencyHz: measured.frequencyHz, dBHL: measured.maximumTestedDBHL, noResponse: true, masked: measured.isMasked)
             case .undetermined: nil
             }
         }
@@ -125,10 +130,12 @@ public enum AudiogramReportHTML {
 
     /// A threshold as the table shows it: the number, "NR 90" or "undetermined".
     static func cell(_ measured: FrequencyResult) -> String {
-        switch measured.status {
-        case .threshold: measured.thresholdDBHL.map(String.init) ?? "undetermined"
-        case .noResponse: "NR \(measured.maximumTestedDBHL)"
-        case .undetermined: "undetermined"
-        }
+        let level =
+            switch measured.status {
+            case .threshold: measured.thresholdDBHL.map(String.init) ?? "undetermined"
+            case .noResponse: "NR \(measured.maximumTestedDBHL)"
+            case .undetermined: "undetermined"
+            }
+        return level + (measured.maskingDBEM.map { "<br><span class=\"small\">masked, \($0) dB EM</span>" } ?? "")
     }
 }

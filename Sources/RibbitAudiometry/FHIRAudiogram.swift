@@ -45,7 +45,7 @@ public enum FHIRAudiogram {
         var members: [Bundle.Entry] = []
         // One Observation per ear and frequency, in the order tested: a measurement and its retest
         // are one value (the better), the pair its components.
-        for tested in record.result.frequencies where !tested.isRetest {
+        for tested in record.result.frequencies where !tested.isRetest && !tested.isMasked {
             guard let measured = record.result.threshold(ear: tested.ear, frequencyHz: tested.frequencyHz) else { continue }
             let pair = record.result.frequencies.retestPair(ear: measured.ear).flatMap {
                 $0.first.frequencyHz == measured.frequencyHz ? $0 : nil
@@ -73,6 +73,12 @@ public enum FHIRAudiogram {
                 observation.dataAbsentReason = CodeableConcept(
                     coding: [Coding(system: dataAbsentReasonSystem, code: "unknown", display: "Unknown")], text: text)
                 notes.append(Annotation(text: text))
+            }
+            if let noise = measured.maskingDBEM {
+                notes.append(
+                    Annotation(
+                        text: "Masked: narrow-band noise at \(noise) dB EM in the other ear; the threshold held with "
+                            + "\(HearingTest.Plan.plateauStepDB) dB more noise (plateau); unmasked it was \(tested.levelText)"))
             }
             if findings.crossHeard.contains(where: { $0.ear == measured.ear && $0.frequencyHz == measured.frequencyHz }) {
                 notes.append(

@@ -211,6 +211,12 @@ public struct HearingTest: Sendable {
         isFinished ? nil : (steps[stepIndex].ear, steps[stepIndex].frequencyHz, steps[stepIndex].isRetest)
     }
 
+    /// Whether the step being tested plays masking noise in the other ear.
+    public var currentStepIsMasked: Bool { isFinished ? false : steps[stepIndex].masking != nil }
+
+    /// The presentation drawn and not yet answered (what `next` returns), if any.
+    public var pendingPresentation: Presentation? { pending }
+
     /// How far the test has got: frequencies done of all.
     public var progress: (done: Int, total: Int) { (stepIndex, steps.count) }
 

@@ -9,10 +9,11 @@ extension Transducer {
 
 /// What must be seen before anyone fits this audiogram: ears that differ (a doctor first: an
 /// asymmetric or one-sided loss can have a cause a hearing aid hides), and thresholds the other
-/// ear may have heard. ribbit does not mask, so a test ear whose threshold is within
-/// `crossHearingMarginDB` of `interauralAttenuationDB` above the other ear's may have answered
-/// with the other ear: that threshold is only the best the test ear can be, "unmasked: may be
-/// the other ear". The masking rule compares with the other ear's bone conduction, which ribbit
+/// ear may have heard. A test ear whose threshold is within `crossHearingMarginDB` of
+/// `interauralAttenuationDB` above the other ear's may have answered with the other ear; the
+/// test measures it again with masking noise there (`HearingTest.planMasking`), and where that
+/// could not be done (more noise than the headphones play, no plateau) the unmasked threshold is
+/// only the best the test ear can be, "unmasked: may be the other ear". The masking rule compares with the other ear's bone conduction, which ribbit
 /// does not measure and which can lie 10 dB under its air threshold; and each threshold is
 /// uncertain by 5 dB. Pure: from the thresholds.
 public struct HearingTestFindings: Sendable, Equatable, Codable {

@@ -82,7 +82,7 @@ extension HearingTestRecord {
                 throw FittingRefusal(
                     "\(test) is unreliable: \(reasons.joined(separator: "; ")); take the test again, or --force to fit it anyway")
             }
-            // ribbit does not mask: a threshold the other ear may have heard is not this ear's.
+            // A threshold the other ear may have heard, and masking did not confirm, is not this ear's.
             let crossHeard = findings.crossHeard
             if !crossHeard.isEmpty {
                 let named = [Ear.right, .left].compactMap { ear -> String? in
@@ -90,7 +90,7 @@ extension HearingTestRecord {
                     return hz.isEmpty ? nil : "the \(ear.rawValue) ear's \(hz.joined(separator: ", ")) Hz"
                 }
                 throw FittingRefusal(
-                    "\(test): \(named.joined(separator: " and ")) may have been heard by the other ear (no masking); "
+                    "\(test): \(named.joined(separator: " and ")) may have been heard by the other ear (not confirmed with masking noise); "
                         + "have an audiologist test with masking, or --force to fit it anyway")
             }
         }

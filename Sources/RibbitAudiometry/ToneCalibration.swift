@@ -63,4 +63,34 @@ public struct ToneLevels: Sendable, Equatable {
         let limit = min(clip, ceilingDBHL)
         return Int((limit / 5).rounded(.down)) * 5
     }
+
+    // MARK: Masking noise
+
+    /// A third-octave noise band's effective masking level (dB EM) is the dB HL of the tone it
+    /// just masks; the band's SPL for 0 dB EM lies this far above the tone's RETSPL (ISO 389-4 /
+    /// ANSI S3.6 reference levels for narrow-band masking noise; 4 dB up to 500 Hz, 5 at 750, 6
+    /// from 1 to 3 kHz, 5 above; quoted from memory, to be checked against the standard: masking
+    /// adds 10 dB of safety on top, so a decibel here moves no threshold).
+    public static func narrowBandCorrectionDB(frequencyHz: Int) -> Double {
+        switch frequencyHz {
+        case ..<630: 4
+        case ..<1000: 5
+        case ...3150: 6
+        default: 5
+        }
+    }
+
+    /// The noise's level in dBFS as a sine of the same power (how the audio process takes it).
+    public func maskingDBFS(dBEM: Double, frequencyHz: Int) -> Double? {
+        dBFS(dBHL: dBEM + Self.narrowBandCorrectionDB(frequencyHz: frequencyHz), frequencyHz: frequencyHz)
+    }
+
+    /// The most masking noise this headphone plays (dB EM, on the 5 dB grid): its peak, `peakOverSineDB`
+    /// above a sine of the same power, under the tone's own clip limit, and its power no more
+    /// than a tone at the ceiling's.
+    public func maximumMaskingDBEM(frequencyHz: Int, peakOverSineDB: Double, ceilingDBHL: Double = selfTestCeilingDBHL) -> Int? {
+        guard let clip = clipLimitDBHL(frequencyHz: frequencyHz) else { return nil }
+        let limit = min(clip - peakOverSineDB, ceilingDBHL) - Self.narrowBandCorrectionDB(frequencyHz: frequencyHz)
+        return Int((limit / 5).rounded(.down)) * 5
+    }
 }

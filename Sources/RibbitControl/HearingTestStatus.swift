@@ -42,6 +42,10 @@ public struct HearingTestStatus: Codable, Sendable, Equatable {
     public var ear: Ear?
     public var frequencyHz: Int?
     public var isRetest: Bool?
+    /// The ear masking noise plays in while the other is tested (nil: none): the listener is
+    /// told to ignore it. It plays through a masked frequency's waits and tones alike, so
+    /// saying so cues nothing.
+    public var maskingEar: Ear?
     /// Frequencies done of all (both ears, the retests included).
     public var done: Int
     public var total: Int
@@ -64,8 +68,9 @@ public struct HearingTestStatus: Codable, Sendable, Equatable {
     public init(
         state: State, transducer: Transducer, ear: Ear?, frequencyHz: Int?, isRetest: Bool?, done: Int, total: Int, answers: Int,
         elapsedSeconds: Double, frequencies: [FrequencyResult], flags: [ReliabilityFlag], noise: Noise?, recordID: Int64?,
-        problem: String?, findings: HearingTestFindings? = nil
+        problem: String?, findings: HearingTestFindings? = nil, maskingEar: Ear? = nil
     ) {
+        self.maskingEar = maskingEar
         self.state = state
         self.transducer = transducer
         self.ear = ear

@@ -2,6 +2,7 @@ import Logging
 import RibbitAudioLink
 import RibbitControl
 import RibbitDSP
+import RibbitPrescription
 import RibbitSettings
 import RibbitSystem
 
@@ -211,7 +212,7 @@ final class AudioService: DaemonService {
             break  // a confirmation nobody waits for any more (`setPaused` waits for its own)
         case .toneStarted(let number, let at):
             if number == session?.tonesSent { onToneStarted(number, at) }
-        case .filters, .compressor, .trim, .paused, .dump, .tone, .stop, .connect:
+        case .filters, .compressor, .trim, .paused, .dump, .tone, .masker, .stop, .connect:
             break  // the daemon's own messages; the audio process does not send them
         }
     }
@@ -342,6 +343,17 @@ final class AudioService: DaemonService {
                 frequencyHz: frequencyHz, levelDBFS: levelDBFS ?? -200, left: ear != .right, right: ear != .left, seconds: seconds,
                 pulses: pattern?.count ?? 1, offSeconds: pattern?.off ?? 0, hearingTest: hearingTest, number: number))
         return number
+    }
+
+    /// A hearing test's masking noise (`AudioMessage.masker`): a third of an octave around
+    /// `frequencyHz` in one ear, or none (`levelDBFS` nil). The audio process keeps its peak
+    /// under the ceiling in force and plays it only in the tone mode.
+    func playMasker(frequencyHz: Int, levelDBFS: Double?, ear: Ear, seconds: Double) {
+        guard let process, session != nil else { return }
+        process.link.send(
+            .masker(
+                centerHz: Double(frequencyHz), levelDBFS: levelDBFS ?? -200, left: ear == .left, right: ear == .right,
+                seconds: levelDBFS == nil ? 0 : seconds))
     }
 
     /// How long after the request a tone's first frame plays, so `secondsLeft` ends with the

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RibbitAudiometry
 import RibbitControl
+import RibbitDSP
 import RibbitPrescription
 import RibbitSettings
 import RibbitStore
@@ -102,6 +103,16 @@ final class HearingTestService: DaemonService {
                 })
         }
         var plan = HearingTest.Plan(maximumDBHL: maximum)
+        // Masking noise where both ears are tested: at most what each headphone plays under the limits.
+        if request.ears.count == 2 {
+            for (ear, earLevels) in levels {
+                plan.maximumMaskingDBEM[ear] = Dictionary(
+                    uniqueKeysWithValues: Set(frequencies + interOctaves).compactMap { hz in
+                        earLevels.maximumMaskingDBEM(frequencyHz: hz, peakOverSineDB: NarrowBandNoise.peakOverSineDB).map { (hz, $0) }
+                    })
+            }
+        }
+        plan.interauralAttenuationDB = transducer.interauralAttenuationDB
         plan.ears = request.ears
         plan.frequenciesHz = frequencies
         plan.addsInterOctaves = true
@@ -173,6 +184,8 @@ final class HearingTestService: DaemonService {
                 presentedTone = audio.playTone(
                     frequencyHz: Double(hz), levelDBFS: dBFS, ear: ToneEar(ear), seconds: Double(pulses.pulseMs) / 1000,
                     pulses: (pulses.pulses, Double(pulses.gapMs) / 1000), hearingTest: true, now: now)
+            case .mask(let hz, let dBFS, let ear, let seconds):
+                audio.playMasker(frequencyHz: hz, levelDBFS: dBFS, ear: ear, seconds: seconds)
             case .holdSilence:
                 presentedTone = nil
                 audio.playTone(
@@ -186,7 +199,10 @@ final class HearingTestService: DaemonService {
 
     private func end(now: Double) {
         guard let session else { return }
-        if audio.isConnected { audio.playTone(frequencyHz: 1000, levelDBFS: nil, ear: .both, seconds: 0, now: now) }
+        if audio.isConnected {
+            audio.playMasker(frequencyHz: 1000, levelDBFS: nil, ear: Ear.left, seconds: 0)
+            audio.playTone(frequencyHz: 1000, levelDBFS: nil, ear: .both, seconds: 0, now: now)
+        }
         dump.inputTaps["noise"] = nil
         noiseMeters = []
         let record = session.record(date: Date(), calibration: calibrationStatus)

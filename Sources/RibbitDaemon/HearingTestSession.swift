@@ -14,6 +14,9 @@ final class HearingTestSession {
         /// Play a presentation's pulses (a hearing test's tone: the tone mode stays on, silent,
         /// after them).
         case play(frequencyHz: Int, levelDBFS: Double, ear: Ear, pulses: PulsePattern)
+        /// Play masking noise (dB EM converted to dBFS through that ear's calibration) around a
+        /// frequency in one ear for `seconds`, or stop it (`levelDBFS` nil).
+        case mask(frequencyHz: Int, levelDBFS: Double?, ear: Ear, seconds: Double)
         /// Keep the tone mode on, silent (the hearing aid stays off between tones).
         case holdSilence
         /// The test is over: the hearing aid plays again.
@@ -44,6 +47,11 @@ final class HearingTestSession {
     /// Tones in a row never told started after which the test stops: the audio process does
     /// not play them.
     static let unstartedTonesToStop = 3
+    /// Masking noise is asked for this long and renewed once less than `maskerRenewSeconds` is
+    /// left: it sounds through a masked frequency's waits and tones without a gap, and stops by
+    /// itself should the daemon go away.
+    static let maskerSeconds = 8.0
+    static let maskerRenewSeconds = 4.0
 
     private(set) var test: HearingTest
     private var random: SeededRandom
@@ -70,6 +78,8 @@ final class HearingTestSession {
     /// Judges the room for a frequency and level (dB HL); nil: no reading yet (no check).
     private let judgeNoise: (_ frequencyHz: Int, _ levelDBHL: Int) -> NoiseReading?
     private var lastNoise: HearingTestStatus.Noise?
+    /// The masking noise asked for last (nil: none).
+    private var masker: (frequencyHz: Int, dBEM: Int, ear: Ear, until: Double)?
     /// Why it stopped early, or why its result could not be stored.
     var problem: String?
     /// Stopped before every frequency was measured.
@@ -178,7 +188,34 @@ final class HearingTestSession {
             actions.append(.holdSilence)
             lastHold = now
         }
-        return actions
+        return actions + maskerActions(now: now)
+    }
+
+    /// The masking noise the presentation drawn asks for, from the start of its wait (so the
+    /// noise's changes never mark a tone's onset) through its window; none while paused for the
+    /// room or once the test is over.
+    private func maskerActions(now: Double) -> [Action] {
+        var wanted: (frequencyHz: Int, dBEM: Int, ear: Ear)?
+        switch phase {
+        case .waiting, .presenting:
+            if let presentation = test.pendingPresentation, let dBEM = presentation.maskingDBEM {
+                wanted = (presentation.frequencyHz, dBEM, presentation.testEar == .right ? .left : .right)
+            }
+        default: break
+        }
+        guard let wanted else {
+            guard let playing = masker else { return [] }
+            masker = nil
+            return [.mask(frequencyHz: playing.frequencyHz, levelDBFS: nil, ear: playing.ear, seconds: 0)]
+        }
+        if let playing = masker, playing.frequencyHz == wanted.frequencyHz, playing.dBEM == wanted.dBEM, playing.ear == wanted.ear,
+            now < playing.until - Self.maskerRenewSeconds
+        {
+            return []
+        }
+        guard let dBFS = levels[wanted.ear]?.maskingDBFS(dBEM: Double(wanted.dBEM), frequencyHz: wanted.frequencyHz) else { return [] }
+        masker = (wanted.frequencyHz, wanted.dBEM, wanted.ear, now + Self.maskerSeconds)
+        return [.mask(frequencyHz: wanted.frequencyHz, levelDBFS: dBFS, ear: wanted.ear, seconds: Self.maskerSeconds)]
     }
 
     /// The audio process began the tone presented at `at`: the window opens there (moved with
@@ -293,6 +330,7 @@ final class HearingTestSession {
             elapsedSeconds: (ended ?? now) - started,
             frequencies: result.frequencies, flags: phase == .ended ? result.flags : [], noise: lastNoise, recordID: recordID,
             problem: problem,
-            findings: phase == .ended ? HearingTestFindings(frequencies: result.frequencies, transducer: transducer) : nil)
+            findings: phase == .ended ? HearingTestFindings(frequencies: result.frequencies, transducer: transducer) : nil,
+            maskingEar: current != nil && test.currentStepIsMasked ? (current!.ear == .right ? .left : .right) : nil)
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import RibbitDSP
 import RibbitRealtime
 import Synchronization
 
@@ -11,6 +12,11 @@ import Synchronization
 ///
 /// Levels are sine levels: 0 dBFS is a sine of peak 1, as `Calibration` counts them. A new
 /// tone fades the old one out first, then fades in from phase 0.
+///
+/// Beside the tone it plays a hearing test's masking noise (`playMasker`): narrow-band noise
+/// around the test frequency in the other ear, crossfaded from one level or band to the next,
+/// stopping by itself like the tone, its peak under the same limits, and never in an ear the
+/// tone is playing in.
 ///
 /// It replaces what the renderers before it wrote (it ignores `mix`): run it as
 /// `[hearingAid, tone]`, so the hearing aid's engine keeps running behind it, unheard, and
@@ -96,7 +102,58 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
         var nanoseconds: Int
     }
 
+    /// The masking noise: a loop (`NarrowBandNoise`, RMS 1) and how loud, where and how long.
+    /// The audio thread reads only its plain fields; `loop` keeps the samples alive.
+    final class Masker: @unchecked Sendable {
+        let loop: NoiseLoop?
+        let samples: UnsafePointer<Float>?
+        let count: Int
+        let gain: Float
+        let left: Bool
+        let right: Bool
+        let lengthFrames: Int
+        /// Replaces the one before at once, without a crossfade: what was left of a masker when
+        /// the tone mode ended must not be heard when the next begins.
+        let cut: Bool
+        init(loop: NoiseLoop?, gain: Float, left: Bool, right: Bool, lengthFrames: Int, cut: Bool = false) {
+            self.cut = cut
+            self.loop = loop
+            samples = loop.map { UnsafePointer($0.samples) }
+            count = loop?.count ?? 1
+            self.gain = loop == nil ? 0 : gain
+            self.left = left
+            self.right = right
+            self.lengthFrames = max(lengthFrames, 0)
+        }
+    }
+
+    /// One band's noise loop, kept for the next presentation at the same frequency.
+    final class NoiseLoop: @unchecked Sendable {
+        let centerHz: Double
+        let samples: UnsafeMutablePointer<Float>
+        let count: Int
+        let peak: Float
+        init(centerHz: Double, sampleRate: Double) {
+            self.centerHz = centerHz
+            let loop = NarrowBandNoise.loop(centerHz: centerHz, sampleRate: sampleRate)
+            count = max(loop.count, 1)
+            samples = .allocate(capacity: count)
+            samples.initialize(repeating: 0, count: count)
+            for (i, v) in loop.enumerated() { samples[i] = v }
+            peak = loop.reduce(0) { max($0, abs($1)) }
+        }
+        deinit { samples.deallocate() }
+    }
+
     private let settings: ConfigSlot<Settings>
+    private let masker: ConfigSlot<Masker>
+    /// The masker being faded out (taken, not yet retired), and the crossfade's state:
+    /// [loop position, crossfade frames done (-1: none), frames the current one has played,
+    /// frames the old one has played].
+    private let fadingMasker: UnsafeMutablePointer<Unmanaged<Masker>?>
+    private let maskerState: UnsafeMutablePointer<Int>
+    /// Control side only: the last band's loop, reused while the frequency stays.
+    private var lastLoop: NoiseLoop?
     private let rampFrames: Int
     private let meterFrames: Int
     /// Audio-thread state: [oscillator cos, sin, ramp position (frames, 0...rampFrames), meter
@@ -112,6 +169,12 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     public init(sampleRate: Double) {
         self.sampleRate = sampleRate
         settings = ConfigSlot(Settings(phaseStep: 0, amplitude: 0, left: false, right: false, onFrames: 0))
+        masker = ConfigSlot(Masker(loop: nil, gain: 0, left: false, right: false, lengthFrames: 0))
+        fadingMasker = .allocate(capacity: 1)
+        fadingMasker.initialize(to: nil)
+        maskerState = .allocate(capacity: 4)
+        maskerState.initialize(repeating: 0, count: 4)
+        maskerState[1] = -1
         rampFrames = max(1, Int((Self.rampSeconds * sampleRate).rounded()))
         meterFrames = max(1, Int((Self.meterSeconds * sampleRate).rounded()))
         state = .allocate(capacity: 7)
@@ -124,6 +187,9 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     deinit {
         state.deallocate()
         fade.deallocate()
+        fadingMasker.pointee?.release()
+        fadingMasker.deallocate()
+        maskerState.deallocate()
     }
 
     public func latencyFrames(period: Int) -> Int { 0 }
@@ -172,8 +238,50 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     /// Stops the tone (a fade-out).
     public func stop() { play(frequencyHz: 1000, levelDBFS: -200, ceilingDBFS: 0, left: false, right: false, seconds: 0) }
 
+    /// Plays narrow-band noise (a third of an octave around `centerHz`) at `levelDBFS` (the
+    /// level of a sine of the same power) in the chosen ears for `seconds` (at most
+    /// `maxSeconds`; 0 stops it), crossfaded from what played before. Its peak stays
+    /// `headroomDB` under 0 dBFS, the ceiling in force and `limitDBFS`, as a tone's does: a
+    /// level that would pass them is lowered (`maskerLevelDBFS` says what plays). Only heard
+    /// while the tone mode runs.
+    public func playMasker(
+        centerHz: Double, levelDBFS: Double, ceilingDBFS: Double, left: Bool, right: Bool, seconds: Double,
+        limitDBFS: Double = hearingTestMaxLevelDBFS
+    ) {
+        let hz = min(max(centerHz.isFinite ? centerHz : 1000, 100), 0.4 * sampleRate)
+        let length = Int((min(max(seconds.isFinite ? seconds : 0, 0), Self.maxSeconds) * sampleRate).rounded())
+        guard length > 0, levelDBFS.isFinite, levelDBFS >= Self.minLevelDBFS else {
+            masker.publish(Masker(loop: lastLoop, gain: 0, left: left, right: right, lengthFrames: 0))
+            return
+        }
+        if lastLoop?.centerHz != hz { lastLoop = NoiseLoop(centerHz: hz, sampleRate: sampleRate) }
+        let loop = lastLoop!
+        masker.publish(
+            Masker(
+                loop: loop, gain: Float(Self.maskerGain(levelDBFS: levelDBFS, ceilingDBFS: ceilingDBFS, limitDBFS: limitDBFS, peak: loop.peak)),
+                left: left, right: right, lengthFrames: length))
+    }
+
+    /// Silences the masker at once when the renderer next runs (the tone mode has ended: the
+    /// renderer does not run until the next one, which must not begin with this one's noise).
+    public func cutMasker() {
+        masker.publish(Masker(loop: nil, gain: 0, left: false, right: false, lengthFrames: 0, cut: true))
+    }
+
+    /// The gain on a loop of RMS 1 and this peak for noise at `levelDBFS` (a sine's level of the
+    /// same power: RMS = 10^(level/20) / sqrt 2), lowered so the peak stays under the limits;
+    /// 0 for NaN or an empty loop.
+    static func maskerGain(levelDBFS: Double, ceilingDBFS: Double, limitDBFS: Double, peak: Float) -> Double {
+        guard levelDBFS.isFinite, ceilingDBFS.isFinite, peak > 0, peak.isFinite else { return 0 }
+        let limit = min(limitDBFS.isFinite ? limitDBFS : maxLevelDBFS, hearingTestMaxLevelDBFS, ceilingDBFS - headroomDB, -headroomDB)
+        return min(pow(10, levelDBFS / 20) / 2.squareRoot(), pow(10, limit / 20) / Double(peak))
+    }
+
     /// Drops settings the audio thread has finished with.
-    public func collectRetired() { _ = settings.collect() }
+    public func collectRetired() {
+        _ = settings.collect()
+        _ = masker.collect()
+    }
 
     /// The input level per channel (left, right) over the last meter window, as the level of
     /// a sine with that power: 10 log10(2 x mean square); -200 for silence, +200 when the
@@ -260,7 +368,94 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
             let stillOn = frameCount < remaining ? on : false
             return ramp > 0 || stillOn
         }
-        sounding.store(playing, ordering: .relaxed)
+        let (toneLeft, toneRight) = settings.current()._withUnsafeGuaranteedRef { ($0.left, $0.right) }
+        let masking = renderMasker(outputs, frameCount, toneLeft: playing ? toneLeft : false, toneRight: playing ? toneRight : false)
+        sounding.store(playing ? true : masking, ordering: .relaxed)
+    }
+
+    /// Adds the masking noise: the current masker, crossfaded from the one before over a ramp,
+    /// each with its own end; never into a channel the tone is sounding in. Returns whether
+    /// any noise sounds.
+    #if RIBBIT_RT_AUDIT
+        @_noLocks
+    #endif
+    private func renderMasker(
+        _ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, _ frameCount: Int, toneLeft: Bool, toneRight: Bool
+    ) -> Bool {
+        let st = maskerState
+        if st[1] < 0, let old = masker.take() {
+            if masker.current()._withUnsafeGuaranteedRef({ $0.cut }) {
+                masker.retire(old)
+            } else {
+                fadingMasker.pointee = old
+                st[1] = 0
+                st[3] = st[2]
+            }
+            st[2] = 0
+        }
+        let rampFrames = self.rampFrames
+        let (left, right) = (outputs[0], outputs[1])
+        var position = st[0]
+        var crossfade = st[1]
+        var (newElapsed, oldElapsed) = (st[2], st[3])
+        var sounding = false
+        // Each masker's fields as plain values: no reference counting in the loop.
+        struct Voice {
+            var samples: UnsafePointer<Float>?
+            var count = 1
+            var gain: Float = 0
+            var left = false
+            var right = false
+            var lengthFrames = 0
+        }
+        func voice(_ m: Masker, silencedLeft: Bool, silencedRight: Bool) -> Voice {
+            // Never into an ear the tone sounds in.
+            Voice(
+                samples: m.samples, count: m.count, gain: m.gain, left: silencedLeft ? false : m.left,
+                right: silencedRight ? false : m.right, lengthFrames: m.lengthFrames)
+        }
+        let now = masker.current()._withUnsafeGuaranteedRef { voice($0, silencedLeft: toneLeft, silencedRight: toneRight) }
+        var old = Voice()
+        if let fading = fadingMasker.pointee {
+            old = fading._withUnsafeGuaranteedRef { voice($0, silencedLeft: toneLeft, silencedRight: toneRight) }
+        }
+        let ramp = Float(rampFrames)
+        for i in 0..<frameCount {
+            // Each masker's envelope: its own end ramped, and the crossfade between them.
+            let mix = crossfade < 0 ? Float(1) : Float(crossfade) / ramp
+            var l: Float = 0
+            var r: Float = 0
+            if let samples = now.samples {
+                let g = now.gain * Float(min(max(now.lengthFrames - newElapsed, 0), rampFrames)) / ramp * mix
+                let v = g * samples[position % now.count]
+                if now.left { l += v }
+                if now.right { r += v }
+            }
+            if crossfade >= 0, let samples = old.samples {
+                let g = old.gain * Float(min(max(old.lengthFrames - oldElapsed, 0), rampFrames)) / ramp * (1 - mix)
+                let v = g * samples[position % old.count]
+                if old.left { l += v }
+                if old.right { r += v }
+            }
+            left[i] += l
+            right[i] += r
+            if l != 0 { sounding = true }
+            if r != 0 { sounding = true }
+            position = position + 1 == NarrowBandNoise.loopLength ? 0 : position + 1
+            newElapsed += 1
+            oldElapsed += 1
+            if crossfade >= 0 {
+                crossfade += 1
+                if crossfade >= rampFrames { crossfade = -2 }  // done: retire below
+            }
+        }
+        if crossfade == -2, let old = fadingMasker.pointee {
+            masker.retire(old)
+            fadingMasker.pointee = nil
+            crossfade = -1
+        }
+        (st[0], st[1], st[2], st[3]) = (position, crossfade, newElapsed, oldElapsed)
+        return sounding
     }
 
     #if RIBBIT_RT_AUDIT

@@ -38,12 +38,18 @@ public struct AudiogramPoint: Sendable, Equatable {
     public var dBHL: Int
     /// No response at `dBHL`, the level tested: drawn with a downward arrow, not joined.
     public var noResponse: Bool
+    /// Measured with masking noise in the other ear: drawn with the masked symbol.
+    public var masked: Bool
 
-    public init(frequencyHz: Int, dBHL: Int, noResponse: Bool = false) {
+    public init(frequencyHz: Int, dBHL: Int, noResponse: Bool = false, masked: Bool = false) {
         self.frequencyHz = frequencyHz
         self.dBHL = dBHL
         self.noResponse = noResponse
+        self.masked = masked
     }
+
+    /// The symbol it is drawn with.
+    public func symbol(_ ear: Ear) -> AudiogramSymbol { masked ? ear.maskedAudiogramSymbol : ear.audiogramSymbol }
 
     /// The ear's audiogram from a prescription, by frequency (empty when the ear is not given).
     public static func of(_ prescription: Prescription, ear: Ear) -> [AudiogramPoint] {
@@ -119,7 +125,7 @@ public enum AudiogramSVG {
     public static func symbol(_ ear: Ear, _ point: AudiogramPoint, on scale: AudiogramScale) -> String {
         let (x, y, r) = (scale.x(Double(point.frequencyHz)), scale.y(Double(point.dBHL)), symbolRadius)
         let color = ear.plotColor
-        let shape = shape(ear, x: x, y: y)
+        let shape = shape(point.symbol(ear), color: color, x: x, y: y)
         var arrow = ""
         if point.noResponse {
             // From the symbol's lower outer edge, 45 degrees down, with a head.
@@ -132,15 +138,22 @@ public enum AudiogramSVG {
                 "<path d=\"M\(svgNumber(x0)) \(svgNumber(y0)) L\(svgNumber(x1)) \(svgNumber(y1)) \(head)\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.5\"/>"
         }
         return
-            "<g class=\"audiogram-\(ear.rawValue)-mark\" data-symbol=\"\(ear.audiogramSymbol.rawValue)\" data-hz=\"\(point.frequencyHz)\" data-db-hl=\"\(point.dBHL)\" data-no-response=\"\(point.noResponse)\">\(shape)\(arrow)</g>\n"
+            "<g class=\"audiogram-\(ear.rawValue)-mark\" data-symbol=\"\(point.symbol(ear).rawValue)\" data-hz=\"\(point.frequencyHz)\" data-db-hl=\"\(point.dBHL)\" data-no-response=\"\(point.noResponse)\">\(shape)\(arrow)</g>\n"
     }
 }
 
 extension AudiogramSVG {
     /// The ear's O or X centred at (x, y).
-    static func shape(_ ear: Ear, x: Double, y: Double) -> String {
-        let (r, color) = (symbolRadius, ear.plotColor)
-        return switch ear.audiogramSymbol {
+    static func shape(_ ear: Ear, x: Double, y: Double) -> String { shape(ear.audiogramSymbol, color: ear.plotColor, x: x, y: y) }
+
+    /// A symbol centred at (x, y).
+    static func shape(_ symbol: AudiogramSymbol, color: String, x: Double, y: Double) -> String {
+        let r = symbolRadius
+        return switch symbol {
+        case .triangle:
+            "<path d=\"M\(svgNumber(x)) \(svgNumber(y - r * 1.15)) L\(svgNumber(x + r)) \(svgNumber(y + r * 0.85)) L\(svgNumber(x - r)) \(svgNumber(y + r * 0.85)) Z\" fill=\"white\" stroke=\"\(color)\" stroke-width=\"1.8\"/>"
+        case .square:
+            "<rect x=\"\(svgNumber(x - r * 0.9))\" y=\"\(svgNumber(y - r * 0.9))\" width=\"\(svgNumber(r * 1.8))\" height=\"\(svgNumber(r * 1.8))\" fill=\"white\" stroke=\"\(color)\" stroke-width=\"1.8\"/>"
         case .circle:
             "<circle cx=\"\(svgNumber(x))\" cy=\"\(svgNumber(y))\" r=\"\(svgNumber(r))\" fill=\"white\" stroke=\"\(color)\" stroke-width=\"1.8\"/>"
         case .cross:
@@ -161,7 +174,7 @@ extension AudiogramSVG {
             let name = "\(ear.plotTitle) (\(ear.audiogramSymbol.rawValue))"
             guard !points.isEmpty else { return "\(name): not tested" }
             let levels = points.sorted { $0.frequencyHz < $1.frequencyHz }.map {
-                "\($0.frequencyHz) Hz \($0.dBHL) dB HL" + ($0.noResponse ? " no response" : "")
+                "\($0.frequencyHz) Hz \($0.dBHL) dB HL" + ($0.noResponse ? " no response" : "") + ($0.masked ? " masked" : "")
             }
             return "\(name): " + levels.joined(separator: ", ")
         }
@@ -181,6 +194,14 @@ extension AudiogramSVG {
             let label = "\(ear.plotTitle) (\(ear.audiogramSymbol.rawValue))"
             out += svgText(x + 2 * symbolRadius + 6, 25.5, label, size: 17, color: ear.plotColor, weight: "bold")
             x += 2 * symbolRadius + 6 + estimatedTextWidth(label, fontSize: 17, bold: true) + 18
+        }
+        // Masked thresholds, when there are any: both ears' masked symbols and the word.
+        if (right + left).contains(where: \.masked) {
+            for ear in Ear.plotOrder {
+                out += shape(ear.maskedAudiogramSymbol, color: ear.plotColor, x: x + symbolRadius, y: 20)
+                x += 2 * symbolRadius + 4
+            }
+            out += svgText(x + 2, 25.5, "masked", size: 17, color: "#222", weight: "bold")
         }
         out += "</g>\n"
         out += form(scale)

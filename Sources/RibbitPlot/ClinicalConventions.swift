@@ -21,11 +21,17 @@ extension Ear {
 
     /// The air-conduction threshold symbol (unmasked).
     public var audiogramSymbol: AudiogramSymbol { self == .right ? .circle : .cross }
+    /// The air-conduction threshold symbol measured with masking noise in the other ear.
+    public var maskedAudiogramSymbol: AudiogramSymbol { self == .right ? .triangle : .square }
 }
 
 public enum AudiogramSymbol: String, Sendable {
     case circle = "O"
     case cross = "X"
+    /// Masked, right ear (ASHA 1990).
+    case triangle = "Δ"
+    /// Masked, left ear.
+    case square = "□"
 }
 
 /// Round axis ticks: every multiple of `step` from `low` to `high` (both included when they

@@ -176,6 +176,11 @@ struct AudioHost {
                             seconds() + min(pattern, ToneRenderer.maxSeconds + ToneRenderer.rampSeconds)
                             + (hearingTest && length > 0 ? ToneRenderer.hearingTestHoldSeconds : 0)
                     }
+                case .masker(let hz, let level, let left, let right, let length):
+                    // Only beside a hearing test's tones: never instead of the hearing aid by itself.
+                    guard toneUntil != nil else { break }
+                    tone.playMasker(
+                        centerHz: hz, levelDBFS: level, ceilingDBFS: processor.outputCeilingDBFS, left: left, right: right, seconds: length)
                 case .stop: return close(client, status: 0)
                 default: break
                 }
@@ -193,6 +198,8 @@ struct AudioHost {
             if let until = toneUntil, seconds() >= until, !tone.sounding.load(ordering: .relaxed) {
                 switchRenderers(processor, to: [processor.hearingAid])
                 toneUntil = nil
+                // What is left of a masker must not come back with the next tone mode.
+                tone.cutMasker()
                 log(.info, "calibration tone mode over: the hearing aid plays again")
             }
             processor.collectRetired()

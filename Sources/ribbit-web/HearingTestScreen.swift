@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import RibbitAudiogramReport
 import RibbitAudiometry
 import RibbitControl
 import RibbitPlot
@@ -168,16 +169,9 @@ enum HearingTestScreen {
     /// The thresholds measured so far as an audiogram (of the 1 kHz measurement and its retest,
     /// the better; an undetermined frequency has nothing to draw).
     static func audiogram(_ results: [FrequencyResult]) -> String {
-        func points(_ ear: Ear) -> [AudiogramPoint] {
-            results.audiogram(ear: ear).compactMap { result -> AudiogramPoint? in
-                switch result.status {
-                case .threshold: result.thresholdDBHL.map { AudiogramPoint(frequencyHz: result.frequencyHz, dBHL: $0) }
-                case .noResponse: AudiogramPoint(frequencyHz: result.frequencyHz, dBHL: result.maximumTestedDBHL, noResponse: true)
-                case .undetermined: nil
-                }
-            }
-        }
-        return AudiogramSVG.chart(right: points(.right), left: points(.left), title: "Audiogram from this hearing test")
+        AudiogramSVG.chart(
+            right: AudiogramReportHTML.points(results, ear: .right), left: AudiogramReportHTML.points(results, ear: .left),
+            title: "Audiogram from this hearing test")
     }
 
     static let main = Web.text(PackageResources.hearing_test_html)

@@ -30,7 +30,7 @@ struct AudiogramShowCommand: ParsableCommand {
         out += "ceiling:     \(HearingTestRecord.number(record.ceilingDBHL)) dB HL\n"
         for ear in Ear.plotOrder {
             let rows = result.frequencies.filter { $0.ear == ear }.sorted {
-                ($0.frequencyHz, $0.isRetest ? 1 : 0) < ($1.frequencyHz, $1.isRetest ? 1 : 0)
+                ($0.frequencyHz, $0.isRetest ? 1 : $0.isMasked ? 2 : 0) < ($1.frequencyHz, $1.isRetest ? 1 : $1.isMasked ? 2 : 0)
             }
             guard !rows.isEmpty else { continue }
             out += "\n\(ear.plotTitle.lowercased())\n"
@@ -40,7 +40,8 @@ struct AudiogramShowCommand: ParsableCommand {
             let kept = pair.flatMap { result.threshold(ear: ear, frequencyHz: $0.first.frequencyHz) }
             let cells = rows.map {
                 [
-                    "\($0.frequencyHz)\($0.isRetest ? " retest" : "")", $0.levelText + (pair != nil && $0 == kept ? " (kept)" : ""),
+                    "\($0.frequencyHz)\($0.isRetest ? " retest" : "")\($0.maskingDBEM.map { " masked, \($0) dB EM" } ?? "")",
+                    $0.levelText + (pair != nil && $0 == kept ? " (kept)" : ""),
                     $0.ambientNoiseDBSPL.map { String(format: "%.1f", $0) } ?? "not checked", String($0.presentations),
                 ]
             }

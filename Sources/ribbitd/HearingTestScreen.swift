@@ -124,6 +124,10 @@ final class HearingTestScreen {
                 namesEar
                     ? "  Press Left or Right (the ear) whenever you hear a beep, however faint."
                     : "  Press Space or Enter whenever you hear a beep, however faint.")
+            if let noisy = status.maskingEar {
+                lines.append(
+                    "  A rushing noise plays in your \(noisy == .right ? "RIGHT" : "LEFT") ear now: ignore it, answer only the beeps.")
+            }
             lines.append(MonotonicClock.seconds() < acknowledgedUntil ? "  >>> answer taken <<<" : "")
         }
         lines += HearingTestSummary.table(status.frequencies).map { "  " + $0 }

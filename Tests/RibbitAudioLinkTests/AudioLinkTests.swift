@@ -65,6 +65,8 @@ import Testing
             .filters(ceilingDBFS: -3, fftLength: 256, taps: [[0.5, -0.25, 1e-9], [1, 0, 0]]), .paused(true), .dump(false), .stop,
             .compressor(nil), .compressor(plan), .compressor(lowered), .compressor(capped), .trim(-4.5),
             .tone(frequencyHz: 1000, levelDBFS: -30, left: false, right: true, seconds: 12.5),
+            .masker(centerHz: 2000, levelDBFS: -42.5, left: true, right: false, seconds: 8),
+            .masker(centerHz: 250, levelDBFS: -200, left: false, right: false, seconds: 0),
             .tone(frequencyHz: 4000, levelDBFS: -50, left: true, right: false, seconds: 0.2, pulses: 3, offSeconds: 0.2),
             .tone(
                 frequencyHz: 8000, levelDBFS: -3, left: false, right: true, seconds: 0.2, pulses: 3, offSeconds: 0.2, hearingTest: true,

@@ -56,6 +56,12 @@ function render(status) {
     $("heard").classList.toggle("paused", paused);
     $("noise").hidden = !paused;
     if (paused) $("noise").textContent = noiseText(t.noise);
+    // Masking: a steady noise in the other ear, heard through the waits and beeps alike.
+    $("masking").hidden = paused || !t.maskingEar;
+    if (t.maskingEar) {
+      $("masking").textContent = "A rushing noise plays in your " + earNames[t.maskingEar].toLowerCase()
+        + " now: ignore it, and press only for the beeps.";
+    }
     $("progress").max = Math.max(1, t.total);
     $("progress").value = t.done;
     $("progress-text").textContent = t.done + " of " + t.total + " frequencies";
@@ -78,7 +84,7 @@ function renderResult(t) {
   $("unreliable").hidden = bad.length === 0;
   $("unreliable").replaceChildren(el("strong", { text: "Unreliable: do not use this result for a fitting as it stands." }),
     ...bad.map((f) => el("p", { text: flagWords[f] })));
-  // See a doctor first, and thresholds the other ear may have heard (ribbit does not mask).
+  // See a doctor first, and thresholds the other ear may have heard (masking could not confirm them).
   const findings = t.findings ? t.findings.lines : [];
   $("findings").hidden = findings.length === 0;
   $("findings").replaceChildren(...findings.map((line) => el("p", { text: line })));
