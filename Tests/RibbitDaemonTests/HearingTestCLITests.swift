@@ -25,10 +25,14 @@ extension HearingTestDaemonTests {
             var levelDBFS: Double?
             var dBHL: Double?
             var answered: Bool?
+            /// Masking noise in the other ear when it was judged: where, and its level measured.
+            var maskerEar: String?
+            var maskerDBEM: Double?
         }
         var presentations: [Heard]
         var presses: [Double]
         var peakDBFS: Double
+        var maskerPeakDBFS: Double?
         var exit: Int32?
         var screen: String
     }
@@ -118,6 +122,62 @@ extension HearingTestDaemonTests {
                 + "thresholds \(status.frequencies.map { "\($0.frequencyHz)\($0.isRetest ? "r" : ""):\($0.thresholdDBHL.map(String.init) ?? "-")" }), "
                 + "level error of the tones \(String(format: "%.3f", report.presentations.compactMap(\.dBHL).map { abs($0 - 5 * ($0 / 5).rounded()) }.max() ?? -1)) dB, "
                 + String(format: "%.0f s", status.elapsedSeconds))
+        #expect(try daemon.stop() == 0)
+        try daemon.expectCleanAudioThread(callbacks: 1)
+    }
+
+    /// Masking end to end: a listener whose right ear is at 72 dB HL and left at 11, hearing a
+    /// tone through the head 40 dB down (the least supra-aural headphones give), answers for the
+    /// right ear at about the left's 51 when nothing masks. The daemon then tests the right ear
+    /// again with narrow-band noise in the left, which the listener hears from the output ports
+    /// and measures: the stored audiogram keeps the masked threshold, the noise played was the
+    /// level logged (within 1 dB, through the calibration, the RETSPL and ISO 389-4's
+    /// correction), only in the left ear while the right was tested, its peak under the
+    /// ceiling, the screen told the listener to ignore it, and the RT thread stayed clean.
+    @Test(.runningLimit(minutes: 8)) func aCrossHeardEarIsMaskedThroughJack() throws {
+        let server = try JackTestServer(period: 256)
+        let daemon = try DaemonUnderTest(server: server, audit: true)
+        try daemon.waitUntilProcessing()
+        let truth = ["right": ["1000": 72.0], "left": ["1000": 11.0]]
+        let (report, status) = try Self.takeHearingTest(
+            daemon: daemon, arguments: ["--frequencies", "1000", "--seed", "3"],
+            listener: ["thresholds": truth, "seed": 7, "slopePerDB": 1.0, "lapse": 0.02, "interauralAttenuationDB": 40.0])
+        #expect(report.exit == 0, "the CLI ended with \(report.exit.map(String.init) ?? "nothing"): \(report.screen.suffix(800))")
+        #expect(status.state == .finished, "\(status)")
+        let right = status.frequencies.filter { $0.ear == .right }
+        let unmasked = try #require(right.first { !$0.isMasked }?.thresholdDBHL, "\(right)")
+        #expect(unmasked <= 60, "unmasked, the right ear answered at \(unmasked) dB HL: the left ear should have heard it")
+        let kept = try #require(status.frequencies.kept(ear: .right, frequencyHz: 1000), "\(status.frequencies)")
+        #expect(kept.isMasked && kept.thresholdDBHL.map { abs(Double($0) - 72) <= 5 } == true, "kept \(kept)")
+        let left = status.frequencies.kept(ear: .left, frequencyHz: 1000)?.thresholdDBHL
+        #expect(left.map { abs(Double($0) - 11) <= 5 } == true, "left \(String(describing: left))")
+        #expect(status.findings?.crossHeard.isEmpty == true, "\(status.findings?.lines ?? [])")
+
+        let id = try #require(status.recordID, "not stored: \(status.problem ?? "")")
+        let record = try JSONDecoder().decode(
+            HearingTestRecord.self, from: Data(try daemon.ribbitd(["audiogram", "show", "\(id)", "--json"]).stdout.utf8))
+        let played = record.result.log.filter { $0.toneEar != nil }
+        #expect(played.count == report.presentations.count, "\(played.count) tones logged, \(report.presentations.count) heard")
+        var maskedTones = 0
+        var worst = 0.0
+        for (logged, heard) in zip(played, report.presentations) {
+            #expect((logged.maskingDBEM != nil) == (heard.maskerDBEM != nil), "tone at \(heard.time) s: logged \(logged), heard \(heard)")
+            guard let noise = logged.maskingDBEM, let measured = heard.maskerDBEM else { continue }
+            maskedTones += 1
+            #expect(heard.ear == "right" && heard.maskerEar == "left")
+            worst = max(worst, abs(measured - Double(noise)))
+            #expect(abs(measured - Double(noise)) < 1, "noise logged at \(noise) dB EM, measured \(measured)")
+        }
+        #expect(maskedTones >= 4, "\(maskedTones) masked tones")
+        // Uncalibrated: the ceiling is 0 dBFS; the noise's peak stays 1 dB under it.
+        #expect((report.maskerPeakDBFS ?? 0) <= -1 + 1e-3, "the noise peaked at \(report.maskerPeakDBFS ?? 0) dBFS")
+        #expect(report.screen.contains("rushing noise plays in your LEFT ear"), "\(report.screen.suffix(800))")
+        let text = try daemon.ribbitd(["audiogram", "show", "\(id)"]).stdout
+        #expect(text.contains("masked,"), "\(text)")
+        print(
+            "masking through JACK: unmasked right \(unmasked) dB HL, masked \(kept.thresholdDBHL ?? -1) at \(kept.maskingDBEM ?? -1) dB EM "
+                + "(truth 72, left 11), \(maskedTones) masked tones, noise level within \(String(format: "%.2f", worst)) dB of the log, "
+                + "noise peak \(report.maskerPeakDBFS ?? 0) dBFS, \(String(format: "%.0f s", status.elapsedSeconds))")
         #expect(try daemon.stop() == 0)
         try daemon.expectCleanAudioThread(callbacks: 1)
     }

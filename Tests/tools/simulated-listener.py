@@ -6,6 +6,12 @@ frequency are measured in the samples, turned into dB HL through the calibration
 headphones' RETSPL, and answered through a logistic psychometric function
 P(yes) = (1 - lapse) / (1 + exp(-slope (L - T))).
 
+With `interauralAttenuationDB` it hears with both ears as a head does: a tone reaches the other
+cochlea that much weaker, and masking noise in one ear (an ear sounding without a break for
+longer than any tone's pulse) raises that ear's threshold to the noise's effective level (dB EM,
+from the noise's measured level through the calibration, the RETSPL and ISO 389-4's narrow-band
+correction; powers add) and crosses back to the tested ear the same way.
+
 Usage: simulated-listener.py CONFIG.json  (see the Swift test HearingTestCLITests for the keys)
 Writes CONFIG["out"]: what it heard (one entry per presentation: time, ear, Hz, dBFS, dB HL,
 answered), its presses, the screen's text and the CLI's exit status.
@@ -25,6 +31,17 @@ false_alarm_every = config.get("falseAlarmEverySeconds", 2.0)
 thresholds = config.get("thresholds", {})  # {"right": {"1000": 35.0}}
 calibration = config["calibrationDBSPL"]  # {"left": 100, "right": 100}
 retspl = {int(k): v for k, v in config["retspl"].items()}
+attenuation = config.get("interauralAttenuationDB")  # None: each ear hears only its own side
+MASKER_SECONDS = 0.3  # longer than a pulse (200 ms and its ramps) without a silent period
+
+
+def narrow_band_correction(hz):
+    # ISO 389-4 / ANSI S3.6 third-octave noise: SPL of 0 dB EM above the tone's RETSPL.
+    return 4 if hz < 630 else 5 if hz < 1000 else 6 if hz <= 3150 else 5
+
+
+def power_sum(a, b):
+    return 10 * math.log10(10 ** (a / 10) + 10 ** (b / 10))
 
 client = jack.Client("listener", no_start_server=True)
 ears = ["left", "right"]
@@ -85,6 +102,9 @@ os.write(fd, b"\r")
 heard = []  # one entry per presentation
 presses = []
 silence_frames = 10**9  # since the last sound, per presentation detection
+sounding_frames = [0, 0]  # per ear, frames since its last silent period
+recent = [collections.deque(), collections.deque()]  # per ear: (frames, mean square) of the last second
+masker_peak_dbfs = -200.0
 current = None  # the presentation being heard
 press_at = None
 started = time.monotonic()
@@ -111,6 +131,16 @@ def decide(entry):
     threshold = thresholds.get(entry["ear"], {}).get(str(entry["hz"]))
     if threshold is None:
         return False
+    if attenuation is not None:
+        other = "left" if entry["ear"] == "right" else "right"
+        other_threshold = thresholds.get(other, {}).get(str(entry["hz"]))
+        noise = entry.get("maskerDBEM")
+        if noise is not None:
+            threshold = power_sum(threshold, noise - attenuation)  # the noise crossing back
+        if other_threshold is not None:
+            if noise is not None:
+                other_threshold = power_sum(other_threshold, noise)
+            threshold = min(threshold, other_threshold + attenuation)
     p = (1 - lapse) / (1 + math.exp(-slope * (entry["dBHL"] - threshold)))
     return rng.random() < p
 
@@ -124,10 +154,21 @@ while time.monotonic() < deadline:
     now = time.monotonic()
     while periods:
         frames, squares, crossings, peaks = periods.popleft()
-        loud = max(range(2), key=lambda e: squares[e])
+        for e in range(2):
+            sounding_frames[e] = sounding_frames[e] + frames if squares[e] > SILENT else 0
+            recent[e].append((frames, squares[e]))
+            while sum(f for f, _ in recent[e]) > 0.8 * rate:
+                recent[e].popleft()
+        masker = [sounding_frames[e] > MASKER_SECONDS * rate for e in range(2)]
         for e in range(2):
             if peaks[e] > 0:
-                peak_dbfs = max(peak_dbfs, 20 * math.log10(peaks[e]))
+                if masker[e]:
+                    masker_peak_dbfs = max(masker_peak_dbfs, 20 * math.log10(peaks[e]))
+                else:
+                    peak_dbfs = max(peak_dbfs, 20 * math.log10(peaks[e]))
+        # Tones are heard in an ear without masking noise.
+        candidates = [e for e in range(2) if not masker[e]] or [0]
+        loud = max(candidates, key=lambda e: squares[e])
         if squares[loud] <= SILENT:
             silence_frames += frames
             continue
@@ -155,6 +196,14 @@ while time.monotonic() < deadline:
             dbfs = 10 * math.log10(2 * current["best"])
             current.update(hz=hz, hzMeasured=round(hz_measured, 1), levelDBFS=round(dbfs, 3),
                            dBHL=round(dbfs + calibration[current["ear"]] - retspl[hz], 2))
+            other = 1 - loud
+            if masker[other]:
+                # The noise's level over its last 0.8 s (its level was set at the wait's start).
+                total = sum(f for f, _ in recent[other])
+                mean = sum(f * m for f, m in recent[other]) / total
+                noise_dbfs = 10 * math.log10(2 * mean)
+                em = noise_dbfs + calibration[ears[other]] - retspl[hz] - narrow_band_correction(hz)
+                current.update(maskerEar=ears[other], maskerDBFS=round(noise_dbfs, 3), maskerDBEM=round(em, 2))
             current["answered"] = decide(current)
             if current["answered"]:
                 press_at = now + rng.uniform(0.15, 0.45)  # 350-650 ms after the onset
@@ -181,5 +230,6 @@ client.close()
 for entry in heard:
     for key in ("window", "frames", "crossings", "best", "decided"):
         entry.pop(key, None)
-json.dump({"presentations": heard, "presses": presses, "peakDBFS": round(peak_dbfs, 3), "exit": exit_status,
+json.dump({"presentations": heard, "presses": presses, "peakDBFS": round(peak_dbfs, 3),
+           "maskerPeakDBFS": round(masker_peak_dbfs, 3), "exit": exit_status,
            "screen": screen.decode("utf-8", "replace")}, open(config["out"], "w"), indent=1)
