@@ -258,7 +258,8 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
         let loop = lastLoop!
         masker.publish(
             Masker(
-                loop: loop, gain: Float(Self.maskerGain(levelDBFS: levelDBFS, ceilingDBFS: ceilingDBFS, limitDBFS: limitDBFS, peak: loop.peak)),
+                loop: loop,
+                gain: Float(Self.maskerGain(levelDBFS: levelDBFS, ceilingDBFS: ceilingDBFS, limitDBFS: limitDBFS, peak: loop.peak)),
                 left: left, right: right, lengthFrames: length))
     }
 

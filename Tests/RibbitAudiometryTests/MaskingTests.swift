@@ -129,7 +129,8 @@ import Testing
                     name.padding(toLength: 24, withPad: " ", startingAt: 0)
                         + String(
                             format: "%4.1f   %6.1f %%     %+5.1f       %5.1f       %3d                    %3d/%d    %5.1f    %5.1f", slope,
-                            100 * within, t.errors.reduce(0, +) / Double(max(t.errors.count, 1)), Double(t.masked) / Double(Self.runs), t.crossHeardUnflagged.count, t.referred, Self.runs,
+                            100 * within, t.errors.reduce(0, +) / Double(max(t.errors.count, 1)), Double(t.masked) / Double(Self.runs),
+                            t.crossHeardUnflagged.count, t.referred, Self.runs,
                             t.seconds / Double(Self.runs) / 60, Double(t.presentations) / Double(Self.runs)))
                 if slope >= 1 { #expect(within >= (slope >= 2 ? 0.9 : 0.88), "\(name), slope \(slope): \(within)") }
                 #expect(t.crossHeardUnflagged.isEmpty, "\(name), slope \(slope): \(t.crossHeardUnflagged.prefix(5))")
@@ -173,7 +174,8 @@ import Testing
         plan.maximumMaskingDBEM = [.left: noise, .right: noise]
         // A listener whose right ear is the good left ear 40 dB up until masked, truly 70 dB HL.
         let truth = Self.audiogram(Array(repeating: 70, count: 8), Array(repeating: 10, count: 8))
-        var listener = SimulatedListener(thresholdsDBHL: truth, slopePerDB: 4, falseAlarmRate: 0, lapseRate: 0, random: SeededRandom(seed: 1))
+        var listener = SimulatedListener(
+            thresholdsDBHL: truth, slopePerDB: 4, falseAlarmRate: 0, lapseRate: 0, random: SeededRandom(seed: 1))
         listener.interauralAttenuationDB = 40
         listener.pressesDuringWaits = false
         var test = HearingTest(plan: plan)
@@ -198,5 +200,32 @@ import Testing
         #expect(test.result.frequencies.allSatisfy { !$0.isMasked })
         let findings = HearingTestFindings(frequencies: test.result.frequencies, transducer: .tdh39)
         #expect(findings.crossHeard.filter { $0.ear == .right }.count == Self.frequencies.count, "\(findings.lines)")
+    }
+
+    /// The most noise the plan may ask, converted as the daemon converts it, keeps the noise's
+    /// peak (`peakOverSine` over a sine of its power) under the highest level the player plays,
+    /// and its power no more than a tone at the ceiling's, for loud and quiet headphones, every
+    /// table and frequency, and a low output ceiling; and the dB EM go to dBFS through the RETSPL
+    /// and the narrow-band correction.
+    @Test func theMostNoiseAskedStaysUnderTheLimits() {
+        // At least NarrowBandNoise.peakOverSineDB (10.054: a crest of 4.5; MaskerTests hold it to this).
+        let peakOverSine = 10.06
+        for transducer in [Transducer.tdh39, .hda200, .er3a, .consumer] {
+            for (atZero, highest) in [(110.0, -1.0), (95, -1), (100, -21)] {
+                let levels = ToneLevels(
+                    table: .standard(transducer), calibration: ToneCalibration(dBSPLAtZeroDBFS: atZero, responseDB: [4000: 3]),
+                    highestPlayedDBFS: highest)
+                for hz in HearingTest.Plan.clinicalOrder {
+                    guard let most = levels.maximumMaskingDBEM(frequencyHz: hz, peakOverSineDB: peakOverSine),
+                        let dBFS = levels.maskingDBFS(dBEM: Double(most), frequencyHz: hz)
+                    else { continue }
+                    #expect(dBFS + peakOverSine <= highest + 1e-9, "\(transducer) \(hz) Hz: \(most) dB EM peaks at \(dBFS + peakOverSine)")
+                    #expect(Double(most) + ToneLevels.narrowBandCorrectionDB(frequencyHz: hz) <= ToneLevels.selfTestCeilingDBHL)
+                    let retspl = RETSPLTable.standard(transducer).dBSPLAtZeroHL[hz]!
+                    let expected = 40 + retspl + ToneLevels.narrowBandCorrectionDB(frequencyHz: hz) - atZero - (hz == 4000 ? 3 : 0)
+                    #expect(abs(levels.maskingDBFS(dBEM: 40, frequencyHz: hz)! - expected) < 1e-9)
+                }
+            }
+        }
     }
 }

@@ -18,6 +18,8 @@ import Testing
             let rms = (loop.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(loop.count)).squareRoot()
             #expect(abs(rms - 1) < 1e-4)
             #expect((loop.map(abs).max() ?? 99) <= NarrowBandNoise.maximumCrest)
+            // The audiometry tests' bound on the noise's peak over a sine of its power.
+            #expect(NarrowBandNoise.peakOverSineDB <= 10.06)
             let fft = RealFFT(length: loop.count, planning: .estimate)
             let input = RealFFT.allocateReal(loop.count)
             let spectrum = RealFFT.allocateComplex(fft.complexCount)
