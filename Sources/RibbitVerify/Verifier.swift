@@ -237,7 +237,9 @@ public struct Verifier: Sendable {
                     attackPass: notJudged[c] == nil ? EarReport.timeVerdict(measuredMs: times[c].attack, setMs: settings.attackMs) : nil,
                     releasePass: notJudged[c] == nil
                         ? EarReport.timeVerdict(measuredMs: times[c].release, setMs: settings.releaseMs) : nil,
-                    ioCurves: io[c], targetMatch: matches[c]))
+                    ioCurves: io[c], targetMatch: matches[c], specOSPL90MaxDBSPL: spec(c, 90, fullOn, VerifyAnalysis.sweepHz).max(),
+                    specHFAOSPL90DBSPL: mean(spec(c, 90, fullOn, VerifyAnalysis.hfaFrequenciesHz)),
+                    specHFAFullOnGainDB: mean(spec(c, 50, fullOn, VerifyAnalysis.hfaFrequenciesHz)).map { $0 - 50 }))
         }
         return VerifyReport(
             prescriptionName: prescription.name, prescriptionText: prescriptionText, rule: prescription.rule.rawValue,
@@ -246,6 +248,36 @@ public struct Verifier: Sendable {
             live: path != nil, measuredThrough: path?.description ?? Self.offlineDescription, latency: latency, ears: ears,
             wearerProgram: try wearerProgram())
     }
+
+    /// ribbit's data sheet: the output (dB SPL) its fitting designs for pure tones at
+    /// `inputDBSPL`, one per frequency: the input, plus the linear filter the band filters sum
+    /// to (the prescription's insertion gain, its magnitude at the tone), plus the static curve
+    /// of the band nearest the tone at the plan's volume (the compression on top of it); no more
+    /// than the steady level the limiter holds a sine at (its knee under the sample ceiling,
+    /// through the calibration).
+    func spec(_ c: Int, _ inputDBSPL: Double, _ plan: Setting, _ frequencies: [Double]) -> [Double] {
+        let compressor = plan.compressor
+        let bands = compressor.settings[c].bands
+        let taps = compressor.bandTaps[c].reduce(into: [Double](repeating: 0, count: compressor.bandTaps[c].first?.count ?? 0)) {
+            sum, band in
+            for i in band.indices { sum[i] += band[i] }
+        }
+        let held =
+            20 * log10(Double(plan.filters.ceiling)) - PeakLimiter.kneeBelowCeilingDB + calibration.outputDBSPLAtFullScale[c]
+        return frequencies.compactMap { hz in
+            guard let band = bands.min(by: { abs(log2($0.centreHz / hz)) < abs(log2($1.centreHz / hz)) }) else { return nil }
+            let w = 2 * Double.pi * hz / sampleRate
+            var (re, im) = (0.0, 0.0)
+            for (n, h) in taps.enumerated() {
+                re += h * cos(w * Double(n))
+                im -= h * sin(w * Double(n))
+            }
+            let linear = 10 * log10(max(re * re + im * im, 1e-30))
+            return min(inputDBSPL + linear + band.gainDB(inputDBSPL: inputDBSPL, trimDB: compressor.trimDB), held)
+        }
+    }
+
+    func mean(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.reduce(0, +) / Double(values.count) }
 
     /// The program's adaptive features (noise reduction, the steady-noise detector), by name;
     /// empty: the program plays as the test mode measures it.

@@ -153,6 +153,39 @@ public struct EarReport: Codable, Sendable {
     public var ioCurves: [IOCurve]
     public var targetMatch: [TargetMatch]
 
+    /// ribbit's own data sheet for this fitting, what a test box compares with: the figures the
+    /// fitting's static curves and output limit give a pure tone (the band nearest its
+    /// frequency; the limiter holding a steady sine at its knee under the ceiling). nil where
+    /// not computed (reports from before).
+    public var specOSPL90MaxDBSPL: Double? = nil
+    public var specHFAOSPL90DBSPL: Double? = nil
+    public var specHFAFullOnGainDB: Double? = nil
+
+    /// ANSI S3.22's tolerances against the specification.
+    public static let ospl90MaxToleranceDB = 3.0
+    public static let hfaOSPL90ToleranceDB = 4.0
+    public static let hfaFullOnGainToleranceDB = 5.0
+    /// Total harmonic distortion: the specification (ribbit's: none) plus 3 %.
+    public static let thdTolerancePercent = 3.0
+
+    /// The verdicts (nil: nothing to judge).
+    public var ospl90MaxPass: Bool? {
+        guard let measured = ospl90MaxDBSPL, let spec = specOSPL90MaxDBSPL else { return nil }
+        return measured <= spec + Self.ospl90MaxToleranceDB
+    }
+    public var hfaOSPL90Pass: Bool? {
+        guard let measured = hfaOSPL90DBSPL, let spec = specHFAOSPL90DBSPL else { return nil }
+        return abs(measured - spec) <= Self.hfaOSPL90ToleranceDB
+    }
+    public var hfaFullOnGainPass: Bool? {
+        guard let measured = hfaFullOnGainDB, let spec = specHFAFullOnGainDB else { return nil }
+        return abs(measured - spec) <= Self.hfaFullOnGainToleranceDB
+    }
+    public var distortionPass: Bool? {
+        let measured = distortion.compactMap(\.thdPercent)
+        return measured.isEmpty ? nil : measured.allSatisfy { $0 <= Self.thdTolerancePercent }
+    }
+
     public struct Distortion: Codable, Sendable, Equatable {
         public var hz: Double
         public var inputDBSPL: Double

@@ -164,6 +164,39 @@ import Testing
         }
     }
 
+    /// ribbit's data sheet (what the fitting designs for pure tones) and ANSI S3.22's tolerances
+    /// against it: the flat fitting's in closed form (full on, 90 + 30 = 120 dB SPL held at the
+    /// limit's knee, 97; gain 30), and every verdict a pass on sample fittings, linear and
+    /// compressive, mild to severe, with the figures printed.
+    @Test func theMeasuredFiguresMeetRibbitsOwnDataSheet() throws {
+        for ear in Self.flatReport.ears {
+            #expect(abs(ear.specOSPL90MaxDBSPL! - Self.heldDBSPL) < 1e-3 && abs(ear.specHFAOSPL90DBSPL! - Self.heldDBSPL) < 1e-3)
+            #expect(abs(ear.specHFAFullOnGainDB! - 30) < 1e-3)
+            #expect(ear.ospl90MaxPass == true && ear.hfaOSPL90Pass == true && ear.hfaFullOnGainPass == true && ear.distortionPass == true)
+        }
+        var failing = Self.flatReport.ears[0]
+        failing.hfaFullOnGainDB = failing.specHFAFullOnGainDB! + 5.5
+        failing.ospl90MaxDBSPL = failing.specOSPL90MaxDBSPL! + 3.5
+        #expect(failing.hfaFullOnGainPass == false && failing.ospl90MaxPass == false)
+        print("sample        ear    OSPL90 max spec/meas   HFA-OSPL90 spec/meas   HFA-FOG spec/meas")
+        for name in ["flat.rx", "camfit-sloping.rx", "iec-n3.rx", "iec-n5.rx", "ski-slope.rx"] {
+            let rx = try Prescription.parse(Array(try String(contentsOf: TestPaths.prescription(name), encoding: .utf8).utf8))
+            let verifier = Verifier(
+                prescription: rx, trusted: false, calibration: .uncalibrated, program: .quiet, toneSeconds: 0.25, speechSeconds: 2)
+            let report = try verifier.report(calibrationInfo: Self.info, date: "2026-11-29", prescriptionText: "")
+            for ear in report.ears {
+                print(
+                    name.padding(toLength: 18, withPad: " ", startingAt: 0) + ear.ear.padding(toLength: 7, withPad: " ", startingAt: 0)
+                        + String(
+                            format: "%5.1f / %5.1f          %5.1f / %5.1f          %5.1f / %5.1f", ear.specOSPL90MaxDBSPL ?? .nan,
+                            ear.ospl90MaxDBSPL ?? .nan, ear.specHFAOSPL90DBSPL ?? .nan, ear.hfaOSPL90DBSPL ?? .nan,
+                            ear.specHFAFullOnGainDB ?? .nan, ear.hfaFullOnGainDB ?? .nan))
+                #expect(ear.ospl90MaxPass == true && ear.hfaOSPL90Pass == true && ear.hfaFullOnGainPass == true, "\(name) \(ear.ear)")
+                #expect(ear.distortionPass == true, "\(name) \(ear.ear): THD \(ear.distortion.map(\.thdPercent))")
+            }
+        }
+    }
+
     /// Speech in quiet as the wearer hears it, adaptive features on: the steady-noise detector
     /// may take over in a band where continuous speech's own floor stands above 40 dB SPL
     /// speech's level, and must leave the gains for speech at 50, 65 and 80 dB SPL within 1 dB
