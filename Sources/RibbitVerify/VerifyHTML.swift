@@ -1,4 +1,5 @@
 import Glibc
+import RibbitDSP
 import RibbitPlot
 import RibbitPrescription
 
@@ -9,83 +10,103 @@ import RibbitPrescription
 /// resources.
 public enum VerifyHTML {
     /// The ids of the plots every report holds (one `<svg id=...>` each).
-    public static let plotIDs = [
-        "ospl90", "full-on-gain", "frequency-response", "io-right", "io-left", "target-50", "target-65", "target-80",
-    ]
+    public static let plotIDs = ["ospl90", "full-on-gain", "io-right", "io-left", "target-50", "target-65", "target-80"]
 
+    /// The whole report: the two-page print-out a test box gives (`printOut`), then what lies
+    /// behind it, each part on its own page: the definitions, the target curves and tables, the
+    /// wearer's program, the data log and the prescription.
     public static func render(_ report: VerifyReport) -> String {
-        var body: [String] = []
-        body.append(header(report))
-        body.append(summary(report))
-        body.append(
-            section(
-                "OSPL90: output for a 90 dB SPL input",
-                definition: """
-                    ANSI S3.22 / IEC 60118-0: the output sound pressure level for a 90 dB SPL pure-tone input with the gain \
-                    control full on, swept over frequency (here one-third-octave tones from 200 to 8000 Hz, volume at +\(num(report.ears.first?.fullOnVolumeDB ?? 10)) dB). \
-                    HFA-OSPL90 is its mean at 1000, 1600 and 2500 Hz.
-                    """,
-                chart: frequencyChart(
-                    id: "ospl90", yLabel: "Output (dB SPL)",
-                    series: report.ears.map { Series(ear: $0.ear, label: "\(earTitle($0.ear)) OSPL90", points: $0.ospl90) })))
-        body.append(
-            section(
-                "Full-on gain",
-                definition: """
-                    ANSI S3.22: the gain (output minus input, dB) for a 50 dB SPL pure-tone input with the gain control full \
-                    on; ribbit's full on is the wearer's volume at its top, +\(num(report.ears.first?.fullOnVolumeDB ?? 10)) dB over the prescription. \
-                    HFA full-on gain: its mean at 1000, 1600 and 2500 Hz.
-                    """,
-                chart: frequencyChart(
-                    id: "full-on-gain", yLabel: "Gain (dB)",
-                    series: report.ears.map { Series(ear: $0.ear, label: "\(earTitle($0.ear)) full-on gain", points: $0.fullOnGain) })))
-        body.append(
-            section(
-                "Frequency response at the reference test setting",
-                definition: """
-                    ANSI S3.22: the reference test gain is HFA-OSPL90 minus 77 dB, or the HFA full-on gain when that is lower; \
-                    the reference test setting is the volume that brings the HFA gain for a 60 dB SPL input to it. The \
-                    frequency response is the output for 60 dB SPL pure tones at that setting.
-                    """,
-                chart: frequencyChart(
-                    id: "frequency-response", yLabel: "Output (dB SPL)",
-                    series: report.ears.map { Series(ear: $0.ear, label: "\(earTitle($0.ear)) response", points: $0.frequencyResponse) }))
-        )
-        body.append(ioSection(report))
-        if let wearer = report.wearerProgram { body.append(wearerSection(wearer)) }
+        var body = printOutPages(report)
+        body.append(definitionsSection(report))
         body.append(targetSection(report))
+        if let wearer = report.wearerProgram { body.append(wearerSection(wearer)) }
         body.append(wearSection(report))
         body.append(prescriptionSection(report))
-        return """
-            <!DOCTYPE html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <title>ribbit verify: \(escape(report.prescriptionName))</title>
-            <style>
-            @page { size: A4; margin: 14mm; }
-            body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; font-size: 10pt; color: #111; max-width: 190mm; margin: auto; }
-            h1 { font-size: 16pt; margin: 0 0 4pt 0; }
-            h2 { font-size: 12.5pt; margin: 10pt 0 4pt 0; border-bottom: 1px solid #999; }
-            section { page-break-before: always; break-before: page; }
-            section.first { page-break-before: auto; break-before: auto; }
-            .definition { font-size: 9pt; color: #333; background: #f4f4f4; padding: 4pt 6pt; margin: 4pt 0; }
-            table { border-collapse: collapse; font-size: 9pt; margin: 4pt 0; }
-            th, td { border: 1px solid #bbb; padding: 1.5pt 5pt; text-align: right; }
-            th { background: #eee; }
-            td.l, th.l { text-align: left; }
-            .pass { color: #006400; } .fail { color: #b00000; font-weight: bold; }
-            .right { color: \(Ear.right.plotColor); } .left { color: \(Ear.left.plotColor); }
-            svg { display: block; margin: 4pt 0; }
-            pre { font-size: 8.5pt; background: #f8f8f8; padding: 4pt; white-space: pre-wrap; }
-            </style>
-            </head>
-            <body>
-            \(body.joined(separator: "\n"))
-            </body>
-            </html>
+        return page(report, body: body)
+    }
 
+    /// The print-out alone: two A4 pages, as a test box prints them (`ribbitd verify
+    /// --print-out`).
+    public static func printOut(_ report: VerifyReport) -> String { page(report, body: printOutPages(report)) }
+
+    /// Page 1: what was measured, ANSI S3.22's figures with ribbit's specification, the
+    /// tolerance and the verdict, and the OSPL90 and the response at the reference test
+    /// setting. Page 2: the full-on gain, the input/output curves, the target match and the
+    /// latency.
+    static func printOutPages(_ report: VerifyReport) -> [String] {
+        let ospl90 = frequencyChart(
+            id: "ospl90", yLabel: "Output (dB SPL)",
+            series: report.ears.flatMap { ear in
+                [
+                    Series(ear: ear.ear, label: "\(earTitle(ear.ear)) OSPL90", points: ear.ospl90),
+                    Series(
+                        color: earColor(ear.ear), dash: "6 3", label: "\(earTitle(ear.ear)) at RTS, 60 in",
+                        points: ear.frequencyResponse.compactMap { p in p.db.map { (p.hz, $0) } }),
+                ]
+            })
+        let fullOn = frequencyChart(
+            id: "full-on-gain", yLabel: "Gain (dB)",
+            series: report.ears.map { Series(ear: $0.ear, label: "\(earTitle($0.ear)) full-on gain", points: $0.fullOnGain) })
+        let first = """
+            \(header(report))
+            \(figuresTable(report))
+            <p class="caption">OSPL90 (solid): output for 90 dB SPL tones, volume full on (+\(num(report.ears.first?.fullOnVolumeDB ?? 10)) dB). \
+            Dashed: the frequency response, output for 60 dB SPL tones at the reference test setting (RTS).</p>
+            \(ospl90)
+            </section>
             """
+        let second = """
+            <section class="printout">
+            <h2>Full-on gain, input/output, target match</h2>
+            <p class="caption">Full-on gain: output minus input for 50 dB SPL tones, volume full on.</p>
+            \(fullOn)
+            <div class="pair">\(ioCharts(report).joined())</div>
+            <p class="caption">Input/output at 500, 1000, 2000 and 4000 Hz from 40 to 100 dB SPL at the reference test setting; \
+            dotted: output = input.</p>
+            \(targetSummary(report))
+            \(latencyLine(report))
+            <p class="caption">Behind this print-out: the definitions, the target curves and tables at 50, 65 and 80 dB SPL, \
+            \(report.wearerProgram == nil ? "" : "the wearer's program as worn, ")the data log and the prescription.</p>
+            </section>
+            """
+        return [first, second]
+    }
+
+    static func page(_ report: VerifyReport, body: [String]) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <title>ribbit verify: \(escape(report.prescriptionName))</title>
+        <style>
+        @page { size: A4; margin: 12mm; }
+        body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; font-size: 9.5pt; color: #111; max-width: 186mm; margin: auto; }
+        h1 { font-size: 15pt; margin: 0 0 3pt 0; }
+        h2 { font-size: 12pt; margin: 8pt 0 3pt 0; border-bottom: 1px solid #999; }
+        section { page-break-before: always; break-before: page; }
+        section.first { page-break-before: auto; break-before: auto; }
+        .definition { font-size: 9pt; color: #333; background: #f4f4f4; padding: 4pt 6pt; margin: 4pt 0; }
+        .caption { font-size: 8.5pt; color: #333; margin: 2pt 0; }
+        table { border-collapse: collapse; font-size: 8.5pt; margin: 3pt 0; }
+        th, td { border: 1px solid #bbb; padding: 1.2pt 4pt; text-align: right; }
+        th { background: #eee; }
+        td.l, th.l { text-align: left; }
+        .pass { color: #006400; } .fail { color: #b00000; font-weight: bold; }
+        .right { color: \(Ear.right.plotColor); } .left { color: \(Ear.left.plotColor); }
+        svg { display: block; margin: 3pt 0; max-width: 100%; height: auto; }
+        .printout svg { width: 100%; }
+        .pair { display: flex; gap: 3mm; }
+        .pair svg { width: 50%; }
+        pre { font-size: 8.5pt; background: #f8f8f8; padding: 4pt; white-space: pre-wrap; }
+        </style>
+        </head>
+        <body>
+        \(body.joined(separator: "\n"))
+        </body>
+        </html>
+
+        """
     }
 
     // MARK: Sections
@@ -104,85 +125,108 @@ public enum VerifyHTML {
             ? "a test client took the daemon's JACK inputs and outputs (microphone and earphones disconnected meanwhile) and drove the whole path"
             : "the engine is driven"
         return """
-            <section class="first">
-            <h1>ribbit hearing-aid verification</h1>
+            <section class="first printout">
+            <h1>ribbit test-box print-out: ANSI S3.22, as a coupler measures</h1>
             <table>
             <tr><th class="l">Prescription</th><td class="l">\(escape(r.prescriptionName)) (rule \(escape(r.rule))\(r.trusted ? ", signed by a trusted key" : ""))</td></tr>
             <tr><th class="l">Program</th><td class="l">\(escape(r.program)), adaptive features off (noise reduction, steady-noise detector), as ANSI S3.22 measures</td></tr>
             <tr><th class="l">Calibration</th><td class="l">\(calibration)</td></tr>
             <tr><th class="l">Measured</th><td class="l">\(measured); \(num(r.sampleRate)) Hz, \(escape(r.engine)); \(escape(r.date)); run time \(String(fixed: r.runSeconds, 1)) s</td></tr>
             </table>
-            <p class="definition">A software test box: \(driven) with generated signals and its output is read \
-            through the calibration, as ANSI S3.22 / IEC 60118-0 measure a hearing aid in a coupler. It measures the \
-            digital processing only: not the microphone, the earphone or the ear. Levels in dB SPL hold only as far as \
-            the calibration does.</p>
+            <p class="caption">A software test box: \(driven) with generated signals and its output is read through \
+            the calibration. It measures the digital processing only, not the microphone, the earphone or the ear.</p>
             """
     }
 
-    static func summary(_ r: VerifyReport) -> String {
-        func row(_ name: String, _ values: (EarReport) -> String) -> String {
-            "<tr><th class=\"l\">\(name)</th>" + r.ears.map { "<td>\(values($0))</td>" }.joined() + "</tr>"
+    /// ANSI S3.22's figures as a test box prints them: per ear ribbit's specification (its data
+    /// sheet for this fitting), what was measured and the verdict, with the tolerance.
+    static func figuresTable(_ r: VerifyReport) -> String {
+        func verdict(_ pass: Bool?) -> String { pass.map(passWord) ?? "-" }
+        func row(_ name: String, _ tolerance: String, _ cells: (EarReport) -> (spec: String, measured: String, pass: Bool?)) -> String {
+            "<tr><th class=\"l\">\(name)</th><td class=\"l\">\(tolerance)</td>"
+                + r.ears.map { ear in
+                    let c = cells(ear)
+                    return "<td>\(c.spec)</td><td>\(c.measured)</td><td>\(verdict(c.pass))</td>"
+                }.joined() + "</tr>"
         }
-        let head = "<tr><th class=\"l\">Figure</th>" + r.ears.map { "<th class=\"\($0.ear)\">\(earTitle($0.ear))</th>" }.joined() + "</tr>"
+        let head =
+            "<tr><th class=\"l\" rowspan=\"2\">ANSI S3.22 figure</th><th class=\"l\" rowspan=\"2\">Tolerance</th>"
+            + r.ears.map { "<th colspan=\"3\" class=\"\($0.ear)\">\(earTitle($0.ear))</th>" }.joined() + "</tr><tr>"
+            + r.ears.map { _ in "<th>Spec</th><th>Measured</th><th>Verdict</th>" }.joined() + "</tr>"
         let rows = [
-            row("OSPL90 maximum (dB SPL)") { "\(opt($0.ospl90MaxDBSPL)) at \(num($0.ospl90MaxHz)) Hz" },
-            row("HFA-OSPL90 (dB SPL)") { opt($0.hfaOSPL90DBSPL) },
-            row("HFA full-on gain (dB)") { opt($0.hfaFullOnGainDB) },
-            row("Reference test gain (dB)") { opt($0.referenceTestGainDB) },
-            row("Reference test setting: volume (dB); HFA gain at 60 dB SPL") {
-                "\(String(fixed: $0.referenceVolumeDB, 1)); \(opt($0.referenceHFAGainDB))"
+            row("OSPL90 maximum (dB SPL)", "spec +\(num(EarReport.ospl90MaxToleranceDB)) at most") {
+                (opt($0.specOSPL90MaxDBSPL), "\(opt($0.ospl90MaxDBSPL)) at \(num($0.ospl90MaxHz)) Hz", $0.ospl90MaxPass)
             },
-            row("THD 500 / 800 Hz at 70, 1600 Hz at 65 dB SPL (%)") {
-                $0.distortion.map { opt($0.thdPercent, 2) }.joined(separator: " / ")
+            row("HFA-OSPL90 (dB SPL)", "+-\(num(EarReport.hfaOSPL90ToleranceDB)) dB") {
+                (opt($0.specHFAOSPL90DBSPL), opt($0.hfaOSPL90DBSPL), $0.hfaOSPL90Pass)
             },
-            row("Output for digital silence (dB SPL)") { $0.noise.silenceOutputDBSPL.map { String(fixed: $0, 1) } ?? "silent" },
-            row("Equivalent input noise of the processing (dB SPL)") { $0.noise.einDBSPL.map { String(fixed: $0, 1) } ?? "none added" },
-            row("Attack / release time, 2 kHz (ms)") {
-                if let why = $0.timesNotJudged { return "\(opt($0.attackMs)) / \(opt($0.releaseMs)) (\(escape(why)))" }
-                let verdicts = [$0.attackPass, $0.releasePass].map { $0.map(passWord) ?? "-" }.joined(separator: " / ")
-                return
-                    "\(opt($0.attackMs)) / \(opt($0.releaseMs)) (set \(num($0.designedAttackMs)) / \(num($0.designedReleaseMs)): \(verdicts))"
+            row("HFA full-on gain (dB)", "+-\(num(EarReport.hfaFullOnGainToleranceDB)) dB") {
+                (opt($0.specHFAFullOnGainDB), opt($0.hfaFullOnGainDB), $0.hfaFullOnGainPass)
             },
-            row("Target match at 50 / 65 / 80 dB SPL, +-5 dB") {
-                $0.targetMatch.map { passWord($0.pass) + ($0.outputLimited ? " (output limit)" : "") }.joined(separator: " / ")
+            row("Reference test gain (dB)", "-") { ("-", opt($0.referenceTestGainDB), nil) },
+            row("Reference test setting: volume (dB); HFA gain at 60", "-") {
+                ("-", "\(String(fixed: $0.referenceVolumeDB, 1)); \(opt($0.referenceHFAGainDB))", nil)
             },
-            row("Worst deviation (dB)") { ear in
-                let worst = ear.targetMatch.max { abs($0.worstDeviationDB) < abs($1.worstDeviationDB) }
-                return worst.map { "\(signed($0.worstDeviationDB)) at \(num($0.worstHz)) Hz, \(num($0.levelDBSPL)) dB SPL" } ?? "-"
+            row("THD 500 / 800 Hz at 70, 1600 Hz at 65 dB SPL (%)", "\(num(EarReport.thdTolerancePercent)) % at most") {
+                ("0", $0.distortion.map { opt($0.thdPercent, 2) }.joined(separator: " / "), $0.distortionPass)
+            },
+            row("Equivalent input noise of the processing (dB SPL)", "spec +3 dB at most") {
+                ("none", $0.noise.einDBSPL.map { String(fixed: $0, 1) } ?? "none added", $0.noise.einDBSPL == nil ? true : nil)
+            },
+            row("Attack / release at 2 kHz (ms)", "+-5 ms or +-50 %") { ear in
+                if ear.timesNotJudged != nil { return ("-", "\(opt(ear.attackMs)) / \(opt(ear.releaseMs)) (not judged)", nil) }
+                let both = [ear.attackPass, ear.releasePass]
+                return (
+                    "\(num(ear.designedAttackMs)) / \(num(ear.designedReleaseMs))", "\(opt(ear.attackMs)) / \(opt(ear.releaseMs))",
+                    both.contains { $0 == nil } ? nil : both.allSatisfy { $0 == true }
+                )
             },
         ]
-        let latency = r.latency
+        let notJudged = r.ears.compactMap { ear in
+            ear.timesNotJudged.map { "<p class=\"caption\">\(earTitle(ear.ear)), attack and release not judged: \(escape($0)).</p>" }
+        }
         return """
-            <h2>Summary</h2>
             <table>\(head)\(rows.joined())</table>
-            <p>Added latency: \(latency.measuredFrames) samples (\(String(fixed: latency.measuredMs, 2)) ms) measured by an impulse \
-            (where the output's peak lies\(latency.loopFrames.map { "; through JACK, less the \($0)-sample period the test client's own loop adds" } ?? "")); the engine reports \(latency.reportedFrames) samples (\(String(fixed: latency.reportedMs, 2)) ms), \
-            which the daemon tells JACK (for a JACK period that is a multiple of the engine's hop).</p>
-            <p class="definition">Distortion (ANSI S3.22): total harmonic distortion, 100 x sqrt(sum of the 2nd to 5th harmonics' \
-            squared amplitudes) / the fundamental, at the reference test setting. Equivalent input noise (ANSI S3.22): \
-            the output noise level less the HFA gain for a 50 dB SPL input at the reference test setting. A software \
-            measurement can only say what the digital path adds: digital silence in, and "none added" when silence comes \
-            out. It cannot measure the microphone's own noise, which then sets the aid's EIN. Attack and release (ANSI S3.22): a 2 kHz tone steps from 55 \
-            to 90 dB SPL and back at the reference test setting; attack is the time until the output stays within 3 dB of \
-            its level at 90, release until it stays within 4 dB of its level at 55; each passes within +-5 ms or +-50 % of \
-            the time set, whichever is larger. Where the 2 kHz band does not compress (a linear fitting), or the 90 dB SPL \
-            step drives the output into the output limiter, what is timed is the limiter, and there is no verdict.</p>
-            </section>
+            \(notJudged.joined())
+            <p class="caption">Program \(escape(r.program)) in the test mode: adaptive features off (noise reduction, \
+            steady-noise detector), as ANSI S3.22 measures. Spec: ribbit's data sheet for this fitting, what its filter, \
+            the band's static curve and the output limit give a pure tone. HFA: the mean at 1000, 1600 and 2500 Hz.</p>
             """
     }
 
-    static func section(_ title: String, definition: String, chart: String) -> String {
-        """
-        <section>
-        <h2>\(escape(title))</h2>
-        <p class="definition">\(escape(definition))</p>
-        \(chart)
-        </section>
-        """
+    /// Per ear and speech level: the target match's verdict and its worst deviation.
+    static func targetSummary(_ r: VerifyReport) -> String {
+        var rows: [String] = []
+        for ear in r.ears {
+            for match in ear.targetMatch {
+                rows.append(
+                    "<tr><td class=\"l \(ear.ear)\">\(earTitle(ear.ear))</td><td>\(num(match.levelDBSPL))</td>"
+                        + "<td>\(passWord(match.pass))</td><td>\(passWord(match.strictPass))</td>"
+                        + "<td>\(signed(match.worstDeviationDB)) at \(num(match.worstHz)) Hz</td>"
+                        + "<td class=\"l\">\(match.outputLimited ? "output limit" : "")\(match.cappedRows.isEmpty ? "" : (match.outputLimited ? "; " : "") + "capped at \(match.cappedRows.count) frequencies")</td></tr>"
+                )
+            }
+        }
+        return """
+            <table>
+            <tr><th class="l">Target match</th><th>Speech (dB SPL)</th><th>+-5 dB</th><th>+-3 dB, 250-2000 Hz</th>\
+            <th>Worst deviation (dB)</th><th class="l">Notes</th></tr>
+            \(rows.joined(separator: "\n"))
+            </table>
+            """
     }
 
-    static func ioSection(_ r: VerifyReport) -> String {
-        let charts = r.ears.map { ear -> String in
+    static func latencyLine(_ r: VerifyReport) -> String {
+        let latency = r.latency
+        return """
+            <p class="caption">Added latency: \(latency.measuredFrames) samples (\(String(fixed: latency.measuredMs, 2)) ms), \
+            measured by an impulse\(latency.loopFrames.map { " (less the \($0)-sample period the test client's own loop through JACK adds)" } ?? ""); \
+            the engine reports \(latency.reportedFrames) samples (\(String(fixed: latency.reportedMs, 2)) ms) to JACK.</p>
+            """
+    }
+
+    static func ioCharts(_ r: VerifyReport) -> [String] {
+        r.ears.map { ear -> String in
             let series = ear.ioCurves.enumerated().map { i, curve in
                 Series(
                     color: earColor(ear.ear), dash: ["", "6 3", "2 2", "8 2 2 2"][i % 4], label: "\(frequencyLabel(Int(curve.hz))) Hz",
@@ -192,15 +236,42 @@ public enum VerifyHTML {
                 id: "io-\(ear.ear)", title: "\(earTitle(ear.ear)): input/output", x: .linear(40, 100, step: 10), xLabel: "Input (dB SPL)",
                 yLabel: "Output (dB SPL)", series: series, diagonal: true)
         }
+    }
+
+    /// What each figure means, as the standard defines it.
+    static func definitionsSection(_ r: VerifyReport) -> String {
+        let fullOn = num(r.ears.first?.fullOnVolumeDB ?? 10)
         return """
             <section>
-            <h2>Input/output curves</h2>
-            <p class="definition">The output (dB SPL) for pure tones at 500, 1000, 2000 and 4000 Hz from 40 to 100 dB SPL in \
-            5 dB steps, at the reference test setting as ANSI S3.22 measures them (volume \
-            \(r.ears.map { "\(signed($0.referenceVolumeDB ?? 0)) dB \(earTitle($0.ear).lowercased())" }.joined(separator: ", "))). \
-            The grey dotted line is output = input; a slope below 1 is compression, the \
-            flat top the output limit.</p>
-            \(charts.joined(separator: "\n"))
+            <h2>What the print-out measures</h2>
+            <p class="definition">A software test box: \(r.live ? "a test client took the daemon's JACK inputs and outputs (microphone and earphones disconnected meanwhile) and drove the whole path" : "the engine is driven") \
+            with generated signals and its output is read through the calibration, as ANSI S3.22 / IEC 60118-0 measure a \
+            hearing aid in a coupler. It measures the digital processing only: not the microphone, the earphone or the ear. \
+            Levels in dB SPL hold only as far as the calibration does. A test box compares each figure with the \
+            manufacturer's data sheet; ribbit's data sheet for a fitting is what its linear filter, the static curve of the \
+            band nearest the tone (at the volume of the test) and the output limit (the limiter holds a steady sine \
+            \(num(PeakLimiter.kneeBelowCeilingDB)) dB under the sample ceiling) give a pure tone.</p>
+            <p class="definition">OSPL90 (ANSI S3.22 / IEC 60118-0): the output sound pressure level for a 90 dB SPL pure-tone \
+            input with the gain control full on, swept over frequency (here one-third-octave tones from 200 to 8000 Hz, volume \
+            at +\(fullOn) dB). HFA-OSPL90 is its mean at 1000, 1600 and 2500 Hz; the maximum may exceed the specification by \
+            at most 3 dB, the HFA value differ by at most 4 dB.</p>
+            <p class="definition">Full-on gain (ANSI S3.22): the gain (output minus input, dB) for a 50 dB SPL pure-tone input \
+            with the gain control full on; ribbit's full on is the wearer's volume at its top, +\(fullOn) dB over the \
+            prescription. HFA full-on gain: its mean at 1000, 1600 and 2500 Hz, within 5 dB of the specification.</p>
+            <p class="definition">Reference test setting (ANSI S3.22): the reference test gain is HFA-OSPL90 minus 77 dB, or \
+            the HFA full-on gain when that is lower; the reference test setting is the volume that brings the HFA gain for a \
+            60 dB SPL input to it. The frequency response is the output for 60 dB SPL pure tones at that setting; the \
+            input/output curves, distortion, noise and attack/release are measured there too.</p>
+            <p class="definition">Distortion (ANSI S3.22): total harmonic distortion, 100 x sqrt(sum of the 2nd to 5th \
+            harmonics' squared amplitudes) / the fundamental, at the reference test setting; at most the specification plus \
+            3 %. Equivalent input noise (ANSI S3.22): the output noise level less the HFA gain for a 50 dB SPL input at the \
+            reference test setting. A software measurement can only say what the digital path adds: digital silence in, and \
+            "none added" when silence comes out. It cannot measure the microphone's own noise, which then sets the aid's EIN. \
+            Attack and release (ANSI S3.22): a 2 kHz tone steps from 55 to 90 dB SPL and back at the reference test setting; \
+            attack is the time until the output stays within 3 dB of its level at 90, release until it stays within 4 dB of \
+            its level at 55; each passes within +-5 ms or +-50 % of the time set, whichever is larger. Where the 2 kHz band \
+            does not compress (a linear fitting), or the 90 dB SPL step drives the output into the output limiter, what is \
+            timed is the limiter, and there is no verdict.</p>
             </section>
             """
     }

@@ -23,7 +23,8 @@ struct VerifyCommand: ParsableCommand {
             reduction, the compressor's steady-noise detector) are off, as ANSI S3.22 measures; with --live the daemon \
             turns them off for the measurement and back on after. Without --rx, the prescription \
             the running daemon plays, in its program; --live measures that through the running daemon over JACK (the \
-            whole path, about 3 minutes; the report says which). Writes an HTML report (-o; plots, definitions, prints on A4) and \
+            whole path, about 3 minutes; the report says which). Writes an HTML report (-o; a two-page test-box print-out, \
+            then the definitions, target curves and tables behind it; prints on A4) and \
             prints a summary, or the whole report as JSON with --json. It measures the digital processing only, not \
             the microphone or the earphones; exits 1 when the target match fails at +-5 dB.
             """
@@ -36,6 +37,7 @@ struct VerifyCommand: ParsableCommand {
     @Option(
         name: .shortAndLong, help: ArgumentHelp("Write the HTML report here.", valueName: "FILE"), completion: .file(extensions: ["html"]))
     var output: String?
+    @Flag(help: "With -o: write only the two-page test-box print-out, not what lies behind it.") var printOut = false
     @Flag(help: "Print the whole report as one JSON object.") var json = false
     @Option(help: "The listening program (quiet, noisy, outdoor, music; default: the daemon's, or the one the prescription's env selects).")
     var program: Program?
@@ -52,6 +54,7 @@ struct VerifyCommand: ParsableCommand {
         if live, prescriptionPath != nil {
             throw RibbitError.usage("--live measures what the daemon plays; load the prescription (`ribbitd load RX`) or leave out --live")
         }
+        if printOut, output == nil { throw RibbitError.usage("--print-out writes the print-out to a file: add -o FILE.html") }
         if let output {
             // Before measuring: a report that cannot be written is said at once.
             let directory = (output as NSString).deletingLastPathComponent
@@ -106,7 +109,8 @@ struct VerifyCommand: ParsableCommand {
         report.runSeconds = Date().timeIntervalSince(started)
         report.wear = Self.wearSummary(dataDirectory: paths.dataDirectory)
         if let output {
-            do { try AtomicFile.write(Array(VerifyHTML.render(report).utf8), to: output) } catch {
+            let html = printOut ? VerifyHTML.printOut(report) : VerifyHTML.render(report)
+            do { try AtomicFile.write(Array(html.utf8), to: output) } catch {
                 throw RibbitError.cannotCreate("\(error.description): the report was not written")
             }
         }

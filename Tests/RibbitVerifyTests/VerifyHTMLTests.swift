@@ -1,5 +1,6 @@
 import Foundation
 import RibbitDSP
+import RibbitPrescription
 import RibbitTestSupport
 import Testing
 
@@ -60,7 +61,7 @@ import Testing
         live.latency.loopFrames = 512
         let html = VerifyHTML.render(live)
         #expect(html.contains("<strong>live</strong>: through the running daemon over JACK (client ribbit"))
-        #expect(html.contains("less the 512-sample period the test client's own loop adds"))
+        #expect(html.contains("less the 512-sample period the test client's own loop through JACK adds"))
         #expect(!html.contains("<strong>offline</strong>"))
     }
 
@@ -100,5 +101,65 @@ import Testing
         #expect(pdfData.starts(with: Array("%PDF".utf8)))
         #expect(pngData.starts(with: [0x89, 0x50, 0x4E, 0x47]))
         #expect(pdfData.count > 10000 && pngData.count > 10000)
+    }
+}
+
+/// The print-out, as a clinician prints it: two A4 pages.
+extension VerifyHTMLTests {
+    /// Renders HTML to PDF with Debian's chromium; returns the PDF's bytes.
+    static func pdf(_ html: String, name: String) throws -> Data {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ribbit-printout-\(getpid())-\(name)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let page = directory.appendingPathComponent("\(name).html"), pdf = directory.appendingPathComponent("\(name).pdf")
+        try Data(html.utf8).write(to: page)
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
+        process.arguments = [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-crash-reporter",
+            "--no-pdf-header-footer", "--user-data-dir=\(directory.path)/profile", "--print-to-pdf=\(pdf.path)", page.absoluteString,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.isRunning { stopProcess(process) }
+        let data = try Data(contentsOf: pdf)
+        if let keep = ProcessInfo.processInfo.environment["RIBBIT_VERIFY_PDF"] {
+            try? data.write(to: URL(fileURLWithPath: keep).appendingPathComponent("\(name).pdf"))
+        }
+        return data
+    }
+
+    /// Pages in a PDF: its page objects (`/Type /Page`, not `/Pages`).
+    static func pageCount(_ pdf: Data) -> Int {
+        let text = String(decoding: pdf, as: UTF8.self)
+        return text.components(separatedBy: "/Type /Page").count - 1 - (text.components(separatedBy: "/Type /Pages").count - 1)
+    }
+
+    /// The print-out is two A4 pages for a compressive fitting measured with its wearer's program
+    /// (the longest report), and the whole report starts with the same two pages and goes on.
+    @Test func thePrintOutIsTwoA4Pages() throws {
+        let rx = try Prescription.parse(Array(try String(contentsOf: TestPaths.prescription("camfit-sloping.rx"), encoding: .utf8).utf8))
+        let verifier = Verifier(
+            prescription: rx, trusted: false, calibration: .uncalibrated, program: .noisy, toneSeconds: 0.25, speechSeconds: 2)
+        let report = try verifier.report(calibrationInfo: VerifierTests.info, date: "2026-11-29", prescriptionText: "RIBBIT-RX 2")
+        #expect(report.wearerProgram != nil)
+        let printOut = VerifyHTML.printOut(report)
+        let pages = Self.pageCount(try Self.pdf(printOut, name: "print-out"))
+        #expect(pages == 2, "the print-out takes \(pages) pages")
+        let whole = VerifyHTML.render(report)
+        #expect(whole.contains(VerifyHTML.printOutPages(report).joined(separator: "\n")))
+        let all = Self.pageCount(try Self.pdf(whole, name: "report"))
+        #expect(all > 2, "the whole report takes \(all) pages")
+        // Page 1 holds the S3.22 table with its verdicts and the OSPL90 chart; page 2 the rest.
+        let first = VerifyHTML.printOutPages(report)[0]
+        for part in ["HFA-OSPL90", "Tolerance", "Verdict", "id=\"ospl90\"", "class=\"pass\""] { #expect(first.contains(part), "\(part)") }
+        let second = VerifyHTML.printOutPages(report)[1]
+        for part in ["id=\"full-on-gain\"", "id=\"io-right\"", "id=\"io-left\"", "Target match", "Added latency"] {
+            #expect(second.contains(part), "\(part)")
+        }
+        print("verify print-out: \(pages) pages; the whole report \(all) pages")
     }
 }
