@@ -47,8 +47,9 @@ public enum FHIRAudiogram {
         // are one value (the better), the pair its components.
         for tested in record.result.frequencies where !tested.isRetest && !tested.isMasked {
             guard let measured = record.result.threshold(ear: tested.ear, frequencyHz: tested.frequencyHz) else { continue }
+            // A masked value replaces the unmasked pair: the pair is then told in its note.
             let pair = record.result.frequencies.retestPair(ear: measured.ear).flatMap {
-                $0.first.frequencyHz == measured.frequencyHz ? $0 : nil
+                $0.first.frequencyHz == measured.frequencyHz && !measured.isMasked ? $0 : nil
             }
             let url = ids.next()
             let earName = measured.ear == .left ? "left" : "right"
@@ -75,10 +76,15 @@ public enum FHIRAudiogram {
                 notes.append(Annotation(text: text))
             }
             if let noise = measured.maskingDBEM {
+                let unmasked = record.result.frequencies.filter { !$0.isMasked }.kept(ear: measured.ear, frequencyHz: measured.frequencyHz)
+                let how =
+                    measured.status == .threshold
+                    ? "the threshold held within \(HearingTest.Plan.plateauToleranceDB) dB with \(HearingTest.Plan.plateauStepDB) dB more noise (plateau)"
+                    : "not heard at the maximum with it"
                 notes.append(
                     Annotation(
-                        text: "Masked: narrow-band noise at \(noise) dB EM in the other ear; the threshold held with "
-                            + "\(HearingTest.Plan.plateauStepDB) dB more noise (plateau); unmasked it was \(tested.levelText)"))
+                        text: "Masked: narrow-band noise at \(noise) dB EM in the other ear; \(how); unmasked it was "
+                            + (unmasked?.levelText ?? "not measured")))
             }
             if findings.crossHeard.contains(where: { $0.ear == measured.ear && $0.frequencyHz == measured.frequencyHz }) {
                 notes.append(

@@ -341,8 +341,14 @@ public struct HearingTest: Sendable {
         measured.presentations += maskedPresentations
         switch status {
         case .noResponse:
-            // More noise cannot make it heard: masked, no response.
-            results.append(measured)
+            // Not heard with the least noise: masked, no response. After a threshold with less
+            // noise, only where that threshold lay within the plateau's 5 dB of the maximum (it
+            // may have moved no more); otherwise the noise may have crossed to the tested ear
+            // (overmasking; bone conduction, which would tell, is not measured), so the unmasked
+            // threshold stays, flagged.
+            if masked.round == 0 || (masked.previousDBHL ?? Int.min) >= step.maximumDBHL - Plan.plateauToleranceDB {
+                results.append(measured)
+            }
         case .threshold:
             if let previous = masked.previousDBHL, level - previous <= Plan.plateauToleranceDB {
                 results.append(measured)  // the plateau: it held with more noise

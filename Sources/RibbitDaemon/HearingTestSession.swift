@@ -80,6 +80,9 @@ final class HearingTestSession {
     private var lastNoise: HearingTestStatus.Noise?
     /// The masking noise asked for last (nil: none).
     private var masker: (frequencyHz: Int, dBEM: Int, ear: Ear, until: Double)?
+    /// The last tone's sound (its last fade-out) ends then: the masking noise does not change
+    /// before, so it never starts in an ear a tone is still fading out in.
+    private var lastSoundEnds = -Double.infinity
     /// Why it stopped early, or why its result could not be stored.
     var problem: String?
     /// Stopped before every frequency was measured.
@@ -126,6 +129,12 @@ final class HearingTestSession {
             if let ear = presentation.toneEar,
                 let dBFS = levels[ear]?.dBFS(dBHL: Double(presentation.levelDBHL), frequencyHz: presentation.frequencyHz)
             {
+                // The noise is asked again with the tone (the same level crossfades seamlessly):
+                // should the audio process have dropped it (it takes noise only in the tone
+                // mode), the tone does not play unmasked.
+                if let dBEM = presentation.maskingDBEM {
+                    actions += ask(masker: (presentation.frequencyHz, dBEM, ear == .right ? .left : .right), now: now)
+                }
                 actions.append(.play(frequencyHz: presentation.frequencyHz, levelDBFS: dBFS, ear: ear, pulses: presentation.pulses))
                 onset = now + toneStartDelay
                 awaitingStart = startsAreTold
@@ -138,6 +147,7 @@ final class HearingTestSession {
             phase = .presenting(
                 onset: onset, windowEnds: onset + Double(presentation.responseWindowMs) / 1000,
                 soundEnds: onset + Double(pattern.totalMs + pattern.rampMs) / 1000)
+            if presentation.toneEar != nil { lastSoundEnds = onset + Double(pattern.totalMs + pattern.rampMs) / 1000 }
             lastHold = now
         case .presenting(_, let windowEnds, let soundEnds):
             guard let presentation = test.next(using: &random) else { return finish(now: now) }
@@ -195,6 +205,8 @@ final class HearingTestSession {
     /// noise's changes never mark a tone's onset) through its window; none while paused for the
     /// room or once the test is over.
     private func maskerActions(now: Double) -> [Action] {
+        // The tone answered may still be fading out: the noise changes once it is over.
+        if phase != .ended, now < lastSoundEnds { return [] }
         var wanted: (frequencyHz: Int, dBEM: Int, ear: Ear)?
         switch phase {
         case .waiting, .presenting:
@@ -213,7 +225,18 @@ final class HearingTestSession {
         {
             return []
         }
-        guard let dBFS = levels[wanted.ear]?.maskingDBFS(dBEM: Double(wanted.dBEM), frequencyHz: wanted.frequencyHz) else { return [] }
+        return ask(masker: wanted, now: now)
+    }
+
+    /// Asks for masking noise (the record of what plays follows), or stops it when the ear's
+    /// calibration has no level for it.
+    private func ask(masker wanted: (frequencyHz: Int, dBEM: Int, ear: Ear), now: Double) -> [Action] {
+        guard let dBFS = levels[wanted.ear]?.maskingDBFS(dBEM: Double(wanted.dBEM), frequencyHz: wanted.frequencyHz) else {
+            // No level for it (the plan gives noise only where the calibration has one): none.
+            guard let playing = masker else { return [] }
+            masker = nil
+            return [.mask(frequencyHz: playing.frequencyHz, levelDBFS: nil, ear: playing.ear, seconds: 0)]
+        }
         masker = (wanted.frequencyHz, wanted.dBEM, wanted.ear, now + Self.maskerSeconds)
         return [.mask(frequencyHz: wanted.frequencyHz, levelDBFS: dBFS, ear: wanted.ear, seconds: Self.maskerSeconds)]
     }
@@ -226,6 +249,7 @@ final class HearingTestSession {
         unstartedTones = 0
         let late = at - onset
         phase = .presenting(onset: at, windowEnds: windowEnds + late, soundEnds: soundEnds + late)
+        lastSoundEnds = soundEnds + late
         guard let press = heldPress else { return [] }
         heldPress = nil
         return judge(press: press.at, ear: press.ear)

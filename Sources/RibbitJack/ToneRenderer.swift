@@ -152,6 +152,9 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     /// frames the old one has played].
     private let fadingMasker: UnsafeMutablePointer<Unmanaged<Masker>?>
     private let maskerState: UnsafeMutablePointer<Int>
+    /// Per ear (left, right), how much of the noise passes, 0...1: off at once while a tone
+    /// sounds in that ear, back over a ramp once it is over (no click).
+    private let maskerOpen: UnsafeMutablePointer<Float>
     /// Control side only: the last band's loop, reused while the frequency stays.
     private var lastLoop: NoiseLoop?
     private let rampFrames: Int
@@ -175,6 +178,8 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
         maskerState = .allocate(capacity: 4)
         maskerState.initialize(repeating: 0, count: 4)
         maskerState[1] = -1
+        maskerOpen = .allocate(capacity: 2)
+        maskerOpen.initialize(repeating: 1, count: 2)
         rampFrames = max(1, Int((Self.rampSeconds * sampleRate).rounded()))
         meterFrames = max(1, Int((Self.meterSeconds * sampleRate).rounded()))
         state = .allocate(capacity: 7)
@@ -190,6 +195,7 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
         fadingMasker.pointee?.release()
         fadingMasker.deallocate()
         maskerState.deallocate()
+        maskerOpen.deallocate()
     }
 
     public func latencyFrames(period: Int) -> Int { 0 }
@@ -338,6 +344,7 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
         }
         // Not `&&`: its autoclosure would retain self on the audio thread.
         let fadingOut = waiting ? state[2] > 0 : false
+        let soundedAtStart = state[2] > 0
         let state = state
         let (rampFrames, fade) = (rampFrames, fade)
         let (left, right) = (outputs[0], outputs[1])
@@ -369,8 +376,12 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
             let stillOn = frameCount < remaining ? on : false
             return ramp > 0 || stillOn
         }
+        // A tone that sounded in any frame of this period (its fade-out included) keeps the
+        // noise out of its ears.
+        let toneSounded = playing ? true : soundedAtStart
         let (toneLeft, toneRight) = settings.current()._withUnsafeGuaranteedRef { ($0.left, $0.right) }
-        let masking = renderMasker(outputs, frameCount, toneLeft: playing ? toneLeft : false, toneRight: playing ? toneRight : false)
+        let masking = renderMasker(
+            outputs, frameCount, toneLeft: toneSounded ? toneLeft : false, toneRight: toneSounded ? toneRight : false)
         sounding.store(playing ? true : masking, ordering: .relaxed)
     }
 
@@ -409,17 +420,15 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
             var right = false
             var lengthFrames = 0
         }
-        func voice(_ m: Masker, silencedLeft: Bool, silencedRight: Bool) -> Voice {
-            // Never into an ear the tone sounds in.
-            Voice(
-                samples: m.samples, count: m.count, gain: m.gain, left: silencedLeft ? false : m.left,
-                right: silencedRight ? false : m.right, lengthFrames: m.lengthFrames)
+        func voice(_ m: Masker) -> Voice {
+            Voice(samples: m.samples, count: m.count, gain: m.gain, left: m.left, right: m.right, lengthFrames: m.lengthFrames)
         }
-        let now = masker.current()._withUnsafeGuaranteedRef { voice($0, silencedLeft: toneLeft, silencedRight: toneRight) }
+        let now = masker.current()._withUnsafeGuaranteedRef { voice($0) }
         var old = Voice()
-        if let fading = fadingMasker.pointee {
-            old = fading._withUnsafeGuaranteedRef { voice($0, silencedLeft: toneLeft, silencedRight: toneRight) }
-        }
+        if let fading = fadingMasker.pointee { old = fading._withUnsafeGuaranteedRef { voice($0) } }
+        // Never into an ear the tone sounds in: closed at once, opened again over a ramp.
+        var (openLeft, openRight) = (toneLeft ? 0 : maskerOpen[0], toneRight ? 0 : maskerOpen[1])
+        let step = 1 / Float(rampFrames)
         let ramp = Float(rampFrames)
         for i in 0..<frameCount {
             // Each masker's envelope: its own end ramped, and the crossfade between them.
@@ -438,8 +447,10 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
                 if old.left { l += v }
                 if old.right { r += v }
             }
-            left[i] += l
-            right[i] += r
+            if !toneLeft { openLeft = min(openLeft + step, 1) }
+            if !toneRight { openRight = min(openRight + step, 1) }
+            left[i] += l * openLeft
+            right[i] += r * openRight
             if l != 0 { sounding = true }
             if r != 0 { sounding = true }
             position = position + 1 == NarrowBandNoise.loopLength ? 0 : position + 1
@@ -456,6 +467,7 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
             crossfade = -1
         }
         (st[0], st[1], st[2], st[3]) = (position, crossfade, newElapsed, oldElapsed)
+        (maskerOpen[0], maskerOpen[1]) = (openLeft, openRight)
         return sounding
     }
 

@@ -29,7 +29,7 @@ public enum AudiogramSymbol: String, Sendable {
     case circle = "O"
     case cross = "X"
     /// Masked, right ear (ASHA 1990).
-    case triangle = "Δ"
+    case triangle = "△"
     /// Masked, left ear.
     case square = "□"
 }

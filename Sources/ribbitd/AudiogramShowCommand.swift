@@ -35,14 +35,15 @@ struct AudiogramShowCommand: ParsableCommand {
             guard !rows.isEmpty else { continue }
             out += "\n\(ear.plotTitle.lowercased())\n"
             let header = ["Hz", "threshold", "noise dB SPL", "presentations"]
-            // Where 1 kHz was measured twice, the audiogram keeps the better: marked.
-            let pair = result.frequencies.retestPair(ear: ear)
-            let kept = pair.flatMap { result.threshold(ear: ear, frequencyHz: $0.first.frequencyHz) }
-            let cells = rows.map {
-                [
-                    "\($0.frequencyHz)\($0.isRetest ? " retest" : "")\($0.maskingDBEM.map { " masked, \($0) dB EM" } ?? "")",
-                    $0.levelText + (pair != nil && $0 == kept ? " (kept)" : ""),
-                    $0.ambientNoiseDBSPL.map { String(format: "%.1f", $0) } ?? "not checked", String($0.presentations),
+            // Where a frequency was measured more than once (the 1 kHz retest, masking), the one
+            // the audiogram keeps is marked.
+            let cells = rows.map { row in
+                let measuredTwice = rows.filter { $0.frequencyHz == row.frequencyHz }.count > 1
+                let kept = measuredTwice && result.threshold(ear: ear, frequencyHz: row.frequencyHz) == row
+                return [
+                    "\(row.frequencyHz)\(row.isRetest ? " retest" : "")\(row.maskingDBEM.map { " masked, \($0) dB EM" } ?? "")",
+                    row.levelText + (kept ? " (kept)" : ""),
+                    row.ambientNoiseDBSPL.map { String(format: "%.1f", $0) } ?? "not checked", String(row.presentations),
                 ]
             }
             let widths = (0..<header.count).map { c in ([header] + cells).map { $0[c].count }.max()! }

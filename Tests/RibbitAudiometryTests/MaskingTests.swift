@@ -167,7 +167,7 @@ import Testing
     /// 40 dB, 10 dB more each plateau round; a masked threshold needs the plateau (held within 5
     /// dB with 10 dB more noise), and a step whose noise would exceed the maximum is left
     /// unmasked, so the finding stays.
-    @Test func theNoiseFollowsTheToneAndThePlateauDecides() {
+    @Test func theNoiseFollowsTheToneAndThePlateauDecides() throws {
         var plan = Self.plan()
         plan.catchTrialProbability = 0
         let noise = Dictionary(uniqueKeysWithValues: Self.frequencies.map { ($0, 75) })
@@ -180,15 +180,21 @@ import Testing
         listener.pressesDuringWaits = false
         var test = HearingTest(plan: plan)
         var generator = SeededRandom(seed: 1)
+        var rounds: [Int: Set<Int>] = [:]
         while let presentation = test.next(using: &generator) {
             if let noise = presentation.maskingDBEM {
-                let round = (noise - max(10, presentation.levelDBHL - 40) - 10) / 10
-                #expect((0..<HearingTest.Plan.maximumMaskingRounds).contains(round) && noise <= 75, "\(presentation)")
+                // Exactly the other ear's measured threshold or the tone less 40, + 10, + 10 a round.
+                let other = try #require(test.result.frequencies.kept(ear: .left, frequencyHz: presentation.frequencyHz)?.thresholdDBHL)
+                let offset = noise - (max(other, presentation.levelDBHL - 40) + 10)
+                #expect([0, 10, 20].contains(offset) && noise <= 75, "\(presentation), left \(other)")
+                rounds[presentation.frequencyHz, default: []].insert(offset)
             }
             listener.take(presentation, in: &test)
         }
         let right = test.result.frequencies.audiogram(ear: .right)
         #expect(right.allSatisfy { $0.isMasked && abs(($0.thresholdDBHL ?? 0) - 70) <= 5 }, "\(right)")
+        // Every masked threshold took the plateau: two rounds of noise at least.
+        #expect(right.allSatisfy { (rounds[$0.frequencyHz]?.count ?? 0) >= 2 }, "\(rounds)")
         #expect(HearingTestFindings(frequencies: test.result.frequencies, transducer: .tdh39).crossHeard.isEmpty)
 
         // With at most 30 dB EM of noise the 70 dB HL ear cannot be masked (it needs 40): flagged.
@@ -200,6 +206,34 @@ import Testing
         #expect(test.result.frequencies.allSatisfy { !$0.isMasked })
         let findings = HearingTestFindings(frequencies: test.result.frequencies, transducer: .tdh39)
         #expect(findings.crossHeard.filter { $0.ear == .right }.count == Self.frequencies.count, "\(findings.lines)")
+    }
+
+    /// A masked "no response" after a threshold with less noise is not taken: more noise that
+    /// silences an ear the test ear heard with less may have crossed to it (overmasking, which
+    /// bone conduction would tell); the unmasked threshold stays, flagged. A listener who hears
+    /// the right ear at 70 with the first noise and at nothing with 10 dB more.
+    @Test func aMaskedNoResponseAfterAThresholdIsNotTaken() throws {
+        var plan = Self.plan()
+        plan.catchTrialProbability = 0
+        plan.frequenciesHz = [1000]
+        var test = HearingTest(plan: plan)
+        var generator = SeededRandom(seed: 2)
+        while let presentation = test.next(using: &generator) {
+            var heard: Bool
+            switch (presentation.testEar, presentation.maskingDBEM) {
+            case (.left, _): heard = presentation.levelDBHL >= 10
+            case (.right, nil): heard = presentation.levelDBHL >= 50  // the left ear, 40 dB down
+            case (.right, let noise?):
+                let offset = noise - (max(10, presentation.levelDBHL - 40) + 10)
+                heard = offset == 0 && presentation.levelDBHL >= 70
+            }
+            test.record(heard ? .responded(responseTimeMs: 400) : .missed)
+        }
+        let right = test.result.frequencies.filter { $0.ear == .right }
+        #expect(right.allSatisfy { !$0.isMasked }, "\(right)")
+        #expect(test.result.log.contains { $0.maskingDBEM != nil }, "masking was tried")
+        let findings = HearingTestFindings(frequencies: test.result.frequencies, transducer: .tdh39)
+        #expect(findings.crossHeard.contains { $0.ear == .right && $0.frequencyHz == 1000 }, "\(findings.lines)")
     }
 
     /// The most noise the plan may ask, converted as the daemon converts it, keeps the noise's

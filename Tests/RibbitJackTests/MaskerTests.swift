@@ -76,7 +76,8 @@ import Testing
         #expect(ToneRenderer.maskerGain(levelDBFS: -20, ceilingDBFS: .nan, limitDBFS: -1, peak: 4) == 0)
     }
 
-    /// Never in the ear a tone sounds in: the tone's ear carries the tone alone, exactly.
+    /// Never in the ear a tone sounds in: the tone's ear carries the tone alone, exactly, its
+    /// fade-out included; after it the noise comes back over a ramp, not at once.
     @Test func itNeverPlaysInTheTonesEar() {
         let tone = ToneRenderer(sampleRate: Self.rate)
         let reference = ToneRenderer(sampleRate: Self.rate)
@@ -86,10 +87,16 @@ import Testing
                 limitDBFS: -1)
         }
         tone.playMasker(centerHz: 1000, levelDBFS: -30, ceilingDBFS: 0, left: true, right: true, seconds: 3)
-        let (left, right) = ToneRendererTests.render(tone, frames: 48000)
-        let (_, alone) = ToneRendererTests.render(reference, frames: 48000)
-        #expect(right == alone)
+        let (left, right) = ToneRendererTests.render(tone, frames: 72000)
+        let (_, alone) = ToneRendererTests.render(reference, frames: 72000)
+        let end = alone.lastIndex { $0 != 0 }! + 1
+        #expect(Array(right[..<end]) == Array(alone[..<end]), "the noise sounded in the tone's ear")
         #expect(left.map(abs).max()! > 0.001)
+        // Back over 25 ms (1200 frames): within the ramp's share of the noise's largest peak.
+        let peak = Float(pow(10, -30.0 / 20) / 2.squareRoot()) * NarrowBandNoise.maximumCrest
+        let back = right[end...].firstIndex { $0 != 0 }!
+        for k in back..<(back + 1200) { #expect(abs(right[k]) <= peak * Float(k - back + 257) / 1200, "frame \(k - back) after the tone") }
+        #expect(right[(back + 1200)...].map(abs).max()! > 0.01)
     }
 
     /// It stops by itself after its length (counted in frames, with a 25 ms fade), a new level
