@@ -54,21 +54,21 @@ import Testing
     /// A run's listener: the audiogram moved off the 5 dB grid (each threshold by up to +-2.5 dB,
     /// so a run is not helped by the bracketing's steps), and the interaural attenuation drawn
     /// per frequency from 40...60 dB.
-    static func listener(_ grid: [Ear: [Int: Double]], slope: Double, seed: UInt64) -> (SimulatedListener, [Int: Double]) {
+    static func listener(_ grid: [Ear: [Int: Double]], slope: Double, seed: UInt64, offGrid: Bool = true) -> (SimulatedListener, [Int: Double]) {
         var random = SeededRandom(seed: seed &* 104_729 &+ 17)
         let attenuation = Dictionary(uniqueKeysWithValues: frequencies.map { ($0, Double.random(in: 40...60, using: &random)) })
         var truth = grid
         for ear in [Ear.right, .left] {
-            for hz in frequencies { truth[ear]![hz]! += Double.random(in: -2.5...2.5, using: &random) }
+            for hz in frequencies where offGrid { truth[ear]![hz]! += Double.random(in: -2.5...2.5, using: &random) }
         }
         return (SimulatedListener(thresholdsDBHL: truth, slopePerDB: slope, random: random), attenuation)
     }
 
-    static func tally(_ grid: [Ear: [Int: Double]], slope: Double) -> Tally {
+    static func tally(_ grid: [Ear: [Int: Double]], slope: Double, offGrid: Bool = true) -> Tally {
         var tally = Tally()
         let plan = plan()
         for seed in 1...UInt64(runs) {
-            var (listener, attenuation) = listener(grid, slope: slope, seed: seed)
+            var (listener, attenuation) = listener(grid, slope: slope, seed: seed, offGrid: offGrid)
             let truth = listener.thresholdsDBHL
             // One attenuation per frequency: the listener runs one presentation at a time.
             var test = HearingTest(plan: plan)
@@ -111,19 +111,25 @@ import Testing
         return tally
     }
 
-    /// The table: within 5 dB of the truth (masked where needed) in 90 % of thresholds at
-    /// a slope of 2 per dB and 88 % at 1 for every audiogram (0.5 printed); the bracketing's 5 dB
-    /// steps put the threshold at the first level heard, +2.5 dB on average with the masked and
-    /// the unmasked ears alike, so the masked rows are held to the same bound as the unmasked
-    /// ones. No threshold the other ear heard is left unflagged, and the asymmetric and one-sided
-    /// losses are sent to a doctor every time.
+    /// The table, twice. The audiograms as written (on the 5 dB grid): within 5 dB of
+    /// the truth (masked where needed) in 90 % of thresholds at every slope. Moved off the grid
+    /// by up to 2.5 dB: 90 % at a slope of 2 per dB and 88 % at 1 (0.5 printed): the bracketing's
+    /// 5 dB steps put the threshold at the first level heard, +2.5 dB on average for the masked
+    /// and the unmasked ears alike, so the masked rows are held to the unmasked ones' bound. No
+    /// threshold the other ear heard is left unflagged, and the asymmetric and one-sided losses
+    /// are sent to a doctor every time.
     @Test func maskedThresholdsAreTheTestEarsAndCrossHearingIsNeverLeftUnflagged() {
+        for offGrid in [false, true] { table(offGrid: offGrid) }
+    }
+
+    func table(offGrid: Bool) {
         print("Masking, simulated listeners: \(Self.runs) runs per row, both ears, 8 frequencies; interaural attenuation")
-        print("40-60 dB (drawn per frequency), false alarms 2 %, lapses 2 %, masker at most 75 dB EM, tones at most 90 dB HL")
+        print("40-60 dB (drawn per frequency), false alarms 2 %, lapses 2 %, masker at most 75 dB EM, tones at most 90 dB HL;")
+        print(offGrid ? "thresholds moved off the 5 dB grid by up to +-2.5 dB" : "thresholds on the 5 dB grid, as the audiograms give them")
         print("audiogram               slope  within 5 dB  mean error  masked/run  cross-heard unflagged  referred  minutes  tones")
         for (name, truth, refer) in Self.audiograms {
             for slope in [0.5, 1, 2] {
-                let t = Self.tally(truth, slope: slope)
+                let t = Self.tally(truth, slope: slope, offGrid: offGrid)
                 let within = Double(t.within) / Double(t.thresholds)
                 print(
                     name.padding(toLength: 24, withPad: " ", startingAt: 0)
@@ -132,7 +138,7 @@ import Testing
                             100 * within, t.errors.reduce(0, +) / Double(max(t.errors.count, 1)), Double(t.masked) / Double(Self.runs),
                             t.crossHeardUnflagged.count, t.referred, Self.runs,
                             t.seconds / Double(Self.runs) / 60, Double(t.presentations) / Double(Self.runs)))
-                if slope >= 1 { #expect(within >= (slope >= 2 ? 0.9 : 0.88), "\(name), slope \(slope): \(within)") }
+                if !offGrid || slope >= 1 { #expect(within >= (offGrid && slope < 2 ? 0.88 : 0.9), "\(name), slope \(slope): \(within)") }
                 #expect(t.crossHeardUnflagged.isEmpty, "\(name), slope \(slope): \(t.crossHeardUnflagged.prefix(5))")
                 #expect(t.referred == (refer ? Self.runs : 0) || (!refer && t.referred <= Self.runs / 10), "\(name) referred \(t.referred)")
             }
