@@ -188,20 +188,22 @@ extension AudiogramSVG {
         out += "<rect width=\"\(svgNumber(width))\" height=\"\(svgNumber(height))\" fill=\"white\"/>\n"
         // The legend above the form, the right ear first as everywhere.
         var x = scale.left
+        // With masked thresholds the legend names their symbols too, in a smaller size to fit.
+        let masked = (right + left).contains(where: \.masked)
+        let size = masked ? 14.0 : 17.0
         out += "<g class=\"audiogram-legend\">\n"
         for ear in Ear.plotOrder {
             out += shape(ear, x: x + symbolRadius, y: 20)
             let label = "\(ear.plotTitle) (\(ear.audiogramSymbol.rawValue))"
-            out += svgText(x + 2 * symbolRadius + 6, 25.5, label, size: 17, color: ear.plotColor, weight: "bold")
-            x += 2 * symbolRadius + 6 + estimatedTextWidth(label, fontSize: 17, bold: true) + 18
+            out += svgText(x + 2 * symbolRadius + 6, 25.5, label, size: size, color: ear.plotColor, weight: "bold")
+            x += 2 * symbolRadius + 6 + estimatedTextWidth(label, fontSize: size, bold: true) + 16
         }
-        // Masked thresholds, when there are any: both ears' masked symbols and the word.
-        if (right + left).contains(where: \.masked) {
+        if masked {
             for ear in Ear.plotOrder {
                 out += shape(ear.maskedAudiogramSymbol, color: ear.plotColor, x: x + symbolRadius, y: 20)
                 x += 2 * symbolRadius + 4
             }
-            out += svgText(x + 2, 25.5, "masked", size: 17, color: "#222", weight: "bold")
+            out += svgText(x + 2, 25.5, "masked", size: size, color: "#222", weight: "bold")
         }
         out += "</g>\n"
         out += form(scale)

@@ -1,3 +1,4 @@
+import Foundation
 import RibbitPlot
 import RibbitPrescription
 import Testing
@@ -55,6 +56,24 @@ import Testing
         let left = AudiogramSVG.ear(.left, points, on: scale)
         #expect(left.components("data-symbol=\"X\"") == 5 && !left.contains("<circle"))
         #expect(try #require(left.slice(after: "data-hz=\"2000\"", before: "</g>")).contains("M164.1 204.1 L175.1 215.1"))
+    }
+
+    /// Masked thresholds: the right ear's red triangle, the left ear's blue square (ASHA 1990),
+    /// named in the legend and read out as masked; unmasked ones keep O and X.
+    @Test func maskedThresholdsGetTheMaskedSymbols() throws {
+        let right = [AudiogramPoint(frequencyHz: 1000, dBHL: 70, masked: true), AudiogramPoint(frequencyHz: 2000, dBHL: 40)]
+        let left = [AudiogramPoint(frequencyHz: 1000, dBHL: 10), AudiogramPoint(frequencyHz: 2000, dBHL: 90, noResponse: true, masked: true)]
+        let svg = AudiogramSVG.chart(right: right, left: left)
+        let rightMasked = try #require(svg.slice(after: "audiogram-right-mark\" data-symbol=\"△\" data-hz=\"1000\"", before: "</g>"))
+        #expect(rightMasked.contains("Z\" fill=\"white\" stroke=\"\(Ear.right.plotColor)\""), "\(rightMasked)")
+        let leftMasked = try #require(svg.slice(after: "audiogram-left-mark\" data-symbol=\"□\" data-hz=\"2000\"", before: "</g>"))
+        #expect(leftMasked.contains("<rect") && leftMasked.contains(Ear.left.plotColor), "\(leftMasked)")
+        #expect(svg.contains("data-symbol=\"O\" data-hz=\"2000\"") && svg.contains("data-symbol=\"X\" data-hz=\"1000\""))
+        #expect(svg.contains(">masked</text>") && svg.contains("1000 Hz 70 dB HL masked"))
+        #expect(!AudiogramSVG.chart(right: [right[1]], left: [left[0]]).contains(">masked</text>"))
+        if let directory = ProcessInfo.processInfo.environment["RIBBIT_PLOT_SVG"] {
+            try Data(svg.utf8).write(to: URL(fileURLWithPath: directory).appendingPathComponent("masked-audiogram.svg"))
+        }
     }
 
     @Test func pointsComeFromThePrescription() throws {
