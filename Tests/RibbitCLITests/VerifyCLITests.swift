@@ -40,11 +40,26 @@ import Testing
         #expect(latency["measuredFrames"] as? Int == latency["reportedFrames"] as? Int)
         let page = try String(contentsOfFile: html, encoding: .utf8)
         #expect(page.hasPrefix("<!DOCTYPE html>"))
-        for id in ["ospl90", "full-on-gain", "frequency-response", "io-right", "io-left", "target-50", "target-65", "target-80"] {
+        for id in ["ospl90", "full-on-gain", "io-right", "io-left", "target-50", "target-65", "target-80"] {
             #expect(page.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"\(id)\""), "no plot \(id)")
         }
+        #expect(page.contains("ribbit test-box print-out") && page.contains("What the print-out measures"))
         // Written whole (AtomicFile): no temporary file stays beside it.
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".tmp") } == [])
+    }
+
+    /// `--print-out` writes the two pages alone (no definitions, target tables or prescription
+    /// behind them); without a file to write it is refused in one line, before measuring.
+    @Test func thePrintOutAlone() throws {
+        let file = directory.appendingPathComponent("print-out.html").path
+        let result = try ribbitd(["verify", "--rx", TestPaths.prescription("flat.rx").path, "--print-out", "-o", file])
+        #expect(result.status == 0, "\(result.stderr)")
+        let page = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(page.contains("ribbit test-box print-out") && page.contains("id=\"io-left\""))
+        #expect(!page.contains("What the print-out measures") && !page.contains("id=\"target-50\""))
+        let refused = try ribbitd(["verify", "--rx", TestPaths.prescription("flat.rx").path, "--print-out"])
+        #expect(refused.status != 0 && refused.stderr.contains("add -o FILE.html"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
     }
 
     /// The report's log section reads the data log on this machine: two days written through
