@@ -43,7 +43,11 @@ def narrow_band_correction(hz):
 def power_sum(a, b):
     return 10 * math.log10(10 ** (a / 10) + 10 ** (b / 10))
 
-client = jack.Client("listener", no_start_server=True)
+try:
+    client = jack.Client("listener", no_start_server=True)
+except jack.JackOpenError as error:
+    # Say what JACK said (the server's name and its status bits), for the test's failure message.
+    sys.exit(f"cannot open the listener's JACK client on {os.environ.get('JACK_DEFAULT_SERVER')}: {error!r}")
 ears = ["left", "right"]
 ports = [client.inports.register("in_" + ear) for ear in ears]
 periods = collections.deque()  # (frames, [mean square per ear], [zero crossings per ear], [peak per ear])
