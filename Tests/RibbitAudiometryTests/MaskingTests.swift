@@ -54,7 +54,9 @@ import Testing
     /// A run's listener: the audiogram moved off the 5 dB grid (each threshold by up to +-2.5 dB,
     /// so a run is not helped by the bracketing's steps), and the interaural attenuation drawn
     /// per frequency from 40...60 dB.
-    static func listener(_ grid: [Ear: [Int: Double]], slope: Double, seed: UInt64, offGrid: Bool = true) -> (SimulatedListener, [Int: Double]) {
+    static func listener(_ grid: [Ear: [Int: Double]], slope: Double, seed: UInt64, offGrid: Bool = true) -> (
+        SimulatedListener, [Int: Double]
+    ) {
         var random = SeededRandom(seed: seed &* 104_729 &+ 17)
         let attenuation = Dictionary(uniqueKeysWithValues: frequencies.map { ($0, Double.random(in: 40...60, using: &random)) })
         var truth = grid

@@ -62,7 +62,9 @@ import Testing
     /// named in the legend and read out as masked; unmasked ones keep O and X.
     @Test func maskedThresholdsGetTheMaskedSymbols() throws {
         let right = [AudiogramPoint(frequencyHz: 1000, dBHL: 70, masked: true), AudiogramPoint(frequencyHz: 2000, dBHL: 40)]
-        let left = [AudiogramPoint(frequencyHz: 1000, dBHL: 10), AudiogramPoint(frequencyHz: 2000, dBHL: 90, noResponse: true, masked: true)]
+        let left = [
+            AudiogramPoint(frequencyHz: 1000, dBHL: 10), AudiogramPoint(frequencyHz: 2000, dBHL: 90, noResponse: true, masked: true),
+        ]
         let svg = AudiogramSVG.chart(right: right, left: left)
         let rightMasked = try #require(svg.slice(after: "audiogram-right-mark\" data-symbol=\"△\" data-hz=\"1000\"", before: "</g>"))
         #expect(rightMasked.contains("Z\" fill=\"white\" stroke=\"\(Ear.right.plotColor)\""), "\(rightMasked)")
