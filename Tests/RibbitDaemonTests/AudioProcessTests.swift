@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RibbitAudioLink
 import RibbitTestSupport
 import Testing
 
@@ -46,7 +47,8 @@ extension DaemonTests {
         let problem = try daemon.status().jackProblem ?? ""
         #expect(refused, "status: \(problem)\n\(daemon.log)")
         #expect(
-            problem.contains("ribbit-audio speaks link version 2 and this ribbitd version 1") && problem.contains("restart"), "\(problem)")
+            problem.contains("ribbit-audio speaks link version \(AudioMessage.linkVersion) and this ribbitd version 1")
+                && problem.contains("restart"), "\(problem)")
         #expect(try daemon.stop() == 0)
     }
 
