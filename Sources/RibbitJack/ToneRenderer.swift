@@ -248,8 +248,7 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
     /// level of a sine of the same power) in the chosen ears for `seconds` (at most
     /// `maxSeconds`; 0 stops it), crossfaded from what played before. Its peak stays
     /// `headroomDB` under 0 dBFS, the ceiling in force and `limitDBFS`, as a tone's does: a
-    /// level that would pass them is lowered (`maskerLevelDBFS` says what plays). Only heard
-    /// while the tone mode runs.
+    /// level that would pass them is lowered (`maskerGain`). Only heard while the tone mode runs.
     public func playMasker(
         centerHz: Double, levelDBFS: Double, ceilingDBFS: Double, left: Bool, right: Bool, seconds: Double,
         limitDBFS: Double = hearingTestMaxLevelDBFS
@@ -269,8 +268,8 @@ public final class ToneRenderer: PeriodRenderer, @unchecked Sendable {
                 left: left, right: right, lengthFrames: length))
     }
 
-    /// Silences the masker at once when the renderer next runs (the tone mode has ended: the
-    /// renderer does not run until the next one, which must not begin with this one's noise).
+    /// Silences the masker at once when the renderer next runs. A backstop: the tone mode ends
+    /// only once `sounding` (the noise included) is false, so nothing should be left to cut.
     public func cutMasker() {
         masker.publish(Masker(loop: nil, gain: 0, left: false, right: false, lengthFrames: 0, cut: true))
     }
