@@ -23,7 +23,7 @@ import RibbitPrescription
 /// In steady noise a fast detector would give the gaps between words the gain of soft sounds
 /// and so lift the noise: `SteadyNoiseDetector` keeps the gain where the speech set it, in
 /// every program whose detectors are fast, once a band's noise floor stands above its level
-/// of 40 dB SPL speech (where program outdoor's expander starts). A test box measures with it off (`adaptive`).
+/// of 30 dB SPL speech (10 dB under where program outdoor's expander starts). A test box measures with it off (`adaptive`).
 /// No program offsets the volume: an env label must not move the prescribed gains (the wearer's
 /// volume does that, `Listening`).
 extension Program {
@@ -43,19 +43,25 @@ extension Program {
     /// its band levels.
     public static let softSpeechDBSPL = 50.0
 
+    /// Overall speech level (dB SPL) at whose band levels a band's noise floor starts to matter
+    /// (`followingSpeechInNoise`): 30, 10 dB under where program outdoor's expander starts, so
+    /// babble at 10 dB SNR counts in more bands (`SteadyNoiseDetector.standard` says what it
+    /// wins, measured with bench/speech-in-noise.py).
+    public static let steadyNoiseSpeechDBSPL = 30.0
+
     /// How the detectors follow speech in steady noise (`SteadyNoiseDetector`): every
     /// program but music, whose detectors are slow already.
     public var steadyNoiseDetector: SteadyNoiseDetector? { self == .music ? nil : .standard }
 
     /// `settings` (placed: `DetectorSpeechLevels`) with this program's `steadyNoiseDetector`:
-    /// a band's noise floor matters above its level of speech 10 dB below soft, read as the
+    /// a band's noise floor matters above its level of `steadyNoiseSpeechDBSPL` speech, read as the
     /// detector reads speech (`detectorOffsetsDB`). Only an ear that compresses: a linear
     /// band's gain does not move with level, so neither does the noise it lets through.
     public func followingSpeechInNoise(_ settings: CompressorSettings, detectorOffsetsDB: [Double]) -> CompressorSettings {
         guard let detector = steadyNoiseDetector, settings.bands.contains(where: { $0.ratio > 1 }) else { return settings }
         var following = settings
         following.steadyNoise = detector
-        let levels = Camfit.speechBandLevelsDBSPL(centresHz: settings.bands.map(\.centreHz), overallDBSPL: Self.softSpeechDBSPL - 10)
+        let levels = Camfit.speechBandLevelsDBSPL(centresHz: settings.bands.map(\.centreHz), overallDBSPL: Self.steadyNoiseSpeechDBSPL)
         for b in following.bands.indices { following.bands[b].steadyNoiseKneeDBSPL = levels[b] + detectorOffsetsDB[b] }
         return following
     }
@@ -80,7 +86,7 @@ extension Program {
     {
         guard expandsBelowSoftSpeech, rx.expansion == .off else { return settings }
         var expanded = settings
-        let levels = Camfit.speechBandLevelsDBSPL(centresHz: settings.bands.map(\.centreHz), overallDBSPL: Self.softSpeechDBSPL - 10)
+        let levels = Camfit.speechBandLevelsDBSPL(centresHz: settings.bands.map(\.centreHz), overallDBSPL: Self.steadyNoiseSpeechDBSPL)
         for b in expanded.bands.indices {
             let level = levels[b] + (detectorOffsetsDB?[b] ?? 0)
             expanded.bands[b].expansionKneeDBSPL = min(level, expanded.bands[b].kneeDBSPL)

@@ -198,7 +198,7 @@ import Testing
     }
 
     /// Speech in quiet as the wearer hears it, adaptive features on: the steady-noise detector
-    /// may take over in a band where continuous speech's own floor stands above 40 dB SPL
+    /// may take over in a band where continuous speech's own floor stands above 30 dB SPL
     /// speech's level, and must leave the gains for speech at 50, 65 and 80 dB SPL within 1 dB
     /// of the test box's (adaptive features off), in program quiet: a sloping and a moderate flat (N3) CAMFIT fitting.
     @Test func speechInQuietKeepsItsGainsWithAdaptiveFeaturesOn() throws {
