@@ -250,7 +250,7 @@ public struct CompressorStage: SpectralGainStage {
             let ring = noiseRing + at * NoiseReduction.subwindows
             if hop.noiseStarted {
                 floor = NoiseReduction.track(
-                    noise, ring: ring, power: sum, bias: cfg.noiseBias[b], smoothing: cfg.noise.powerSmoothing, closing: hop.closing,
+                    noise, ring: ring, power: sum, bias: cfg.noiseBias[b], cfg.noise, closing: hop.closing,
                     slot: hop.clock.slot)
             } else {
                 NoiseReduction.prime(noise, ring: ring, power: sum)

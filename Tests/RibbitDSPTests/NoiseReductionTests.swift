@@ -341,6 +341,34 @@ import Testing
         #expect(worstFall <= 0.16)
     }
 
+    @Test func theFloorFallsAtOnceWhenASoundEnds() {
+        // 3 s of noise, then 40 dB quieter (a loud machine stops in a quiet room). The power
+        // smoother alone takes the estimate down at 50 ms per 4.3 dB: within 3 dB after
+        // 50 ms ln(10^4 / (2 / bias - 1)) = 0.47 s for the 125 Hz band (measured without the
+        // drop: 0.52 s). Once the band has stood 30 dB under its smoothed power for 10 ms (after
+        // the frame has left the loud part) the smoothed power drops to that stretch's loudest
+        // hop (`soundEndDropDB`), a few dB above the new noise in a narrow band, and the
+        // smoother does the rest (measured: 0.072 s). A 10 dB fall is left to the smoother
+        // (noiseFloorFollowsALevelStep).
+        let cfg = config(.default)
+        let loud = 0.05
+        let quiet = loud / 100
+        let rate = Int(sampleRate)
+        let signal = Signals.whiteNoise(count: 3 * rate, rms: loud, seed: 41) + Signals.whiteNoise(count: 2 * rate, rms: quiet, seed: 42)
+        let (_, estimates) = run(cfg, signal)
+        let hopsPerSecond = sampleRate / Double(geometry.hopSize)
+        let down = Int(3 * hopsPerSecond)
+        var worst = 0.0
+        for b in 0..<cfg.bandCount {
+            let low = whiteNoiseBandPower(cfg, band: b, sigma: quiet)
+            let falling = estimates[down...].map { abs(10 * log10(Double($0[b]) / low)) }
+            let last = falling.lastIndex { $0 > 3 } ?? -1
+            worst = max(worst, Double(last + 1) / hopsPerSecond)
+        }
+        print(String(format: "noise step -40 dB: estimate within 3 dB after %.3f s (worst band)", worst))
+        #expect(worst <= 0.1)
+    }
+
     @Test func theCrossfadeRenderDoesNotAdvanceTheState() {
         // advancesState false (a crossfade's fade-out render) applies the gains as they stand
         // and leaves every noise reduction state alone.
