@@ -36,6 +36,10 @@ RATE = bench.RATE
 SNR = 5
 WINDOW = 512  # 32 ms at 16 kHz
 HOP = 64  # 4 ms
+# speech-in-noise.py's calibration plays 0 dBFS at 115 dB SPL from an input read as 100 dB SPL
+# at 0 dBFS, so the flat 0 dB fitting comes out 15 dB under its input: put back, so one colour
+# scale compares the panels.
+CALIBRATION_OFFSET_DB = 115 - 100
 
 
 def spectrogram_db(x):
@@ -68,7 +72,8 @@ def main():
     lags = {name: bench.delay_samples(clean, peer(clean)) for name, peer in bench.PEERS.items() if "RNNoise" not in name}
     conditions = {
         "input": lambda x, tag: x,
-        "ribbit, program noisy (2.0 ms)": lambda x, tag: bench.ribbit(args.ribbitd, flat, "noisy", x, directory, tag),
+        "ribbit, program noisy (2.0 ms)":
+            lambda x, tag: bench.ribbit(args.ribbitd, flat, "noisy", x, directory, tag) * 10 ** (CALIBRATION_OFFSET_DB / 20),
     }
     for name, lag in lags.items():
         conditions[name] = (lambda peer, lag: lambda x, tag: bench.shifted(peer(x), lag))(bench.PEERS[name], lag)
@@ -87,7 +92,8 @@ def main():
             # it (minimum statistics: 1.7 s after the noise starts, here at -1 s).
             quiet = cells[12000 // HOP : (16000 - WINDOW) // HOP]
             spreads[name].append(residual_spread_db(quiet))
-            top = np.percentile(cells, 99.5)
+            if name == "input":  # one colour scale for every panel: the input's
+                top = np.percentile(cells, 99.5)
             image = axis.imshow(cells.T, origin="lower", aspect="auto", cmap="magma", vmin=top - 70, vmax=top,
                                 extent=(0, len(y) / 16000, 0, 8))
             axis.set_ylabel("kHz")

@@ -40,14 +40,19 @@ public struct NoiseReductionSettings: Sendable, Equatable {
     public static let powerSmoothingSeconds = 0.05
     /// The end of a sound: the band's power held this far under its smoothed power for this
     /// long. Then the smoothed power drops at once to the loudest hop of that stretch, so the
-    /// floor is what the band fell to, not the smoother's decay from the sound: 30 dB under it
-    /// within 50 ms, the tail of every word stood 25 dB under speech as a floor and took weak
-    /// speech out in quiet (clean speech through a flat fitting, program noisy, PESQ 4.14;
-    /// bench/speech-in-noise.py). Noise does not fall that far for that long (a band of noise
-    /// alone with one degree of freedom dips 30 dB in one hop in a thousand), so it moves
-    /// nothing there; 20 or 25 dB cost babble 0.2-0.5 dB of SNR improvement.
+    /// floor is what the band fell to, not the smoother's decay from the sound. Without it, in
+    /// a pause after speech the decay, about 25 dB under the speech, stood as the floor for the
+    /// next 1.5 s and took weak parts of clean speech out with it (a flat fitting in program
+    /// noisy: PESQ of clean speech 4.14; bench/speech-in-noise.py, whose synthetic speech
+    /// pauses in digital silence; a room's own noise under the pause gives the same fall). Noise
+    /// alone does not stand 30 dB under its mean for 30 ms: the band's power over a hop is a
+    /// sum of many squared bins, and even one complex bin (exponential) is that far down in one
+    /// hop in a thousand, independently about every 4 hops. 20 or 25 dB cost babble 0.2-0.5 dB
+    /// of SNR improvement (in a Python model). 30 ms, not 10: a dropout of the input (zeros
+    /// from a device or a link) shorter than that leaves the floor alone; a longer one takes it
+    /// down like silence, and noise reduction then waits for the minimum search (up to 1.7 s).
     public static let soundEndDropDB = 30.0
-    public static let soundEndSeconds = 0.01
+    public static let soundEndSeconds = 0.03
     /// The minimum search window (seconds) and the number of sub-windows it is tracked in.
     public static let minimumWindowSeconds = 1.5
     /// Decision-directed a-priori SNR weight (Ephraim & Malah 1984), per hop: 0.98 on noise,
@@ -111,7 +116,7 @@ struct NoiseReductionParameters: BitwiseCopyable {
 /// Input: the compressor detector's band power P (calibrated sum of Hann-windowed bin powers)
 /// of the current hop. Per band:
 /// 1. Smoothed power S = P + a (S - P), a = exp(-hop / 50 ms); where P has stayed 30 dB under
-///    S for 10 ms (the end of a sound, `soundEndDropDB`), S drops to the loudest P of them.
+///    S for 30 ms (the end of a sound, `soundEndDropDB`), S drops to the loudest P of them.
 /// 2. Noise floor by minimum statistics (the idea of Martin 2001, "Noise power spectral density
 ///    estimation based on optimal smoothing and minimum statistics", simplified: fixed
 ///    smoothing, no optimal alpha): the minimum of S over the last ~1.5 s, tracked as the

@@ -86,7 +86,7 @@ extension Program {
     {
         guard expandsBelowSoftSpeech, rx.expansion == .off else { return settings }
         var expanded = settings
-        let levels = Camfit.speechBandLevelsDBSPL(centresHz: settings.bands.map(\.centreHz), overallDBSPL: Self.steadyNoiseSpeechDBSPL)
+        let levels = Camfit.speechBandLevelsDBSPL(centresHz: settings.bands.map(\.centreHz), overallDBSPL: Self.softSpeechDBSPL - 10)
         for b in expanded.bands.indices {
             let level = levels[b] + (detectorOffsetsDB?[b] ?? 0)
             expanded.bands[b].expansionKneeDBSPL = min(level, expanded.bands[b].kneeDBSPL)

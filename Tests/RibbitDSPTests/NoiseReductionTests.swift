@@ -344,12 +344,12 @@ import Testing
     @Test func theFloorFallsAtOnceWhenASoundEnds() {
         // 3 s of noise, then 40 dB quieter (a loud machine stops in a quiet room). The power
         // smoother alone takes the estimate down at 50 ms per 4.3 dB: within 3 dB after
-        // 50 ms ln(10^4 / (2 / bias - 1)) = 0.47 s for the 125 Hz band (measured without the
-        // drop: 0.52 s). Once the band has stood 30 dB under its smoothed power for 10 ms (after
-        // the frame has left the loud part) the smoothed power drops to that stretch's loudest
-        // hop (`soundEndDropDB`), a few dB above the new noise in a narrow band, and the
-        // smoother does the rest (measured: 0.072 s). A 10 dB fall is left to the smoother
-        // (noiseFloorFollowsALevelStep).
+        // 50 ms ln((10^4 - 1) / (2 / bias - 1)) = 0.50 s for the 125 Hz band (bias 1.34; measured
+        // without the drop: 0.52 s). Once the band has stood 30 dB under its smoothed power for
+        // 30 ms (after the frame has left the loud part) the smoothed power drops to that
+        // stretch's loudest hop (`soundEndDropDB`), a few dB above the new noise in a narrow
+        // band, and the smoother does the rest (measured: 0.109 s). A 10 dB fall is left to
+        // the smoother (noiseFloorFollowsALevelStep).
         let cfg = config(.default)
         let loud = 0.05
         let quiet = loud / 100
@@ -366,7 +366,35 @@ import Testing
             worst = max(worst, Double(last + 1) / hopsPerSecond)
         }
         print(String(format: "noise step -40 dB: estimate within 3 dB after %.3f s (worst band)", worst))
-        #expect(worst <= 0.1)
+        #expect(worst <= 0.15)
+    }
+
+    @Test func aShortDropoutLeavesTheFloorAlone() {
+        // 3 s of noise, 20 ms of digital zeros (a dropout of the input), then the same noise:
+        // shorter than `soundEndSeconds`, so the smoothed power only dips and the floor stays
+        // where the noise is (measured: within 1.82 dB, the same as without the drop); had the
+        // drop fired (at 10 ms it did), the floor would sit at the zeros for the next 1.5 s and
+        // noise reduction would be off (band gains at 0 dB).
+        let cfg = config(.default)
+        let sigma = 0.01
+        let rate = Int(sampleRate)
+        let signal =
+            Signals.whiteNoise(count: 3 * rate, rms: sigma, seed: 51) + [Float](repeating: 0, count: rate / 50)
+            + Signals.whiteNoise(count: 2 * rate, rms: sigma, seed: 52)
+        let (_, estimates) = run(cfg, signal)
+        let hopsPerSecond = sampleRate / Double(geometry.hopSize)
+        let after = Int(3.02 * hopsPerSecond)
+        var worst = 0.0
+        for b in 0..<cfg.bandCount {
+            let power = whiteNoiseBandPower(cfg, band: b, sigma: sigma)
+            let error = estimates[after...].map { abs(10 * log10(Double($0[b]) / power)) }.max() ?? 0
+            worst = max(worst, error)
+        }
+        // (The dip itself, a smoothed power up to 1.8 dB under the noise, is in the minimum
+        // for the next 1.5 s, so some bands' gains stand above -10 dB that long, with or
+        // without the drop: measured the same.)
+        print(String(format: "a 20 ms dropout in noise: floor within %.2f dB of the noise after it", worst))
+        #expect(worst <= 3)
     }
 
     @Test func theCrossfadeRenderDoesNotAdvanceTheState() {
