@@ -38,7 +38,8 @@ public enum DetectorSpeechLevels {
     /// program's expansion knees (speech 10 dB below soft) moved to what the detector reads of
     /// speech. A prescription's own expansion knee is an absolute level for room noise, not
     /// speech: it stays, never above the compression knee. The program's steady-noise knees
-    /// (`Program.followingSpeechInNoise`) sit at that same speech.
+    /// (`Program.followingSpeechInNoise`) sit 10 dB lower, at `Program.steadyNoiseSpeechDBSPL`
+    /// speech, moved by the same offsets.
     public static func placed(
         _ settings: CompressorSettings, program: Program, prescription rx: Prescription, geometry: EngineGeometry, sampleRate: Double
     ) -> CompressorSettings {
